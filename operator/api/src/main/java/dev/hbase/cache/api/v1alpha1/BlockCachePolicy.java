@@ -1,0 +1,28 @@
+package dev.hbase.cache.api.v1alpha1;
+
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.kubernetes.api.model.Namespaced;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Group;
+import io.fabric8.kubernetes.model.annotation.ShortNames;
+import io.fabric8.kubernetes.model.annotation.Version;
+
+/** A block-cache policy for one HBase RegionServer StatefulSet. */
+@Group(BlockCachePolicy.GROUP)
+@Version(BlockCachePolicy.VERSION)
+@ShortNames("bcp")
+@AdditionalPrinterColumn(name = "Mode", jsonPath = ".spec.mode", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Target", jsonPath = ".spec.targetRef.name", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Hit Ratio", jsonPath = ".status.cache.hitRatio", type = AdditionalPrinterColumn.Type.NUMBER)
+@AdditionalPrinterColumn(name = "Updated", jsonPath = ".status.rollout.progress", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.rollout.phase", type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+public class BlockCachePolicy extends CustomResource<BlockCachePolicySpec, BlockCachePolicyStatus>
+    implements Namespaced {
+
+  public static final String GROUP = "cache.hbase.dev";
+  public static final String VERSION = "v1alpha1";
+
+  /** Set to any new value (e.g. a timestamp) to request a rolling restart of all RegionServers. */
+  public static final String RESTART_ANNOTATION = GROUP + "/restart";
+}

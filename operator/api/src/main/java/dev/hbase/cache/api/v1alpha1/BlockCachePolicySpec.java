@@ -1,0 +1,108 @@
+package dev.hbase.cache.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import dev.hbase.cache.api.v1alpha1.spec.HBaseSpec;
+import dev.hbase.cache.api.v1alpha1.spec.JvmSpec;
+import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
+import dev.hbase.cache.api.v1alpha1.spec.MemorySpec;
+import dev.hbase.cache.api.v1alpha1.spec.MetricsSpec;
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.spec.StorageSpec;
+import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
+import dev.hbase.cache.api.v1alpha1.spec.TuningSpec;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.ValidationRule;
+import lombok.Data;
+import lombok.experimental.Accessors;
+
+/**
+ * What the user asks for. Cross-field rules live here as CEL so the API server refuses bad
+ * input; the planner checks the same rules (and those that need the pod's memory limit) so the
+ * {@code plan} command refuses the same input offline.
+ */
+@Data
+@Accessors(chain = true)
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(value = "self.mode != 'Heap'", message = CacheMode.HEAP_REMOVED, reason = "FieldValueInvalid")
+@ValidationRule(
+    value = "!has(self.storage) || self.mode == 'File' || self.mode == 'PersistentFile'",
+    message =
+        "storage applies only to modes with a cache file (File, PersistentFile): Lru, Offheap and"
+            + " MetaOnly keep no cache on disk; remove storage or change mode",
+    fieldPath = ".storage")
+@ValidationRule(
+    value =
+        "!has(self.storage) || !has(self.storage.medium) || self.storage.medium != 'Memory'"
+            + " || self.mode == 'File'",
+    message =
+        "storage.medium Memory (tmpfs) is allowed only in File mode: a tmpfs cache does not"
+            + " survive a restart, so PersistentFile needs a disk-backed volume (medium \"\")",
+    fieldPath = ".storage.medium")
+@ValidationRule(
+    value =
+        "!has(self.memory) || !has(self.memory.bucketCache) || self.mode == 'Offheap'"
+            + " || self.mode == 'File' || self.mode == 'PersistentFile'",
+    message =
+        "memory.bucketCache is the L2 BucketCache size, which exists only in Offheap, File and"
+            + " PersistentFile modes; remove it for Lru and MetaOnly",
+    fieldPath = ".memory.bucketCache")
+@ValidationRule(
+    value =
+        "!(self.mode == 'File' || self.mode == 'PersistentFile')"
+            + " || (has(self.memory) && has(self.memory.bucketCache))"
+            + " || (has(self.storage) && has(self.storage.size))",
+    message =
+        "File and PersistentFile modes need the L2 size: set memory.bucketCache, or storage.size"
+            + " and the cache is sized to fit the volume")
+@ValidationRule(
+    value =
+        "!has(self.tuning) || self.mode == 'Offheap' || self.mode == 'File'"
+            + " || self.mode == 'PersistentFile'"
+            + " || (!has(self.tuning.bucketSizes) && !has(self.tuning.writerThreads)"
+            + " && !has(self.tuning.writerQueueLength) && !has(self.tuning.cacheDataCompressed))",
+    message =
+        "tuning.bucketSizes, writerThreads, writerQueueLength and cacheDataCompressed tune the L2"
+            + " BucketCache, which exists only in Offheap, File and PersistentFile modes",
+    fieldPath = ".tuning")
+@ValidationRule(
+    value =
+        "!has(self.tuning) || !has(self.tuning.persistIntervalMillis)"
+            + " || self.mode == 'PersistentFile'",
+    message =
+        "tuning.persistIntervalMillis applies only to PersistentFile mode (the interval at which"
+            + " the cache map is checkpointed)",
+    fieldPath = ".tuning.persistIntervalMillis")
+public class BlockCachePolicySpec {
+
+  @Required
+  @JsonPropertyDescription("The RegionServer StatefulSet in the policy's namespace.")
+  private TargetRef targetRef;
+
+  @JsonPropertyDescription(
+      "The HMaster StatefulSet or Deployment; gets the master-side keys (CacheAwareLoadBalancer,"
+          + " persistence path).")
+  private MasterRef masterRef;
+
+  @Required
+  @Pattern(TargetRef.DNS1123_SUBDOMAIN)
+  @JsonPropertyDescription(
+      "The ConfigMap holding the base hbase-site.xml that the operator overlays with the cache"
+          + " settings.")
+  private String hbaseSiteConfigMap;
+
+  @Required
+  @JsonPropertyDescription(
+      "Lru | Offheap | File | PersistentFile | MetaOnly. Heap (the on-heap BucketCache) no longer"
+          + " exists in HBase 2.x.")
+  private CacheMode mode;
+
+  private MemorySpec memory;
+  private StorageSpec storage;
+  private TuningSpec tuning;
+  private JvmSpec jvm;
+  private RolloutSpec rollout;
+  private HBaseSpec hbase;
+  private MetricsSpec metrics;
+}

@@ -1,0 +1,25 @@
+package dev.hbase.cache.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import lombok.Data;
+import lombok.experimental.Accessors;
+import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
+import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
+import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import io.fabric8.kubernetes.api.model.Condition;
+import java.util.ArrayList;
+import java.util.List;
+
+@Data
+@Accessors(chain = true)
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class BlockCachePolicyStatus {
+  private Long observedGeneration;
+  /** Valid, Ready, Progressing, Degraded, CacheResetPending. */
+  private List<Condition> conditions = new ArrayList<>();
+  private PlanStatus plan;
+  private RolloutStatus rollout;
+  private CacheStatus cache;
+  private List<RegionServerStatus> regionServers = new ArrayList<>();
+}

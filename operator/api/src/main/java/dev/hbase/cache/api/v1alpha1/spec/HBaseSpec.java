@@ -1,0 +1,31 @@
+package dev.hbase.cache.api.v1alpha1.spec;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import lombok.Data;
+import lombok.experimental.Accessors;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.ValidationRule;
+
+/** How the operator reaches HBase. Unset: read from the base hbase-site.xml. */
+@Data
+@Accessors(chain = true)
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class HBaseSpec {
+  @JsonPropertyDescription("hbase.zookeeper.quorum, e.g. zk-0.zk:2181. Default: from hbase-site.xml.")
+  private String zookeeperQuorum;
+
+  @ValidationRule(
+      value = "self.startsWith('/')",
+      message = "hbase.zookeeperZnodeParent must be an absolute znode path, e.g. /hbase")
+  @JsonPropertyDescription("zookeeper.znode.parent. Default: from hbase-site.xml, else /hbase.")
+  private String zookeeperZnodeParent;
+
+  @Default("16030")
+  @Min(1)
+  @Max(65535)
+  @JsonPropertyDescription("RegionServer info (HTTP) port serving /jmx. Default 16030.")
+  private Integer infoPort;
+}

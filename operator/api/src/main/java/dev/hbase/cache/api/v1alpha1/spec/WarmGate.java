@@ -1,0 +1,37 @@
+package dev.hbase.cache.api.v1alpha1.spec;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import lombok.Data;
+import lombok.experimental.Accessors;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.ValidationRule;
+
+/** What a restarted pod must show before the next pod restarts. */
+@Data
+@Accessors(chain = true)
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class WarmGate {
+  @Min(0)
+  @Max(1)
+  @JsonPropertyDescription(
+      "PersistentFile: L2 used bytes after the restart / before it must reach this. Default 0.9.")
+  private Double minRetainedFraction;
+
+  @Min(0)
+  @Max(1)
+  @JsonPropertyDescription("Data-block hit ratio the pod must reach. Default: not checked.")
+  private Double minHitRatio;
+
+  @Default("5m")
+  @Pattern(RolloutSpec.DURATION)
+  @ValidationRule(
+      value = "duration(self) >= duration('0s') && duration(self) <= duration('24h')",
+      message = "rollout.warmGate.timeout must be between 0s and 24h, e.g. 5m")
+  @JsonPropertyDescription(
+      "How long to wait for the gate; after it the roll goes on and the pod is reported cold.")
+  private String timeout;
+}

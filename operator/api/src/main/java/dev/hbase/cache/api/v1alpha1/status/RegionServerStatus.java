@@ -1,0 +1,23 @@
+package dev.hbase.cache.api.v1alpha1.status;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import lombok.Data;
+import lombok.experimental.Accessors;
+
+@Data
+@Accessors(chain = true)
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class RegionServerStatus {
+  private String pod;
+  private Boolean ready;
+  private String configHash;
+  private Double hitRatio;
+  private Double l1HitRatio;
+  private Double l2HitRatio;
+  private Double cumulativeHitRatio;
+  private Long l2UsedBytes;
+  private Long failedInsertions;
+  private String restartedAt;
+  /** L2 used bytes after the last operator restart / before it. */
+  private Double retainedFraction;
+}
