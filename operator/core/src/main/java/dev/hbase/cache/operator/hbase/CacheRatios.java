@@ -1,0 +1,90 @@
+package dev.hbase.cache.operator.hbase;
+
+import java.time.Duration;
+import java.util.Collection;
+
+/**
+ * Hit ratios from {@link CacheSample}s: pure functions.
+ *
+ * <p>HBase's own ratios ({@code l2CacheHitRatio}, {@code blockCacheCountHitPercent}) are cumulative
+ * since the RegionServer started, so they hardly move on a long-running server and reset on
+ * restart. The operator reports ratios over an interval from count deltas, with the cumulative
+ * figures beside them, and aggregates several pods by summing counts (a pod with ten lookups does
+ * not weigh as much as one with a million).
+ */
+public final class CacheRatios {
+
+  private CacheRatios() {}
+
+  /**
+   * Activity between two samples of the same RegionServer. If it restarted in between (another
+   * start time, or any counter went down) the counters began again from zero, so the later sample
+   * alone is the activity since the restart.
+   */
+  public static CacheDelta between(CacheSample before, CacheSample after) {
+    if (restarted(before, after)) {
+      CacheDelta sinceStart = cumulative(after);
+      return new CacheDelta(
+          Duration.between(before.at(), after.at()),
+          sinceStart.data(),
+          sinceStart.all(),
+          sinceStart.l1(),
+          sinceStart.l2(),
+          sinceStart.evictions(),
+          sinceStart.failedInsertions(),
+          1);
+    }
+    return new CacheDelta(
+        Duration.between(before.at(), after.at()),
+        after.data().minus(before.data()),
+        after.all().minus(before.all()),
+        after.l1().minus(before.l1()),
+        after.l2().minus(before.l2()),
+        after.evictions() - before.evictions(),
+        after.failedInsertions() - before.failedInsertions(),
+        0);
+  }
+
+  /** Everything since the RegionServer started (what HBase's own ratios cover). */
+  public static CacheDelta cumulative(CacheSample sample) {
+    Duration up =
+        sample.startTime() > 0
+            ? Duration.ofMillis(Math.max(0, sample.at().toEpochMilli() - sample.startTime()))
+            : Duration.ZERO;
+    return new CacheDelta(
+        up,
+        sample.data(),
+        sample.all(),
+        sample.l1(),
+        sample.l2(),
+        sample.evictions(),
+        sample.failedInsertions(),
+        0);
+  }
+
+  /** Sum of several RegionServers' deltas: the ratio of the sums, not the mean of the ratios. */
+  public static CacheDelta aggregate(Collection<CacheDelta> deltas) {
+    CacheDelta sum = CacheDelta.NONE;
+    for (CacheDelta d : deltas) {
+      sum = sum.plus(d);
+    }
+    return sum;
+  }
+
+  /** L2 used bytes now as a fraction of before (retention across a restart); null if before was 0. */
+  public static Double retainedFraction(long l2UsedBefore, long l2UsedAfter) {
+    return l2UsedBefore <= 0 ? null : (double) l2UsedAfter / l2UsedBefore;
+  }
+
+  static boolean restarted(CacheSample before, CacheSample after) {
+    if (before.startTime() != 0 && after.startTime() != 0 && before.startTime() != after.startTime()) {
+      return true;
+    }
+    return after.data().anyBelow(before.data())
+        || after.all().anyBelow(before.all())
+        || after.l1().anyBelow(before.l1())
+        || after.l2().anyBelow(before.l2())
+        || after.evictions() < before.evictions()
+        || after.failedInsertions() < before.failedInsertions();
+  }
+}

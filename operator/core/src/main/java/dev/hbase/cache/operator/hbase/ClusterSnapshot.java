@@ -1,0 +1,85 @@
+package dev.hbase.cache.operator.hbase;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What the master says about the cluster at one moment: the facts the roller's gates need.
+ *
+ * @param at when it was read
+ * @param masterReachable false when the master could not be asked (then the lists are empty and
+ *     {@code error} says why)
+ * @param error why the master could not be asked, else null
+ * @param live live RegionServers with their regions
+ * @param dead servers the master lists as dead (crashed, or stopped and not yet processed)
+ * @param regionsInTransition regions being opened, closed or moved
+ * @param metaServer the server hosting hbase:meta, null if unknown
+ * @param decommissioned servers marked decommissioned (draining), including old instances
+ * @param balancerOn whether the balancer is on, null if unknown
+ */
+public record ClusterSnapshot(
+    Instant at,
+    boolean masterReachable,
+    String error,
+    List<ServerState> live,
+    List<ServerId> dead,
+    int regionsInTransition,
+    ServerId metaServer,
+    List<ServerId> decommissioned,
+    Boolean balancerOn) {
+
+  public ClusterSnapshot {
+    live = List.copyOf(live);
+    dead = List.copyOf(dead);
+    decommissioned = List.copyOf(decommissioned);
+  }
+
+  public static ClusterSnapshot unreachable(Instant at, String error) {
+    return new ClusterSnapshot(at, false, error, List.of(), List.of(), 0, null, List.of(), null);
+  }
+
+  /**
+   * One live RegionServer.
+   *
+   * @param id the instance
+   * @param infoPort its info (HTTP, /jmx) port
+   * @param regions encoded names of the regions it serves
+   * @param reported whether the master has had a load report from this instance yet: it registers
+   *     first and reports about a report interval later (3 s by default); regions sent to it
+   *     before that may go elsewhere
+   * @param decommissioned whether this instance is marked decommissioned
+   */
+  public record ServerState(
+      ServerId id, int infoPort, List<String> regions, boolean reported, boolean decommissioned) {
+
+    public ServerState {
+      regions = List.copyOf(regions);
+    }
+
+    public int regionCount() {
+      return regions.size();
+    }
+  }
+
+  /** The live instance at host:port (a pod's RegionServer, whatever its start code). */
+  public Optional<ServerState> liveAt(String host, int port) {
+    return live.stream().filter(s -> s.id().sameEndpoint(host, port)).findFirst();
+  }
+
+  public Optional<ServerState> live(ServerId id) {
+    return live.stream().filter(s -> s.id().equals(id)).findFirst();
+  }
+
+  public boolean hostsMeta(ServerId id) {
+    return metaServer != null && metaServer.sameEndpoint(id);
+  }
+
+  /** Master reachable, nothing in transition, no dead servers, and the expected live count. */
+  public boolean healthy(int expectedLiveServers) {
+    return masterReachable
+        && regionsInTransition == 0
+        && dead.isEmpty()
+        && live.size() == expectedLiveServers;
+  }
+}

@@ -1,0 +1,44 @@
+package dev.hbase.cache.operator.hbase;
+
+import java.util.List;
+
+/**
+ * The HBase admin operations the rolling restart needs, in plain Java types so that the roller and
+ * its test fake need no HBase classes. {@link AdminHBaseCluster} implements it with the HBase Admin
+ * API. Every call is bounded in time (seconds): a dead master makes calls fail, not hang.
+ */
+public interface HBaseCluster extends AutoCloseable {
+
+  /** The cluster's state; never throws: an unreachable master gives {@code masterReachable=false}. */
+  ClusterSnapshot snapshot();
+
+  /**
+   * Marks the server decommissioned (no new regions go to it). With {@code offload}, also moves
+   * its regions to the other servers; that runs in the background: wait until the snapshot shows
+   * it with no regions. If it hosts hbase:meta, meta is moved first, alone.
+   */
+  void decommission(ServerId server, boolean offload) throws HBaseClusterException;
+
+  /**
+   * Returns regions to the (restarted) RegionServer at {@code server}'s host and port, whatever its
+   * start code now, and clears the decommission marks of every instance at that host and port.
+   * Waits briefly for the new instance to register and send its first load report (else throws
+   * {@link HBaseClusterException.NotReady}), then checks where every region landed and moves
+   * stragglers one by one; hbase:meta, if listed, is moved last and alone. Idempotent: call again
+   * while {@link RecommissionResult#complete()} is false.
+   */
+  RecommissionResult recommission(ServerId server, List<String> encodedRegionNames)
+      throws HBaseClusterException;
+
+  /** Moves one region to the server and waits for the move. */
+  void move(String encodedRegionName, ServerId target) throws HBaseClusterException;
+
+  /** Switches the balancer on or off; returns whether it was on before. */
+  boolean balancer(boolean on) throws HBaseClusterException;
+
+  /** Servers currently marked decommissioned (old instances included). */
+  List<ServerId> decommissioned() throws HBaseClusterException;
+
+  @Override
+  void close();
+}

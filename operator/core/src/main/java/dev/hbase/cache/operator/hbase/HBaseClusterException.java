@@ -1,0 +1,26 @@
+package dev.hbase.cache.operator.hbase;
+
+/** An HBase admin call failed or could not be made; the message says which and why. */
+public class HBaseClusterException extends Exception {
+  private static final long serialVersionUID = 1L;
+
+  public HBaseClusterException(String message, Throwable cause) {
+    super(message, cause);
+  }
+
+  public HBaseClusterException(String message) {
+    super(message);
+  }
+
+  /**
+   * The RegionServer instance the call needs has not registered with the master, or has not sent
+   * its first load report yet: try again in a few seconds.
+   */
+  public static final class NotReady extends HBaseClusterException {
+    private static final long serialVersionUID = 1L;
+
+    public NotReady(String message) {
+      super(message);
+    }
+  }
+}
