@@ -48,3 +48,43 @@ plan: ## print a plan: make plan POLICY=examples/persistent-file.yaml LIMIT=16Gi
 .PHONY: clean
 clean: ## remove build outputs
 	cd operator && $(MVN) $(MVN_FLAGS) -q clean
+
+##@ kind cluster, images and the demo HBase chart (scripts in e2e/kind/)
+KIND_CLUSTER    ?= hbase-cache
+KIND_NODE_IMAGE ?=
+JRE_IMAGE       ?=
+HBASE_IMAGE     ?= hbase-cache/hbase:2.6.4
+HBASE_NAMESPACE ?= hbase
+export KIND_CLUSTER KIND_NODE_IMAGE JRE_IMAGE HBASE_IMAGE HBASE_NAMESPACE
+
+.PHONY: tools
+tools: ## install kind and helm into ./bin (go install) when missing
+	@e2e/kind/tools.sh
+
+.PHONY: docker
+docker: ## make a Docker daemon available (installs docker.io from apt as root when missing)
+	@e2e/kind/docker.sh
+
+.PHONY: kind-up
+kind-up: ## create the kind cluster KIND_CLUSTER (node image: KIND_NODE_IMAGE, or built offline from ../shared/kind-offline)
+	@e2e/kind/cluster-up.sh
+
+.PHONY: kind-down
+kind-down: ## delete the kind cluster KIND_CLUSTER
+	@e2e/kind/cluster-down.sh
+
+.PHONY: hbase-image
+hbase-image: ## build HBASE_IMAGE: HBase classpath with Maven, then docker build on the JRE base (JRE_IMAGE or local/public default)
+	@e2e/kind/docker.sh
+	@e2e/kind/hbase-image.sh
+
+.PHONY: images
+images: hbase-image ## build all container images
+
+.PHONY: kind-hbase
+kind-hbase: kind-up hbase-image ## install charts/hbase into the kind cluster and wait for all pods Ready
+	@e2e/kind/hbase-up.sh
+
+.PHONY: hbase-check
+hbase-check: ## on the kind cluster: create/write/read a table with a client pod, then `helm test` (CanaryTool)
+	@e2e/kind/hbase-check.sh
