@@ -1,14 +1,14 @@
 package dev.hbase.cache.api.v1alpha1.status;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import lombok.Data;
-import lombok.experimental.Accessors;
 import java.util.ArrayList;
 import java.util.List;
+import lombok.Data;
+import lombok.experimental.Accessors;
 
 /**
- * The roller's state. It is the only memory of a roll: a restarted or failed-over operator reads
- * it and continues where the previous one stopped.
+ * The roller's state. It is the roll's only memory: a restarted or failed-over operator reads it
+ * and continues where the previous one stopped.
  */
 @Data
 @Accessors(chain = true)
@@ -22,29 +22,18 @@ public class RolloutStatus {
   }
 
   private Phase phase;
-  /** The config hash being rolled out. */
+  /** The revision (config hash) being rolled out. */
   private String revision;
   private Integer updated;
   private Integer total;
   /** "updated/total", for kubectl get. */
   private String progress;
-  /** The pod being restarted, if any. */
+  /** The pod(s) being restarted, comma-separated. */
   private String currentPod;
-  /** Step of the current pod: Draining, Deleting, WaitingReady, Reloading, WarmGate. */
-  private String step;
-  private String stepStartedAt;
   private String startedAt;
   private String message;
-  /** Before the restart of currentPod: its RegionServer name (host,port,startcode). */
-  private String oldServer;
-  /** Before the restart of currentPod: encoded names of its regions. */
-  private List<String> regions = new ArrayList<>();
-  /** Before the restart of currentPod: its L2 used bytes. */
-  private Long l2UsedBytesBefore;
-  /** UID of the pod that was deleted, so a resumed roll never deletes its successor. */
-  private String deletedPodUid;
-  /** Balancer state to restore when the roll ends. */
+  /** Balancer state to restore when the roll ends (DrainAndReload switches it off). */
   private Boolean balancerWasOn;
-  /** Value of the restart annotation this roll satisfies. */
-  private String restartRequest;
+  /** The pods being restarted, at most maxUnavailable. */
+  private List<PodRoll> inFlight = new ArrayList<>();
 }

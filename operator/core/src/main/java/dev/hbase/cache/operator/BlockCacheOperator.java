@@ -1,0 +1,156 @@
+package dev.hbase.cache.operator;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.hbase.cache.operator.controller.BlockCachePolicyReconciler;
+import dev.hbase.cache.operator.controller.HBaseConnector;
+import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
+import dev.hbase.cache.operator.hbase.HBaseClusterException;
+import dev.hbase.cache.operator.hbase.JmxScraper;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
+import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.Security;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The operator process: JOSDK with one controller, Prometheus metrics, health probes and optional
+ * leader election. Settings come from the environment (the Helm chart sets them):
+ *
+ * <ul>
+ *   <li>{@code WATCH_NAMESPACES}: comma-separated namespaces; empty or unset: all namespaces.
+ *   <li>{@code LEADER_ELECTION}: {@code true} to run several replicas, one active.
+ *   <li>{@code LEADER_ELECTION_LEASE} (default {@code hbase-cache-operator}), {@code POD_NAMESPACE}.
+ *   <li>{@code HTTP_PORT} (default 8080): {@code /healthz}, {@code /readyz}, {@code /metrics}.
+ * </ul>
+ */
+public final class BlockCacheOperator {
+  private static final Logger log = LoggerFactory.getLogger(BlockCacheOperator.class);
+
+  private final Operator operator;
+  private final BlockCachePolicyReconciler reconciler;
+  private final PrometheusMeterRegistry registry;
+  private HttpServer http;
+
+  public BlockCacheOperator(
+      KubernetesClient client,
+      Set<String> namespaces,
+      LeaderElectionConfiguration leaderElection,
+      BlockCachePolicyReconciler reconciler) {
+    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new JvmMemoryMetrics().bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    this.reconciler = reconciler;
+    this.operator =
+        new Operator(
+            o -> {
+              o.withKubernetesClient(client)
+                  .withMetrics(MicrometerMetrics.newPerResourceCollectingMicrometerMetricsBuilder(registry).build())
+                  .withCloseClientOnStop(false);
+              if (leaderElection != null) {
+                o.withLeaderElectionConfiguration(leaderElection);
+              }
+            });
+    operator.register(reconciler, c -> {
+      if (namespaces.isEmpty()) {
+        c.watchingAllNamespaces();
+      } else {
+        c.settingNamespaces(namespaces);
+      }
+    });
+  }
+
+  public void start() {
+    operator.start();
+  }
+
+  /** Serves /healthz (process up), /readyz (informers healthy) and /metrics (Prometheus). */
+  public void serveHttp(int port) throws IOException {
+    http = HttpServer.create(new InetSocketAddress(port), 0);
+    http.createContext("/healthz", ex -> respond(ex, 200, "ok"));
+    http.createContext("/readyz", ex -> {
+      var info = operator.getRuntimeInfo();
+      boolean ready = info.isStarted() && info.allEventSourcesAreHealthy();
+      respond(ex, ready ? 200 : 503, ready ? "ok" : "not ready: " + info.unhealthyEventSources());
+    });
+    http.createContext("/metrics", ex -> respond(ex, 200, registry.scrape()));
+    http.start();
+  }
+
+  public void stop() {
+    operator.stop();
+    reconciler.close();
+    if (http != null) {
+      http.stop(0);
+    }
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  private static void respond(com.sun.net.httpserver.HttpExchange ex, int code, String body) throws IOException {
+    byte[] b = body.getBytes(StandardCharsets.UTF_8);
+    ex.sendResponseHeaders(code, b.length);
+    try (OutputStream o = ex.getResponseBody()) {
+      o.write(b);
+    }
+  }
+
+  /** The production HBase side: the Admin API and the JMX scraper. */
+  public static BlockCachePolicyReconciler productionReconciler() {
+    HBaseConnector connector =
+        (quorum, parent) -> {
+          try {
+            return AdminHBaseCluster.connect(
+                Map.of("hbase.zookeeper.quorum", quorum, "zookeeper.znode.parent", parent),
+                AdminHBaseCluster.Options.defaults());
+          } catch (HBaseClusterException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+          }
+        };
+    JmxScraper scraper = new JmxScraper(Duration.ofSeconds(5));
+    return new BlockCachePolicyReconciler(Clock.systemUTC(), connector, scraper::scrape);
+  }
+
+  public static void main(List<String> args) throws IOException {
+    // A restarted RegionServer pod gets a new IP under the same name: don't cache DNS for 30 s.
+    Security.setProperty("networkaddress.cache.ttl", "1");
+    Security.setProperty("networkaddress.cache.negative.ttl", "0");
+    Map<String, String> env = System.getenv();
+    Supplier<String> podNs = () -> env.getOrDefault("POD_NAMESPACE", "default");
+    Set<String> namespaces =
+        Arrays.stream(env.getOrDefault("WATCH_NAMESPACES", "").split(","))
+            .map(String::trim)
+            .filter(s -> !s.isEmpty())
+            .collect(Collectors.toSet());
+    LeaderElectionConfiguration le =
+        Boolean.parseBoolean(env.getOrDefault("LEADER_ELECTION", "false"))
+            ? new LeaderElectionConfiguration(env.getOrDefault("LEADER_ELECTION_LEASE", "hbase-cache-operator"), podNs.get())
+            : null;
+    KubernetesClient client = new KubernetesClientBuilder().build();
+    BlockCacheOperator op = new BlockCacheOperator(client, namespaces, le, productionReconciler());
+    op.serveHttp(Integer.parseInt(env.getOrDefault("HTTP_PORT", "8080")));
+    Runtime.getRuntime().addShutdownHook(new Thread(op::stop, "shutdown"));
+    log.info("starting; namespaces={} leaderElection={}", namespaces.isEmpty() ? "all" : namespaces, le != null);
+    op.start();
+  }
+}

@@ -1,0 +1,10 @@
+package dev.hbase.cache.operator.controller;
+
+import dev.hbase.cache.operator.hbase.CacheSample;
+import java.io.IOException;
+
+/** Reads one RegionServer's cache figures: {@code JmxScraper} in production, a fake in tests. */
+@FunctionalInterface
+public interface CacheProbe {
+  CacheSample scrape(String host, int infoPort) throws IOException;
+}

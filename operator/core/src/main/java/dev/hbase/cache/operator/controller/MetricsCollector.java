@@ -1,0 +1,154 @@
+package dev.hbase.cache.operator.controller;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
+import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
+import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
+import dev.hbase.cache.operator.hbase.CacheDelta;
+import dev.hbase.cache.operator.hbase.CacheRatios;
+import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.roll.RollModel.CacheView;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Hit ratios in the status. Every metrics interval each Ready pod is scraped; ratios are over the
+ * interval (count deltas against the previous scrape), with the cumulative ones beside them. The
+ * previous samples live in memory: after an operator restart the first interval reports cumulative
+ * figures only.
+ */
+final class MetricsCollector {
+  private static final Logger log = LoggerFactory.getLogger(MetricsCollector.class);
+  private final CacheProbe probe;
+  /** policy uid -> pod -> last interval sample. */
+  private final Map<String, Map<String, CacheSample>> previous = new ConcurrentHashMap<>();
+
+  MetricsCollector(CacheProbe probe) {
+    this.probe = probe;
+  }
+
+  /** Fresh samples of the Ready pods for the roller (L2 used, hit ratio since start). */
+  Map<String, CacheView> probeNow(BlockCachePolicy policy, List<PodView> podViews) {
+    Map<String, CacheView> out = new HashMap<>();
+    for (PodView p : podViews) {
+      if (!p.ready() || p.ip() == null) {
+        continue;
+      }
+      CacheSample s = scrape(policy, p);
+      if (s != null) {
+        out.put(p.name(), new CacheView(s.l2UsedBytes(), s.data().ratioOrNull()));
+      }
+    }
+    return out;
+  }
+
+  /** Refreshes status.regionServers and status.cache when the interval is due. */
+  void update(BlockCachePolicy policy, BlockCachePolicyStatus status, List<PodView> podViews, Instant now) {
+    Map<String, RegionServerStatus> byPod = new HashMap<>();
+    status.getRegionServers().forEach(r -> byPod.put(r.getPod(), r));
+    List<RegionServerStatus> rows = new ArrayList<>();
+    for (PodView p : podViews) {
+      RegionServerStatus r = byPod.getOrDefault(p.name(), new RegionServerStatus().setPod(p.name()));
+      r.setReady(p.ready());
+      r.setConfigHash(p.revision());
+      rows.add(r);
+    }
+    status.setRegionServers(rows);
+
+    Duration interval = BlockCachePolicyReconciler.metricsInterval(policy.getSpec());
+    CacheStatus cache = status.getCache();
+    Map<String, CacheSample> prev = previous.computeIfAbsent(policy.getMetadata().getUid(), k -> new ConcurrentHashMap<>());
+    Instant last = prev.values().stream().map(CacheSample::at).max(Instant::compareTo).orElse(null);
+    if (last != null && Duration.between(last, now).compareTo(interval.minusSeconds(1)) < 0) {
+      return;
+    }
+    List<CacheDelta> deltas = new ArrayList<>();
+    List<CacheDelta> cumulative = new ArrayList<>();
+    long size = 0;
+    long used = 0;
+    for (RegionServerStatus r : rows) {
+      PodView p = podViews.stream().filter(v -> v.name().equals(r.getPod())).findFirst().orElseThrow();
+      if (!p.ready() || p.ip() == null) {
+        prev.remove(p.name());
+        continue;
+      }
+      CacheSample s = scrape(policy, p);
+      if (s == null) {
+        continue;
+      }
+      CacheSample before = prev.put(p.name(), s);
+      CacheDelta c = CacheRatios.cumulative(s);
+      cumulative.add(c);
+      CacheDelta d = before == null ? null : CacheRatios.between(before, s);
+      if (d != null) {
+        deltas.add(d);
+      }
+      r.setHitRatio(round(d == null ? null : d.data().ratioOrNull()));
+      r.setL1HitRatio(round(d == null ? null : d.l1().ratioOrNull()));
+      r.setL2HitRatio(round(d == null ? null : d.l2().ratioOrNull()));
+      r.setCumulativeHitRatio(round(c.data().ratioOrNull()));
+      r.setL2UsedBytes(s.hasL2() ? s.l2UsedBytes() : null);
+      r.setFailedInsertions(s.failedInsertions());
+      size += s.l1CapacityBytes() + s.l2CapacityBytes();
+      used += s.l1UsedBytes() + s.l2UsedBytes();
+    }
+    if (cumulative.isEmpty()) {
+      return;
+    }
+    CacheDelta sum = CacheRatios.aggregate(deltas);
+    CacheDelta all = CacheRatios.aggregate(cumulative);
+    CacheStatus next =
+        new CacheStatus()
+            .setHitRatio(round(deltas.isEmpty() ? null : sum.data().ratioOrNull()))
+            .setL1HitRatio(round(deltas.isEmpty() ? null : sum.l1().ratioOrNull()))
+            .setL2HitRatio(round(deltas.isEmpty() ? null : sum.l2().ratioOrNull()))
+            .setCumulativeHitRatio(round(all.data().ratioOrNull()))
+            .setSizeBytes(size)
+            .setUsedBytes(used)
+            .setEvictions(all.evictions())
+            .setFailedInsertions(all.failedInsertions());
+    // Unchanged figures are not news: keep the old sampledAt so the status is not rewritten.
+    next.setSampledAt(cache != null && sameFigures(cache, next) ? cache.getSampledAt() : now.toString());
+    status.setCache(next);
+  }
+
+  void forget(BlockCachePolicy policy) {
+    previous.remove(policy.getMetadata().getUid());
+  }
+
+  private CacheSample scrape(BlockCachePolicy policy, PodView p) {
+    int port = policy.getSpec().getHbase() == null || policy.getSpec().getHbase().getInfoPort() == null
+        ? 16030 : policy.getSpec().getHbase().getInfoPort();
+    try {
+      return probe.scrape(p.ip(), port);
+    } catch (IOException | RuntimeException e) {
+      log.debug("scrape of {} failed: {}", p.name(), e.toString());
+      return null;
+    }
+  }
+
+  private static boolean sameFigures(CacheStatus a, CacheStatus b) {
+    return Objects.equals(a.getHitRatio(), b.getHitRatio())
+        && Objects.equals(a.getL1HitRatio(), b.getL1HitRatio())
+        && Objects.equals(a.getL2HitRatio(), b.getL2HitRatio())
+        && Objects.equals(a.getCumulativeHitRatio(), b.getCumulativeHitRatio())
+        && Objects.equals(a.getSizeBytes(), b.getSizeBytes())
+        && Objects.equals(a.getUsedBytes(), b.getUsedBytes())
+        && Objects.equals(a.getEvictions(), b.getEvictions())
+        && Objects.equals(a.getFailedInsertions(), b.getFailedInsertions());
+  }
+
+  static Double round(Double v) {
+    return v == null ? null : Math.round(v * 10000) / 10000.0;
+  }
+}

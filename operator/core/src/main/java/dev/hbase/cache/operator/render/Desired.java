@@ -1,0 +1,193 @@
+package dev.hbase.cache.operator.render;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.plan.Plan;
+import dev.hbase.cache.operator.plan.Sizes;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The objects the operator wants to exist, as pure functions of the policy, the plan and what it
+ * observed. The reconciler only sends them.
+ */
+public final class Desired {
+  public static final String FIELD_MANAGER = "hbase-cache-operator";
+  public static final String HASH_ANNOTATION = "cache.hbase.dev/config-hash";
+  public static final String POLICY_LABEL = "cache.hbase.dev/policy";
+  public static final String MANAGED_BY = "app.kubernetes.io/managed-by";
+  public static final String CACHE_VOLUME = "bucketcache";
+  public static final String SITE_FILE = "hbase-site.xml";
+
+  private Desired() {}
+
+  public static String regionServerConfigMapName(BlockCachePolicy policy) {
+    return policy.getMetadata().getName() + "-rs-site";
+  }
+
+  public static String masterConfigMapName(BlockCachePolicy policy) {
+    return policy.getMetadata().getName() + "-master-site";
+  }
+
+  /** The container the policy manages: targetRef.container, else the first one. */
+  public static Optional<Container> container(PodSpec spec, String name) {
+    if (spec == null || spec.getContainers() == null || spec.getContainers().isEmpty()) {
+      return Optional.empty();
+    }
+    if (name == null) {
+      return Optional.of(spec.getContainers().get(0));
+    }
+    return spec.getContainers().stream().filter(c -> name.equals(c.getName())).findFirst();
+  }
+
+  /** The pod volume holding hbase-site.xml: the one from the base or the derived ConfigMap. */
+  public static Optional<String> configVolume(PodSpec spec, String baseName, String derivedName) {
+    if (spec == null || spec.getVolumes() == null) {
+      return Optional.empty();
+    }
+    return spec.getVolumes().stream()
+        .filter(v -> v.getConfigMap() != null)
+        .filter(v -> baseName.equals(v.getConfigMap().getName()) || derivedName.equals(v.getConfigMap().getName()))
+        .map(Volume::getName)
+        .findFirst();
+  }
+
+  /** Base ConfigMap data with hbase-site.xml overlaid. */
+  public static Map<String, String> siteData(
+      Map<String, String> baseData, Map<String, String> set, java.util.Set<String> removed, String comment) {
+    Map<String, String> data = new TreeMap<>(baseData == null ? Map.of() : baseData);
+    Map<String, String> site = SiteXml.overlay(SiteXml.parse(data.get(SITE_FILE)), set, removed);
+    data.put(SITE_FILE, SiteXml.render(site, comment));
+    return data;
+  }
+
+  public static ConfigMap configMap(BlockCachePolicy policy, String name, Map<String, String> data) {
+    return new ConfigMapBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace(policy.getMetadata().getNamespace())
+        .addToLabels(MANAGED_BY, FIELD_MANAGER)
+        .addToLabels(POLICY_LABEL, policy.getMetadata().getName())
+        .endMetadata()
+        .withData(data)
+        .build();
+  }
+
+  /**
+   * The revision pods are compared against: the plan, the derived configuration files and the
+   * manual restart token. A pod whose template annotation differs is out of date.
+   */
+  public static String revision(Plan plan, Map<String, String> derivedData, String restartToken) {
+    StringBuilder b = new StringBuilder(plan.configHash()).append('\n');
+    new TreeMap<>(derivedData).forEach((k, v) -> b.append(k).append('\0').append(v).append('\0'));
+    b.append("restart=").append(Objects.toString(restartToken, ""));
+    try {
+      byte[] d = MessageDigest.getInstance("SHA-256").digest(b.toString().getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(d, 0, 8);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * The fields of the RegionServer StatefulSet the operator owns, for a server-side apply under
+   * {@link #FIELD_MANAGER}: OnDelete updates, the revision annotation, grace period, JVM
+   * environment, the config volume pointing at the derived ConfigMap and the cache volume.
+   */
+  public static StatefulSet regionServerPatch(
+      BlockCachePolicy policy, Plan plan, String revision, String containerName, String configVolume) {
+    List<EnvVar> env = new ArrayList<>();
+    plan.env().forEach((k, v) -> env.add(new EnvVar(k, v, null)));
+    List<VolumeMount> mounts = new ArrayList<>();
+    List<Volume> volumes = new ArrayList<>();
+    volumes.add(
+        new VolumeBuilder()
+            .withName(configVolume)
+            .withNewConfigMap()
+            .withName(regionServerConfigMapName(policy))
+            .endConfigMap()
+            .build());
+    if (plan.volume() != null) {
+      mounts.add(new VolumeMount(plan.volume().mountPath(), null, CACHE_VOLUME, null, null, null, null));
+      if (plan.volume().memory()) {
+        volumes.add(
+            new VolumeBuilder()
+                .withName(CACHE_VOLUME)
+                .withNewEmptyDir()
+                .withMedium("Memory")
+                .withSizeLimit(new Quantity(Sizes.quantity(plan.volume().size())))
+                .endEmptyDir()
+                .build());
+      }
+    }
+    Container c = new ContainerBuilder().withName(containerName).withEnv(env).withVolumeMounts(mounts).build();
+    return new StatefulSetBuilder()
+        .withNewMetadata()
+        .withName(policy.getSpec().getTargetRef().getName())
+        .withNamespace(policy.getMetadata().getNamespace())
+        .endMetadata()
+        .withNewSpec()
+        .withNewUpdateStrategy()
+        .withType("OnDelete")
+        .endUpdateStrategy()
+        .withNewTemplate()
+        .withNewMetadata()
+        .addToAnnotations(HASH_ANNOTATION, revision)
+        .endMetadata()
+        .withNewSpec()
+        .withTerminationGracePeriodSeconds(plan.terminationGracePeriodSeconds())
+        .withContainers(c)
+        .withVolumes(volumes)
+        .endSpec()
+        .endTemplate()
+        .endSpec()
+        .build();
+  }
+
+  /** The cache PVC template of the file modes on disk. */
+  public static PersistentVolumeClaim claimTemplate(Plan plan) {
+    return new PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withName(CACHE_VOLUME)
+        .addToLabels(MANAGED_BY, FIELD_MANAGER)
+        .endMetadata()
+        .withNewSpec()
+        .withAccessModes("ReadWriteOnce")
+        .withStorageClassName(plan.volume().storageClassName())
+        .withNewResources()
+        .addToRequests("storage", new Quantity(Sizes.quantity(plan.pvcSize())))
+        .endResources()
+        .endSpec()
+        .build();
+  }
+
+  /** The master workload's config volume patch (same idea as the RegionServers, no restart roll). */
+  public static Volume masterConfigVolume(BlockCachePolicy policy, String volumeName) {
+    return new VolumeBuilder()
+        .withName(volumeName)
+        .withNewConfigMap()
+        .withName(masterConfigMapName(policy))
+        .endConfigMap()
+        .build();
+  }
+}

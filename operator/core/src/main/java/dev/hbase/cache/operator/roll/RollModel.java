@@ -1,0 +1,91 @@
+package dev.hbase.cache.operator.roll;
+
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ServerId;
+import java.util.Map;
+
+/** What the roller reads and what it asks for. Plain data, no Kubernetes or HBase types. */
+public final class RollModel {
+  private RollModel() {}
+
+  /** The encoded name of hbase:meta's only region. */
+  public static final String META_REGION = "1588230740";
+
+  /** The pod's live RegionServer, if registered. */
+  public static java.util.Optional<ClusterSnapshot.ServerState> serverFor(ClusterSnapshot h, PodView pod) {
+    return h.live().stream().filter(s -> pod.servesAs(s.id().host())).findFirst();
+  }
+
+  /**
+   * One RegionServer pod as Kubernetes shows it.
+   *
+   * @param revision the pod's cache.hbase.dev/config-hash annotation (null: never configured)
+   * @param stuck why the pod cannot serve at all (CrashLoopBackOff, ImagePullBackOff,
+   *     Unschedulable, ...), or null
+   * @param ip the pod IP, or null
+   */
+  public record PodView(
+      String name,
+      String uid,
+      int ordinal,
+      String revision,
+      boolean ready,
+      boolean terminating,
+      String stuck,
+      String ip) {
+
+    /** Whether a RegionServer registered under {@code host} runs in this pod (FQDN, name or IP). */
+    public boolean servesAs(String host) {
+      return host != null && (host.equals(name) || host.startsWith(name + ".") || host.equals(ip));
+    }
+  }
+
+  /** A fresh cache sample of a pod: L2 used bytes and its data-block hit ratio since start. */
+  public record CacheView(Long l2UsedBytes, Double hitRatioSinceStart) {}
+
+  /** The roll's knobs, from the spec and the plan. */
+  public record Settings(
+      String revision,
+      RolloutSpec.Strategy strategy,
+      int maxUnavailable,
+      boolean paused,
+      Duration podReadyTimeout,
+      Double minRetainedFraction,
+      Double minHitRatio,
+      Duration warmTimeout,
+      boolean persistent) {}
+
+  public record Input(
+      Settings settings,
+      List<PodView> pods,
+      ClusterSnapshot hbase,
+      Map<String, CacheView> caches,
+      Instant now) {}
+
+  /** What the reconciler carries out for the roller. */
+  public sealed interface Action {}
+
+  public record SwitchBalancer(boolean on) implements Action {}
+
+  /** Decommission with offload: the master moves its regions away (hbase:meta first, alone). */
+  public record Decommission(ServerId server) implements Action {}
+
+  /**
+   * Sends {@code regions} back to the RegionServer now at {@code oldServer}'s host and port and
+   * clears the old instance's decommission mark; moves stragglers. Idempotent.
+   */
+  public record Recommission(ServerId oldServer, List<String> regions) implements Action {}
+
+  /** Deletes the pod only if it is still the instance with this UID. */
+  public record DeletePod(String pod, String uid) implements Action {}
+
+  /** An event for the policy: Normal or Warning. */
+  public record Event(boolean warning, String reason, String message) {}
+
+  /** What happened to a pod whose restart completed. */
+  public record Restarted(String pod, Instant readyAt, Double retainedFraction, boolean warm) {}
+}

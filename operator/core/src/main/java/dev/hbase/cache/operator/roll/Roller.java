@@ -1,0 +1,513 @@
+package dev.hbase.cache.operator.roll;
+
+import static dev.hbase.cache.operator.roll.RollModel.META_REGION;
+import static dev.hbase.cache.operator.roll.RollModel.serverFor;
+
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.roll.RollModel.Action;
+import dev.hbase.cache.operator.roll.RollModel.CacheView;
+import dev.hbase.cache.operator.roll.RollModel.Decommission;
+import dev.hbase.cache.operator.roll.RollModel.DeletePod;
+import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
+import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.roll.RollModel.Input;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import dev.hbase.cache.operator.roll.RollModel.Recommission;
+import dev.hbase.cache.operator.roll.RollModel.Restarted;
+import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * The rolling restart, as one state machine. Each call looks at the pods and HBase, moves every
+ * in-flight pod at most one step, admits new pods while the gates allow, and returns the new state
+ * (kept in {@code status.rollout}), the actions to carry out and when to look again. It never
+ * blocks and keeps nothing in memory, so an operator that restarts reads the state and goes on.
+ *
+ * <p>Per pod, DrainAndReload: Draining -> Deleting -> WaitingReady -> Reloading -> WarmGate -> done
+ * (the decommission moves hbase:meta first, alone). InPlace: Deleting -> WaitingReady -> WarmGate -> done. Stuck and unready pods
+ * serve nothing: they go first and skip the drain.
+ *
+ * <p>"Deleting" is written to the status before the delete is sent, with the pod's UID as a
+ * delete precondition: whatever the operator's crash point, a pod is deleted at most once per
+ * roll.
+ */
+public final class Roller {
+  static final Duration FAST = Duration.ofSeconds(2);
+  static final Duration POLL = Duration.ofSeconds(5);
+  static final Duration IDLE = Duration.ofSeconds(60);
+  static final double DEFAULT_MIN_RETAINED = 0.9;
+
+  /** The outcome of one step. */
+  public record Decision(
+      RolloutStatus state,
+      List<Action> actions,
+      Duration requeueAfter,
+      List<Event> events,
+      List<Restarted> restarted,
+      String progressReason,
+      String progressMessage,
+      String degradedReason,
+      String degradedMessage) {
+
+    public boolean degraded() {
+      return degradedReason != null;
+    }
+  }
+
+  private Roller() {}
+
+  public static Decision step(RolloutStatus previous, Input in) {
+    return new Run(previous, in).run();
+  }
+
+  /** One step's working state. */
+  private static final class Run {
+    final Input in;
+    final RollModel.Settings s;
+    final RolloutStatus st;
+    final List<Action> actions = new ArrayList<>();
+    final List<Event> events = new ArrayList<>();
+    final List<Restarted> restarted = new ArrayList<>();
+    Duration requeue = IDLE;
+    String waitReason;
+    String waitMessage;
+    String blockedReason;
+    String blockedMessage;
+
+    Run(RolloutStatus previous, Input in) {
+      this.in = in;
+      this.s = in.settings();
+      this.st = copy(previous);
+    }
+
+    Decision run() {
+      boolean newRevision = !Objects.equals(st.getRevision(), s.revision());
+      if (newRevision) {
+        // A spec change unblocks: pods stuck on the old revision are out of date again.
+        st.getInFlight().removeIf(r -> r.getStep() == Step.WaitingReady && podByName(r.getPod()).map(p -> !p.ready()).orElse(true) && isBlocked(r));
+        st.setRevision(s.revision());
+      }
+      for (PodRoll r : List.copyOf(st.getInFlight())) {
+        advance(r);
+      }
+      if (blockedReason == null) {
+        admit();
+      }
+      return finish();
+    }
+
+    // ------------------------------------------------------------------ per-pod steps
+
+    void advance(PodRoll r) {
+      Optional<PodView> pod = podByName(r.getPod());
+      switch (r.getStep()) {
+        case Draining -> draining(r);
+        case Deleting -> deleting(r, pod);
+        case WaitingReady -> waitingReady(r, pod);
+        case Reloading -> reloading(r);
+        case WarmGate -> warmGate(r, pod);
+      }
+    }
+
+    void draining(PodRoll r) {
+      ClusterSnapshot h = in.hbase();
+      if (!h.masterReachable()) {
+        waitFor("HBaseUnreachable", "HBase master unreachable: " + h.error());
+        return;
+      }
+      Optional<ServerState> old = h.live(ServerId.parse(r.getOldServer()));
+      int left = old.map(ServerState::regionCount).orElse(0);
+      if (left == 0 && h.regionsInTransition() == 0) {
+        to(r, Step.Deleting);
+        requeue(Duration.ZERO);
+        return;
+      }
+      if (timedOut(r, s.podReadyTimeout())) {
+        block("DrainTimeout", r.getPod() + " still serves " + left + " regions " + s.podReadyTimeout() + " after its decommission");
+        return;
+      }
+      waitFor("Draining", "moving " + left + " regions off " + r.getPod());
+      requeue(FAST);
+    }
+
+    void deleting(PodRoll r, Optional<PodView> pod) {
+      if (pod.isPresent() && pod.get().uid().equals(r.getUid()) && !pod.get().terminating()) {
+        actions.add(new DeletePod(r.getPod(), r.getUid()));
+        events.add(new Event(false, "RestartingPod", "restarting " + r.getPod() + reasonSuffix(r)));
+      }
+      to(r, Step.WaitingReady);
+      requeue(POLL);
+    }
+
+    void waitingReady(PodRoll r, Optional<PodView> pod) {
+      boolean newPodReady = pod.isPresent() && !pod.get().uid().equals(r.getUid()) && pod.get().ready() && !pod.get().terminating();
+      Optional<ServerState> server = newPodReady ? newServer(r, pod.get()) : Optional.empty();
+      if (newPodReady && server.isPresent()) {
+        r.setNewServer(server.get().id().toString());
+        r.setReadyAt(in.now().toString());
+        if (s.strategy() == RolloutSpec.Strategy.DrainAndReload && r.getOldServer() != null) {
+          to(r, Step.Reloading);
+          actions.add(new Recommission(ServerId.parse(r.getOldServer()), r.getRegions()));
+          requeue(FAST);
+        } else {
+          to(r, Step.WarmGate);
+          requeue(FAST);
+        }
+        return;
+      }
+      if (timedOut(r, s.podReadyTimeout())) {
+        String why =
+            pod.isEmpty()
+                ? "the pod was not recreated"
+                : pod.get().stuck() != null
+                    ? "it is " + pod.get().stuck()
+                    : !pod.get().ready() ? "it is not Ready" : "its RegionServer did not register with the master";
+        block("PodNotReady", r.getPod() + " is not serving " + s.podReadyTimeout() + " after its restart: " + why);
+        return;
+      }
+      String what =
+          newPodReady
+              ? "waiting for the RegionServer on " + r.getPod() + " to register and report"
+              : "waiting for " + r.getPod() + " to be Ready";
+      waitFor("WaitingForPod", what);
+      requeue(newPodReady ? FAST : POLL);
+    }
+
+    void reloading(PodRoll r) {
+      ClusterSnapshot h = in.hbase();
+      if (!h.masterReachable()) {
+        waitFor("HBaseUnreachable", "HBase master unreachable: " + h.error());
+        return;
+      }
+      Optional<ServerState> now = h.live(ServerId.parse(r.getNewServer()));
+      if (now.isEmpty()) {
+        // The new instance went away again: wait for the next one.
+        to(r, Step.WaitingReady);
+        requeue(POLL);
+        return;
+      }
+      List<String> stragglers =
+          r.getRegions().stream().filter(x -> !now.get().regions().contains(x)).filter(this::regionExists).toList();
+      if (stragglers.isEmpty() && h.regionsInTransition() == 0) {
+        to(r, Step.WarmGate);
+        requeue(FAST);
+        return;
+      }
+      if (timedOut(r, s.podReadyTimeout())) {
+        block("ReloadTimeout", stragglers.size() + " regions did not return to " + r.getPod());
+        return;
+      }
+      if (!stragglers.isEmpty() && h.regionsInTransition() == 0) {
+        actions.add(new Recommission(ServerId.parse(r.getOldServer()), stragglers));
+      }
+      waitFor("Reloading", "moving " + stragglers.size() + " regions back to " + r.getPod());
+      requeue(FAST);
+    }
+
+    void warmGate(PodRoll r, Optional<PodView> pod) {
+      CacheView c = in.caches().get(r.getPod());
+      Double retained = null;
+      if (c != null && c.l2UsedBytes() != null && r.getL2UsedBytesBefore() != null && r.getL2UsedBytesBefore() > 0) {
+        retained = Math.min(1.0, (double) c.l2UsedBytes() / r.getL2UsedBytesBefore());
+      }
+      double minRetained = s.minRetainedFraction() != null ? s.minRetainedFraction() : DEFAULT_MIN_RETAINED;
+      boolean retainedOk = !s.persistent() || r.getL2UsedBytesBefore() == null || r.getL2UsedBytesBefore() == 0
+          || (retained != null && retained >= minRetained);
+      boolean hitOk =
+          s.minHitRatio() == null
+              || (c != null && c.hitRatioSinceStart() != null && c.hitRatioSinceStart() >= s.minHitRatio());
+      boolean timeUp = timedOut(r, s.warmTimeout());
+      if ((retainedOk && hitOk) || timeUp) {
+        boolean warm = retainedOk && hitOk;
+        restarted.add(new Restarted(r.getPod(), Instant.parse(r.getReadyAt() != null ? r.getReadyAt() : in.now().toString()), retained, warm));
+        st.getInFlight().remove(r);
+        events.add(
+            new Event(
+                !warm,
+                warm ? "PodRestarted" : "PodRestartedCold",
+                r.getPod()
+                    + " is back"
+                    + (retained != null ? String.format(", %.1f%% of its L2 retained", retained * 100) : "")
+                    + (warm ? "" : " but its cache did not warm up within " + s.warmTimeout())));
+        requeue(Duration.ZERO);
+        return;
+      }
+      waitFor(
+          "WarmGate",
+          "waiting for "
+              + r.getPod()
+              + "'s cache: "
+              + (retainedOk ? "" : "retained " + (retained == null ? "unknown" : String.format("%.2f", retained)) + " < " + minRetained + " ")
+              + (hitOk ? "" : "hit ratio below " + s.minHitRatio()));
+      requeue(POLL);
+    }
+
+    // ------------------------------------------------------------------ admission
+
+    void admit() {
+      List<PodView> outdated =
+          in.pods().stream()
+              .filter(p -> !Objects.equals(p.revision(), s.revision()))
+              .filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name())))
+              .sorted(order())
+              .toList();
+      while (!outdated.isEmpty() && st.getInFlight().size() < s.maxUnavailable()) {
+        PodView next = outdated.get(0);
+        boolean servesNothing = next.stuck() != null || !next.ready();
+        if (!servesNothing) {
+          if (s.paused()) {
+            return;
+          }
+          String gate = clusterGate(next);
+          if (gate != null) {
+            waitFor("ClusterNotHealthy", gate);
+            requeue(POLL);
+            return;
+          }
+        }
+        startRollIfIdle();
+        start(next, servesNothing);
+        outdated = outdated.subList(1, outdated.size());
+      }
+    }
+
+    /** Stuck first, then unready, then ready ones with the fewest regions; the hbase:meta host last. */
+    Comparator<PodView> order() {
+      ClusterSnapshot h = in.hbase();
+      return Comparator.<PodView>comparingInt(p -> p.stuck() != null ? 0 : !p.ready() ? 1 : 2)
+          .thenComparing(p -> serverFor(h, p).map(x -> h.hostsMeta(x.id())).orElse(false))
+          .thenComparingInt(p -> serverFor(h, p).map(ServerState::regionCount).orElse(0))
+          .thenComparingInt(PodView::ordinal);
+    }
+
+    /** Why a ready pod may not go down now, or null. */
+    String clusterGate(PodView candidate) {
+      ClusterSnapshot h = in.hbase();
+      if (!h.masterReachable()) {
+        return "HBase master unreachable: " + h.error();
+      }
+      if (h.regionsInTransition() > 0) {
+        return h.regionsInTransition() + " regions in transition";
+      }
+      if (!h.dead().isEmpty()) {
+        return "dead RegionServers: " + h.dead().stream().map(ServerId::toString).collect(Collectors.joining(", "));
+      }
+      long othersDown =
+          in.pods().stream()
+              .filter(p -> !p.name().equals(candidate.name()))
+              .filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name())))
+              .filter(p -> !p.ready() || p.terminating())
+              .count();
+      if (othersDown > 0) {
+        return othersDown + " other RegionServer pods are not Ready";
+      }
+      long serving = in.pods().size() - st.getInFlight().size();
+      long live = h.live().stream().filter(x -> in.pods().stream().anyMatch(p -> p.servesAs(x.id().host()))).count();
+      if (live < serving) {
+        return live + " RegionServers registered with the master, " + serving + " pods should serve";
+      }
+      if (serverFor(h, candidate).isEmpty()) {
+        return candidate.name() + " is Ready but its RegionServer is not registered with the master";
+      }
+      return null;
+    }
+
+    void start(PodView pod, boolean servesNothing) {
+      PodRoll r = new PodRoll().setPod(pod.name()).setUid(pod.uid()).setReason(pod.stuck() != null ? "Stuck: " + pod.stuck() : !pod.ready() ? "Unready" : null);
+      CacheView c = in.caches().get(pod.name());
+      r.setL2UsedBytesBefore(c == null ? null : c.l2UsedBytes());
+      Optional<ServerState> server = servesNothing ? Optional.empty() : serverFor(in.hbase(), pod);
+      st.getInFlight().add(r);
+      if (s.strategy() == RolloutSpec.Strategy.DrainAndReload && server.isPresent()) {
+        ServerState sv = server.get();
+        r.setOldServer(sv.id().toString());
+        r.setRegions(sv.regions().stream().filter(x -> !META_REGION.equals(x)).sorted().collect(Collectors.toList()));
+        if (st.getBalancerWasOn() == null) {
+          boolean on = !Boolean.FALSE.equals(in.hbase().balancerOn());
+          st.setBalancerWasOn(on);
+          if (on) {
+            actions.add(new SwitchBalancer(false));
+          }
+        }
+        to(r, Step.Draining);
+        actions.add(new Decommission(sv.id()));
+        requeue(FAST);
+      } else {
+        to(r, Step.Deleting);
+        requeue(Duration.ZERO);
+      }
+    }
+
+    void startRollIfIdle() {
+      if (st.getPhase() == null || st.getPhase() == Phase.Idle || st.getStartedAt() == null) {
+        st.setStartedAt(in.now().toString());
+        events.add(new Event(false, "RollStarted", "rolling RegionServers to revision " + s.revision()));
+      }
+      st.setPhase(Phase.Rolling);
+    }
+
+    // ------------------------------------------------------------------ finish
+
+    Decision finish() {
+      long upToDate = in.pods().stream().filter(p -> Objects.equals(p.revision(), s.revision())).filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name()))).count();
+      long outdated = in.pods().size() - upToDate;
+      st.setUpdated((int) upToDate);
+      st.setTotal(in.pods().size());
+      st.setProgress(upToDate + "/" + in.pods().size());
+      st.setCurrentPod(st.getInFlight().isEmpty() ? null : st.getInFlight().stream().map(PodRoll::getPod).collect(Collectors.joining(",")));
+      if (blockedReason != null) {
+        st.setPhase(Phase.Blocked);
+        st.setMessage(blockedMessage);
+      } else if (outdated == 0 && st.getInFlight().isEmpty()) {
+        if (st.getPhase() == Phase.Rolling || st.getPhase() == Phase.Blocked || st.getPhase() == Phase.Paused) {
+          events.add(new Event(false, "RollFinished", "all " + in.pods().size() + " RegionServers run revision " + s.revision()));
+        }
+        if (st.getBalancerWasOn() != null) {
+          if (st.getBalancerWasOn() && in.hbase().masterReachable()) {
+            actions.add(new SwitchBalancer(true));
+            st.setBalancerWasOn(null);
+          } else if (!st.getBalancerWasOn()) {
+            st.setBalancerWasOn(null);
+          } else {
+            waitFor("HBaseUnreachable", "waiting for the master to switch the balancer back on");
+            requeue(POLL);
+          }
+        }
+        st.setPhase(Phase.Idle);
+        st.setStartedAt(null);
+        st.setMessage(null);
+      } else if (s.paused() && st.getInFlight().isEmpty()) {
+        st.setPhase(Phase.Paused);
+        st.setMessage("paused with " + outdated + " RegionServers still to restart (spec.rollout.paused)");
+      } else {
+        st.setPhase(Phase.Rolling);
+        st.setMessage(waitMessage);
+      }
+      return new Decision(
+          st, actions, requeue, events, restarted, waitReason, waitMessage, blockedReason, blockedMessage);
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    Optional<PodView> podByName(String name) {
+      return in.pods().stream().filter(p -> p.name().equals(name)).findFirst();
+    }
+
+    /** The pod's RegionServer instance newer than the one it had before the restart, having reported. */
+    Optional<ServerState> newServer(PodRoll r, PodView pod) {
+      ClusterSnapshot h = in.hbase();
+      if (!h.masterReachable()) {
+        return Optional.empty();
+      }
+      ServerId old = r.getOldServer() == null ? null : ServerId.parse(r.getOldServer());
+      return h.live().stream()
+          .filter(x -> pod.servesAs(x.id().host()))
+          .filter(x -> old == null || x.id().startCode() > old.startCode())
+          .filter(ServerState::reported)
+          .findFirst();
+    }
+
+    boolean regionExists(String encoded) {
+      return in.hbase().live().stream().anyMatch(x -> x.regions().contains(encoded));
+    }
+
+    void to(PodRoll r, Step step) {
+      r.setStep(step);
+      r.setStepStartedAt(in.now().toString());
+    }
+
+    boolean timedOut(PodRoll r, Duration limit) {
+      return r.getStepStartedAt() != null && Duration.between(Instant.parse(r.getStepStartedAt()), in.now()).compareTo(limit) > 0;
+    }
+
+    boolean isBlocked(PodRoll r) {
+      return timedOut(r, s.podReadyTimeout());
+    }
+
+    void waitFor(String reason, String message) {
+      if (waitReason == null) {
+        waitReason = reason;
+        waitMessage = message;
+      }
+      requeue(POLL);
+    }
+
+    void block(String reason, String message) {
+      if (blockedReason == null) {
+        blockedReason = reason;
+        blockedMessage = message;
+        if (!blockedMessage.equals(st.getMessage())) {
+          events.add(new Event(true, "RollBlocked", message));
+        }
+      }
+      requeue(Duration.ofSeconds(30));
+    }
+
+    void requeue(Duration d) {
+      if (d.compareTo(requeue) < 0) {
+        requeue = d;
+      }
+    }
+
+    static String reasonSuffix(PodRoll r) {
+      return r.getReason() == null ? "" : " (" + r.getReason() + ")";
+    }
+
+    static RolloutStatus copy(RolloutStatus p) {
+      RolloutStatus c = new RolloutStatus();
+      if (p == null) {
+        c.setPhase(Phase.Idle);
+        return c;
+      }
+      c.setPhase(p.getPhase());
+      c.setRevision(p.getRevision());
+      c.setUpdated(p.getUpdated());
+      c.setTotal(p.getTotal());
+      c.setProgress(p.getProgress());
+      c.setCurrentPod(p.getCurrentPod());
+      c.setStartedAt(p.getStartedAt());
+      c.setMessage(p.getMessage());
+      c.setBalancerWasOn(p.getBalancerWasOn());
+      List<PodRoll> f = new ArrayList<>();
+      if (p.getInFlight() != null) {
+        for (PodRoll r : p.getInFlight()) {
+          f.add(
+              new PodRoll()
+                  .setPod(r.getPod())
+                  .setUid(r.getUid())
+                  .setStep(r.getStep())
+                  .setStepStartedAt(r.getStepStartedAt())
+                  .setReason(r.getReason())
+                  .setOldServer(r.getOldServer())
+                  .setRegions(r.getRegions() == null ? new ArrayList<>() : new ArrayList<>(r.getRegions()))
+                  .setL2UsedBytesBefore(r.getL2UsedBytesBefore())
+                  .setNewServer(r.getNewServer())
+                  .setReadyAt(r.getReadyAt()));
+        }
+      }
+      c.setInFlight(f);
+      return c;
+    }
+  }
+
+  /** For tests and status: the restart counts per pod are what the UID precondition protects. */
+  public static Map<String, Long> deletesByPod(List<Action> actions) {
+    return actions.stream()
+        .filter(a -> a instanceof DeletePod)
+        .collect(Collectors.groupingBy(a -> ((DeletePod) a).pod(), Collectors.counting()));
+  }
+}
