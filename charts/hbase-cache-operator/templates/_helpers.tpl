@@ -1,0 +1,62 @@
+{{- define "hco.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "hco.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "hco.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "hco.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "hco.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "hco.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "hco.labels" -}}
+{{ include "hco.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/*
+The rules the operator needs in every namespace it watches: only the verbs it uses.
+*/}}
+{{- define "hco.namespacedRules" -}}
+- apiGroups: ["cache.hbase.dev"]
+  resources: ["blockcachepolicies"]
+  verbs: ["get", "list", "watch", "patch", "update"]
+- apiGroups: ["cache.hbase.dev"]
+  resources: ["blockcachepolicies/status"]
+  verbs: ["get", "patch", "update"]
+- apiGroups: ["cache.hbase.dev"]
+  resources: ["blockcachepolicies/finalizers"]
+  verbs: ["update"]
+# create/delete: a volumeClaimTemplates change means delete (orphan) + recreate the StatefulSet
+- apiGroups: ["apps"]
+  resources: ["statefulsets"]
+  verbs: ["get", "list", "watch", "patch", "create", "delete"]
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list", "watch", "delete"]
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["get", "list", "watch", "create", "patch", "update"]
+- apiGroups: [""]
+  resources: ["persistentvolumeclaims"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["", "events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+{{- end -}}
