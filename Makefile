@@ -55,7 +55,8 @@ KIND_NODE_IMAGE ?=
 JRE_IMAGE       ?=
 HBASE_IMAGE     ?= hbase-cache/hbase:2.6.4
 HBASE_NAMESPACE ?= hbase
-export KIND_CLUSTER KIND_NODE_IMAGE JRE_IMAGE HBASE_IMAGE HBASE_NAMESPACE
+OPERATOR_IMAGE  ?= hbase-cache/operator:0.1.0
+export KIND_CLUSTER KIND_NODE_IMAGE JRE_IMAGE HBASE_IMAGE HBASE_NAMESPACE OPERATOR_IMAGE
 
 .PHONY: tools
 tools: ## install kind and helm into ./bin (go install) when missing
@@ -78,8 +79,17 @@ hbase-image: ## build HBASE_IMAGE: HBase classpath with Maven, then docker build
 	@e2e/kind/docker.sh
 	@e2e/kind/hbase-image.sh
 
+.PHONY: operator-image
+operator-image: ## build OPERATOR_IMAGE: the operator jar with Maven, then docker build of operator/Dockerfile
+	@e2e/kind/docker.sh
+	@e2e/kind/operator-image.sh
+
 .PHONY: images
-images: hbase-image ## build all container images
+images: hbase-image operator-image ## build all container images
+
+.PHONY: chart-test
+chart-test: ## helm lint both charts, crds/ copy check, helm template assertions
+	@e2e/kind/chart-test.sh
 
 .PHONY: kind-hbase
 kind-hbase: kind-up hbase-image ## install charts/hbase into the kind cluster and wait for all pods Ready
