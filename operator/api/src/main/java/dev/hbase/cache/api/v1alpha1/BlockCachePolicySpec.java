@@ -11,6 +11,7 @@ import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.spec.StorageSpec;
 import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
 import dev.hbase.cache.api.v1alpha1.spec.TuningSpec;
+import io.fabric8.crd.generator.annotation.SchemaFrom;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.ValidationRule;
@@ -25,7 +26,6 @@ import lombok.experimental.Accessors;
 @Data
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(value = "self.mode != 'Heap'", message = CacheMode.HEAP_REMOVED, reason = "FieldValueInvalid")
 @ValidationRule(
     value = "!has(self.storage) || self.mode == 'File' || self.mode == 'PersistentFile'",
     message =
@@ -92,7 +92,13 @@ public class BlockCachePolicySpec {
           + " settings.")
   private String hbaseSiteConfigMap;
 
+  // A string in the schema, checked by CEL: an enum would refuse "Heap" before CEL could explain.
   @Required
+  @SchemaFrom(type = String.class)
+  @ValidationRule(value = "self != 'Heap'", message = CacheMode.HEAP_REMOVED)
+  @ValidationRule(
+      value = "self == 'Heap' || self in ['Lru', 'Offheap', 'File', 'PersistentFile', 'MetaOnly']",
+      message = "mode must be one of " + CacheMode.ALLOWED)
   @JsonPropertyDescription(
       "Lru | Offheap | File | PersistentFile | MetaOnly. Heap (the on-heap BucketCache) no longer"
           + " exists in HBase 2.x.")

@@ -42,7 +42,7 @@ public final class BadPolicies {
   public static final List<Case> CASES =
       List.of(
           new Case("mode Heap", "  mode: Heap\n", "8Gi", "no longer exists in HBase 2.x; use Offheap", "no longer exists in HBase 2.x; use Offheap"),
-          new Case("unknown mode", "  mode: Disk\n", "8Gi", "Unsupported value: \"Disk\"", "allowed are Lru, Offheap, File, PersistentFile, MetaOnly"),
+          new Case("unknown mode", "  mode: Disk\n", "8Gi", "mode must be one of Lru, Offheap, File, PersistentFile, MetaOnly", "allowed are Lru, Offheap, File, PersistentFile, MetaOnly"),
           new Case("no mode", "  memory:\n    heap: 2Gi\n", "8Gi", "spec.mode: Required value", "spec.mode is required"),
           new Case("no targetRef", "!  hbaseSiteConfigMap: hbase-site\n  mode: Lru\n", "8Gi", "spec.targetRef: Required value", "spec.targetRef.name is required"),
           new Case("no hbaseSiteConfigMap", "!  targetRef:\n    name: rs\n  mode: Lru\n", "8Gi", "spec.hbaseSiteConfigMap: Required value", "spec.hbaseSiteConfigMap is required"),

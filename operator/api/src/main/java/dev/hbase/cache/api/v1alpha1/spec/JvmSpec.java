@@ -32,5 +32,5 @@ public class JvmSpec {
           "jvm.extraOptions must not set -Xmx, -Xms, -XX:MaxDirectMemorySize or the collector:"
               + " the planner sizes them from memory.* and jvm.gc")
   @JsonPropertyDescription("Extra JVM options appended for the RegionServer.")
-  private List<String> extraOptions;
+  private List<@Size(max = 512) String> extraOptions;
 }
