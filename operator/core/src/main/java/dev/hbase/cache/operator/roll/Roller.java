@@ -101,6 +101,10 @@ public final class Roller {
         st.getInFlight().removeIf(r -> r.getStep() == Step.WaitingReady && podByName(r.getPod()).map(p -> !p.ready()).orElse(true) && isBlocked(r));
         st.setRevision(s.revision());
       }
+      if (Boolean.TRUE.equals(st.getBalancerWasOn()) && !st.getInFlight().isEmpty()
+          && Boolean.TRUE.equals(in.hbase().balancerOn())) {
+        actions.add(new SwitchBalancer(false)); // off for the whole roll, whoever turned it on
+      }
       for (PodRoll r : List.copyOf(st.getInFlight())) {
         advance(r);
       }
@@ -129,8 +133,14 @@ public final class Roller {
         waitFor("HBaseUnreachable", "HBase master unreachable: " + h.error());
         return;
       }
-      Optional<ServerState> old = h.live(ServerId.parse(r.getOldServer()));
+      ServerId oldId = ServerId.parse(r.getOldServer());
+      Optional<ServerState> old = h.live(oldId);
       int left = old.map(ServerState::regionCount).orElse(0);
+      if (old.isPresent() && !h.decommissioned().contains(oldId)) {
+        actions.add(new Decommission(oldId)); // idempotent; sent from the recorded state only
+        requeue(FAST);
+        return;
+      }
       if (left == 0 && h.regionsInTransition() == 0) {
         to(r, Step.Deleting);
         requeue(Duration.ZERO);
@@ -337,15 +347,11 @@ public final class Roller {
         r.setOldServer(sv.id().toString());
         r.setRegions(sv.regions().stream().filter(x -> !META_REGION.equals(x)).sorted().collect(Collectors.toList()));
         if (st.getBalancerWasOn() == null) {
-          boolean on = !Boolean.FALSE.equals(in.hbase().balancerOn());
-          st.setBalancerWasOn(on);
-          if (on) {
-            actions.add(new SwitchBalancer(false));
-          }
+          st.setBalancerWasOn(!Boolean.FALSE.equals(in.hbase().balancerOn()));
         }
+        // Recorded now, acted on in the next step: a crash in between loses nothing.
         to(r, Step.Draining);
-        actions.add(new Decommission(sv.id()));
-        requeue(FAST);
+        requeue(Duration.ZERO);
       } else {
         to(r, Step.Deleting);
         requeue(Duration.ZERO);

@@ -1,0 +1,323 @@
+package dev.hbase.cache.operator.roll;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.roll.RollModel.Action;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The roller's decisions against a simulated cluster (Strimzi's KafkaRollerTest is the model). */
+class RollerTest {
+  static final String NEW = "rev-new";
+
+  static FakeCluster threeServers() {
+    // rs-1 has the fewest regions, rs-2 hosts hbase:meta: the order must be rs-1, rs-0, rs-2.
+    return new FakeCluster(3, "rev-old")
+        .regions("rs-0", "a0", "a1", "a2", "a3")
+        .regions("rs-1", "b0", "b1")
+        .regions("rs-2", "c0", "c1", "c2")
+        .meta("rs-2");
+  }
+
+  static boolean idle(RolloutStatus s) {
+    return s.getPhase() == Phase.Idle;
+  }
+
+  static RollModel.Settings with(RollModel.Settings s, RolloutSpec.Strategy strategy, int maxUnavailable, boolean paused) {
+    return new RollModel.Settings(s.revision(), strategy, maxUnavailable, paused, s.podReadyTimeout(), s.minRetainedFraction(), s.minHitRatio(), s.warmTimeout(), s.persistent());
+  }
+
+  @Test
+  void drainAndReloadRollsOneAtATimeFewestRegionsFirstMetaLast() {
+    FakeCluster c = threeServers();
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+
+    assertThat(idle(s)).isTrue();
+    assertThat(c.restartOrder).containsExactly("rs-1", "rs-0", "rs-2");
+    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(c.maxDown).isEqualTo(1);
+    // every pod got its own regions back, on its new instance
+    // every pod got its own regions back, on its new instance; hbase:meta, moved off rs-2 alone
+    // before its drain, stays where it went (moving it back would stall every client again)
+    assertThat(c.servers.get("rs-0").regions).containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
+    assertThat(c.servers.get("rs-1").regions).containsExactlyInAnyOrder("b0", "b1", RollModel.META_REGION);
+    assertThat(c.servers.get("rs-2").regions).containsExactlyInAnyOrder("c0", "c1", "c2");
+    // the balancer was off during the roll and is back on; no decommission mark is left
+    assertThat(c.executed).filteredOn(a -> a instanceof RollModel.SwitchBalancer).extracting(a -> ((RollModel.SwitchBalancer) a).on()).containsExactly(false, true);
+    assertThat(c.balancerOn).isTrue();
+    assertThat(c.decommissioned).isEmpty();
+    assertThat(s.getUpdated()).isEqualTo(3);
+    assertThat(s.getProgress()).isEqualTo("3/3");
+    assertThat(log).flatExtracting(Roller.Decision::restarted).extracting(RollModel.Restarted::pod).containsExactly("rs-1", "rs-0", "rs-2");
+    assertThat(log).flatExtracting(Roller.Decision::restarted).allSatisfy(r -> assertThat(r.retainedFraction()).isEqualTo(1.0));
+    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).contains("RollStarted", "RollFinished");
+  }
+
+  @Test
+  void aBalancerThatWasOffStaysOff() {
+    FakeCluster c = threeServers();
+    c.balancerOn = false;
+    c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(c.executed).noneMatch(a -> a instanceof RollModel.SwitchBalancer);
+    assertThat(c.balancerOn).isFalse();
+  }
+
+  @Test
+  void recommissionWaitsForTheNewInstancesFirstReport() {
+    FakeCluster c = threeServers();
+    c.reportDelay = Duration.ofSeconds(8);
+    // FakeCluster asserts on every recommission that the target has reported.
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(idle(s)).isTrue();
+  }
+
+  @Test
+  void stragglersAreSentBackAgain() {
+    FakeCluster c = threeServers();
+    c.misplaceOnRecommission = 1;
+    c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(c.servers.get("rs-1").regions).contains("b0", "b1");
+    assertThat(c.servers.get("rs-0").regions).containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
+    assertThat(c.executed).filteredOn(a -> a instanceof RollModel.Recommission).hasSizeGreaterThan(3);
+  }
+
+  @Test
+  void inPlaceNeitherDrainsNorTouchesTheBalancer() {
+    FakeCluster c = threeServers();
+    var s = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.InPlace, 1, false);
+    c.run(null, s, 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(c.restarts).hasSize(3).containsValue(1).doesNotContainValue(2);
+    assertThat(c.executed).noneMatch(a -> a instanceof RollModel.Decommission || a instanceof RollModel.Recommission || a instanceof RollModel.SwitchBalancer);
+    assertThat(c.maxDown).isEqualTo(1);
+  }
+
+  @Test
+  void maxUnavailableTwoRestartsTwoAtOnceButNeverThree() {
+    FakeCluster c = new FakeCluster(4, "rev-old");
+    var s = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.InPlace, 2, false);
+    c.run(null, s, 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(c.maxDown).isEqualTo(2);
+    assertThat(c.restarts).hasSize(4).doesNotContainValue(2);
+  }
+
+  @Test
+  void stuckPodGoesFirstWithoutWaitingForTheClusterGate() {
+    FakeCluster c = threeServers();
+    FakeCluster.Pod p = c.pods.get("rs-0");
+    p.ready = false;
+    p.stuck = "CrashLoopBackOff";
+    c.servers.get("rs-1").regions.addAll(c.servers.remove("rs-0").regions); // it serves nothing
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-0");
+    assertThat(d.state().getInFlight().get(0).getReason()).isEqualTo("Stuck: CrashLoopBackOff");
+    assertThat(d.state().getInFlight().get(0).getStep()).isEqualTo(PodRoll.Step.Deleting);
+    // the next step deletes it, although only 2 of 3 RegionServers are live
+    Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
+    assertThat(d2.actions()).containsExactly(new RollModel.DeletePod("rs-0", "rs-0-uid-0"));
+  }
+
+  @Test
+  void unreadyPodsGoBeforeReadyOnes() {
+    FakeCluster c = threeServers();
+    c.pods.get("rs-2").ready = false; // up but not Ready (e.g. still opening regions)
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-2");
+    assertThat(d.state().getInFlight().get(0).getReason()).isEqualTo("Unready");
+  }
+
+  @Test
+  void gateWaitsWhileRegionsAreInTransition() {
+    FakeCluster c = threeServers();
+    c.regionsInTransition = 2;
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.actions()).isEmpty();
+    assertThat(d.state().getInFlight()).isEmpty();
+    assertThat(d.progressReason()).isEqualTo("ClusterNotHealthy");
+    assertThat(d.progressMessage()).contains("2 regions in transition");
+    c.regionsInTransition = 0;
+    Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
+    // admission only records (regions, balancer state); the next step acts on the record
+    assertThat(d2.actions()).isEmpty();
+    PodRoll r = d2.state().getInFlight().get(0);
+    assertThat(r.getPod()).isEqualTo("rs-1");
+    assertThat(r.getRegions()).containsExactly("b0", "b1");
+    assertThat(r.getOldServer()).isEqualTo(c.servers.get("rs-1").id.toString());
+    assertThat(d2.state().getBalancerWasOn()).isTrue();
+    Roller.Decision d3 = Roller.step(d2.state(), c.input(FakeCluster.settings(NEW)));
+    assertThat(d3.actions()).containsExactly(new RollModel.SwitchBalancer(false), new RollModel.Decommission(c.servers.get("rs-1").id));
+  }
+
+  @Test
+  void gateWaitsForDeadServersUnregisteredPodsAndAnUnreachableMaster() {
+    FakeCluster c = threeServers();
+    c.dead.add(new ServerId("gone.example", 16020, 1));
+    assertThat(Roller.step(null, c.input(FakeCluster.settings(NEW))).progressMessage()).contains("dead RegionServers: gone.example,16020,1");
+    c.dead.clear();
+
+    FakeCluster.Server s = c.servers.remove("rs-0");
+    assertThat(Roller.step(null, c.input(FakeCluster.settings(NEW))).progressMessage()).contains("2 RegionServers registered with the master, 3 pods should serve");
+    c.servers.put("rs-0", s);
+
+    c.masterReachable = false;
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.actions()).isEmpty();
+    assertThat(d.progressMessage()).contains("HBase master unreachable");
+  }
+
+  @Test
+  void podThatNeverGetsReadyBlocksTheRollAndNothingElseIsTouched() {
+    FakeCluster c = threeServers();
+    c.pods.get("rs-1").neverReady = true;
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 400, st -> st.getPhase() == Phase.Blocked, log);
+    Roller.Decision last = log.get(log.size() - 1);
+    assertThat(s.getPhase()).isEqualTo(Phase.Blocked);
+    assertThat(last.degraded()).isTrue();
+    assertThat(last.degradedReason()).isEqualTo("PodNotReady");
+    assertThat(s.getMessage()).contains("rs-1").contains("not Ready");
+    assertThat(log).flatExtracting(Roller.Decision::events).filteredOn(RollModel.Event::warning).extracting(RollModel.Event::reason).containsExactly("RollBlocked");
+
+    // an hour later still nothing else restarted, and the warning was not repeated
+    log.clear();
+    s = c.run(s, FakeCluster.settings(NEW), 100, st -> false, log);
+    assertThat(c.restarts).containsOnlyKeys("rs-1");
+    assertThat(log).flatExtracting(Roller.Decision::events).isEmpty();
+
+    // the cause goes away: the roll goes on
+    c.pods.get("rs-1").neverReady = false;
+    s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(idle(s)).isTrue();
+    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+  }
+
+  @Test
+  void aSpecChangeUnblocksAndRestartsTheBrokenPodFirst() {
+    FakeCluster c = threeServers();
+    c.pods.get("rs-1").neverReady = true;
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 400, st -> st.getPhase() == Phase.Blocked, null);
+    assertThat(s.getPhase()).isEqualTo(Phase.Blocked);
+    // the user fixes the spec: a new revision, and the new template starts fine
+    c.templateRevision = "rev-fixed";
+    c.pods.get("rs-1").neverReady = false;
+    c.pods.get("rs-1").stuck = "CrashLoopBackOff";
+    c.restartOrder.clear();
+    Roller.Decision d = Roller.step(s, c.input(FakeCluster.settings("rev-fixed")));
+    assertThat(d.state().getPhase()).isEqualTo(Phase.Rolling);
+    assertThat(d.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1");
+    c.pods.get("rs-1").stuck = null;
+    d.actions().forEach(c::apply);
+    s = c.run(d.state(), FakeCluster.settings("rev-fixed"), 600, st -> idle(st) && c.allAt("rev-fixed"), null);
+    assertThat(idle(s)).isTrue();
+    assertThat(c.restartOrder.get(0)).isEqualTo("rs-1");
+  }
+
+  @Test
+  void pausedStopsBetweenPodsAndResumes() {
+    FakeCluster c = threeServers();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> st.getUpdated() != null && st.getUpdated() == 1, null);
+    // paused while the second pod is already in flight: it finishes, the third waits
+    var paused = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.DrainAndReload, 1, true);
+    s = c.run(s, paused, 200, st -> false, null);
+    assertThat(s.getPhase()).isEqualTo(Phase.Paused);
+    assertThat(s.getMessage()).contains("1 RegionServers still to restart");
+    assertThat(c.restarts).hasSize(2);
+    s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(c.restarts).hasSize(3);
+  }
+
+  @Test
+  void warmGateWaitsForTheCacheAndReportsAColdPod() {
+    FakeCluster c = threeServers();
+    c.retainOnRestart = 0.5;
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 800, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).isTrue();
+    var restarted = log.stream().flatMap(d -> d.restarted().stream()).toList();
+    assertThat(restarted).hasSize(3).allSatisfy(r -> {
+      assertThat(r.warm()).isFalse();
+      assertThat(r.retainedFraction()).isEqualTo(0.5);
+    });
+    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).contains("PodRestartedCold");
+    // each pod waited the warm gate's 5 minutes: the roll took at least 15 minutes
+    assertThat(c.now).isAfter(java.time.Instant.parse("2026-11-21T10:15:00Z"));
+  }
+
+  @Test
+  void withoutPersistenceRetentionIsNotRequired() {
+    FakeCluster c = threeServers();
+    c.retainOnRestart = 0;
+    var s = new RollModel.Settings(NEW, RolloutSpec.Strategy.DrainAndReload, 1, false, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), false);
+    List<Roller.Decision> log = new ArrayList<>();
+    c.run(null, s, 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(log).flatExtracting(Roller.Decision::restarted).allSatisfy(r -> assertThat(r.warm()).isTrue());
+  }
+
+  /**
+   * The operator may die at any point: after deciding but before acting, or after acting but
+   * before the status is written. Whatever the crash points, no pod is restarted twice and the
+   * roll completes.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+  void resumeAfterCrashesNeverRestartsAPodTwice(long seed) {
+    FakeCluster c = threeServers();
+    Random rnd = new Random(seed);
+    RolloutStatus saved = null;
+    int crashes = 0;
+    for (int i = 0; i < 3000 && !(saved != null && idle(saved) && c.allAt(NEW)); i++) {
+      Roller.Decision d = Roller.step(saved, c.input(FakeCluster.settings(NEW)));
+      int fate = rnd.nextInt(10);
+      if (fate == 0) {
+        crashes++; // died before acting: nothing happened
+      } else if (fate <= 2) {
+        crashes++; // acted, died before the status patch
+        d.actions().forEach(c::apply);
+      } else {
+        d.actions().forEach(c::apply);
+        saved = d.state();
+      }
+      c.tick(d.requeueAfter());
+    }
+    assertThat(crashes).isGreaterThan(5);
+    assertThat(c.allAt(NEW)).isTrue();
+    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(c.maxDown).isEqualTo(1);
+    assertThat(c.balancerOn).isTrue();
+    assertThat(c.decommissioned).isEmpty();
+  }
+
+  @Test
+  void nothingToDoIsIdleWithoutActions() {
+    FakeCluster c = new FakeCluster(3, NEW);
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.actions()).isEmpty();
+    assertThat(d.state().getPhase()).isEqualTo(Phase.Idle);
+    assertThat(d.state().getProgress()).isEqualTo("3/3");
+    assertThat(d.events()).isEmpty();
+  }
+
+  @Test
+  void theDeleteIsRecordedBeforeItIsSent() {
+    FakeCluster c = new FakeCluster(1, "rev-old");
+    var s = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.InPlace, 1, false);
+    Roller.Decision first = Roller.step(null, c.input(s));
+    assertThat(first.actions()).isEmpty();
+    assertThat(first.state().getInFlight().get(0).getStep()).isEqualTo(PodRoll.Step.Deleting);
+    assertThat(first.state().getInFlight().get(0).getUid()).isEqualTo("rs-0-uid-0");
+    Roller.Decision second = Roller.step(first.state(), c.input(s));
+    List<Action> a = second.actions();
+    assertThat(a).containsExactly(new RollModel.DeletePod("rs-0", "rs-0-uid-0"));
+  }
+}
