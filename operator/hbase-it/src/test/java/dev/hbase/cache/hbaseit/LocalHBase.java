@@ -1,0 +1,284 @@
+package dev.hbase.cache.hbaseit;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.HBaseClusterException;
+import dev.hbase.cache.operator.hbase.ServerId;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+
+/**
+ * A real HBase 2.6.4 cluster on loopback: one ZooKeeper, one HMaster and RegionServers, each a
+ * process started through images/hbase/entrypoint.sh with the Maven-built classpath, its own conf
+ * dir and a local-filesystem root dir under the test's directory. RegionServer {@code i} always
+ * uses the same ports, so a restarted one is "the same pod" (same host and port, new start code).
+ */
+final class LocalHBase implements AutoCloseable {
+
+  static final Path ENTRYPOINT = path("hbase.entrypoint", "../../images/hbase/entrypoint.sh");
+  static final Path LIB_DIR = path("hbase.lib.dir", "../../images/hbase/target/lib");
+  static final Path IT_DIR = path("hbase.it.dir", "target/hbase-it");
+  static final String HOST = "127.0.0.1";
+
+  /** A RegionServer's settings: container environment and hbase-site keys (e.g. a Plan's). */
+  record RegionServerSettings(Map<String, String> env, Map<String, String> site) {}
+
+  final Path dir;
+  private final int zkPort;
+  private final int masterPort;
+  private final int masterInfoPort;
+  private final int[][] rsPorts;
+  private HBaseProcess zk;
+  private HBaseProcess master;
+  private final Map<Integer, HBaseProcess> regionServers = new TreeMap<>();
+  private final List<Connection> connections = new ArrayList<>();
+
+  private LocalHBase(Path dir, int maxRegionServers) {
+    this.dir = dir;
+    this.zkPort = freePort();
+    this.masterPort = freePort();
+    this.masterInfoPort = freePort();
+    this.rsPorts = new int[maxRegionServers][];
+    for (int i = 0; i < maxRegionServers; i++) {
+      rsPorts[i] = new int[] {freePort(), freePort()};
+    }
+  }
+
+  /** Starts ZooKeeper and the HMaster; RegionServers are started by the test. */
+  static LocalHBase start(String name, int maxRegionServers) throws IOException {
+    if (!Files.isRegularFile(LIB_DIR.resolve("hbase-server-2.6.4-hadoop3.jar"))) {
+      throw new IllegalStateException(
+          "no HBase classpath in " + LIB_DIR + ": run `mvn -f images/hbase/pom.xml package` (make test-hbase does)");
+    }
+    Path dir = IT_DIR.resolve(name + "-" + System.currentTimeMillis()).toAbsolutePath();
+    Files.createDirectories(dir.resolve("logs"));
+    LocalHBase hbase = new LocalHBase(dir, maxRegionServers);
+    try {
+      hbase.zk =
+          hbase.daemon("zookeeper", "zookeeper", Map.of(), Map.of("HBASE_HEAPSIZE", "128m"), List.of());
+      awaitPort(hbase.zkPort, Duration.ofSeconds(60), hbase.zk);
+      hbase.master =
+          hbase.daemon(
+              "master",
+              "master",
+              Map.of(),
+              Map.of("HBASE_HEAPSIZE", "320m", "HBASE_MASTER_OPTS", "-XX:+UseSerialGC"),
+              List.of());
+      awaitPort(hbase.masterPort, Duration.ofSeconds(90), hbase.master);
+      return hbase;
+    } catch (RuntimeException | IOException e) {
+      hbase.close();
+      throw e;
+    }
+  }
+
+  /** Client settings that reach this cluster (what the operator gets from hbase-site). */
+  Map<String, String> clientSettings() {
+    return Map.of(
+        "hbase.zookeeper.quorum", HOST, "hbase.zookeeper.property.clientPort", Integer.toString(zkPort));
+  }
+
+  AdminHBaseCluster admin() throws HBaseClusterException {
+    return AdminHBaseCluster.connect(clientSettings(), AdminHBaseCluster.Options.defaults());
+  }
+
+  /** A plain client connection for the test's own reads and writes (closed with the cluster). */
+  Connection connection() throws IOException {
+    org.apache.hadoop.conf.Configuration conf = org.apache.hadoop.hbase.HBaseConfiguration.create();
+    clientSettings().forEach(conf::set);
+    conf.setInt("hbase.client.retries.number", 10);
+    Connection c = ConnectionFactory.createConnection(conf);
+    connections.add(c);
+    return c;
+  }
+
+  int regionServerPort(int i) {
+    return rsPorts[i][0];
+  }
+
+  int regionServerInfoPort(int i) {
+    return rsPorts[i][1];
+  }
+
+  /** Starts RegionServer i (again) with these settings; returns once its RPC port is open. */
+  HBaseProcess startRegionServer(int i, RegionServerSettings settings) throws IOException {
+    if (regionServers.containsKey(i) && regionServers.get(i).alive()) {
+      throw new IllegalStateException("regionserver " + i + " is running");
+    }
+    Map<String, String> site = new LinkedHashMap<>();
+    site.put("hbase.regionserver.port", Integer.toString(rsPorts[i][0]));
+    site.put("hbase.regionserver.info.port", Integer.toString(rsPorts[i][1]));
+    site.putAll(settings.site());
+    HBaseProcess rs = daemon("rs" + i, "regionserver", site, settings.env(), List.of());
+    regionServers.put(i, rs);
+    awaitPort(rsPorts[i][0], Duration.ofSeconds(90), rs);
+    return rs;
+  }
+
+  /** Waits until RegionServer i is live at the master and has sent a load report. */
+  ServerId awaitRegionServerReported(AdminHBaseCluster admin, int i, Duration timeout) {
+    ServerId[] found = new ServerId[1];
+    await("regionserver " + i + " registered and reported")
+        .atMost(timeout)
+        .pollInterval(Duration.ofMillis(250))
+        .until(
+            () -> {
+              ClusterSnapshot s = admin.snapshot();
+              var state = s.liveAt(HOST, rsPorts[i][0]);
+              state.filter(ClusterSnapshot.ServerState::reported).ifPresent(x -> found[0] = x.id());
+              return found[0] != null;
+            });
+    return found[0];
+  }
+
+  /** Graceful stop (SIGTERM) of RegionServer i; returns its exit code (143 for a clean SIGTERM). */
+  int stopRegionServer(int i) {
+    HBaseProcess rs = regionServers.remove(i);
+    return rs == null ? 0 : rs.stop(120);
+  }
+
+  HBaseProcess regionServer(int i) {
+    return regionServers.get(i);
+  }
+
+  HBaseProcess master() {
+    return master;
+  }
+
+  @Override
+  public void close() {
+    for (Connection c : connections) {
+      try {
+        c.close();
+      } catch (IOException | RuntimeException ignored) {
+        // the cluster goes away anyway
+      }
+    }
+    regionServers.values().forEach(HBaseProcess::signalStop);
+    regionServers.values().forEach(p -> p.stop(60));
+    regionServers.clear();
+    if (master != null) {
+      master.stop(30);
+    }
+    if (zk != null) {
+      zk.stop(15);
+    }
+    deleteDataKeepLogs();
+  }
+
+  /** Removes root dir, caches and ZooKeeper data (hundreds of MB); keeps logs and JMX captures. */
+  private void deleteDataKeepLogs() {
+    try (var entries = Files.list(dir)) {
+      for (Path p : entries.toList()) {
+        String n = p.getFileName().toString();
+        if (Files.isDirectory(p) && !n.equals("logs") && !n.startsWith("conf-")) {
+          try (var walk = Files.walk(p)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+          }
+        }
+      }
+    } catch (IOException e) {
+      // best effort: target/ is cleaned by mvn clean
+    }
+  }
+
+  private HBaseProcess daemon(
+      String name, String role, Map<String, String> roleSite, Map<String, String> env, List<String> args)
+      throws IOException {
+    Path conf = dir.resolve("conf-" + name);
+    Files.createDirectories(conf);
+    Map<String, String> site = new LinkedHashMap<>(commonSite());
+    site.putAll(roleSite);
+    Files.writeString(conf.resolve("hbase-site.xml"), siteXml(site));
+    // metrics2 refresh every second instead of 10 s, so tests read fresh counters sooner
+    Files.writeString(conf.resolve("hadoop-metrics2-hbase.properties"), "*.period=1\n");
+    return HBaseProcess.start(name, role, conf, env, dir.resolve("logs").resolve(name + ".log"), args);
+  }
+
+  private Map<String, String> commonSite() {
+    Map<String, String> s = new LinkedHashMap<>();
+    s.put("hbase.cluster.distributed", "true");
+    s.put("hbase.rootdir", dir.resolve("root").toUri().toString());
+    s.put("hbase.tmp.dir", dir.resolve("tmp").toString());
+    s.put("hbase.unsafe.stream.capability.enforce", "false");
+    s.put("hbase.wal.provider", "filesystem");
+    s.put("hbase.zookeeper.quorum", HOST);
+    s.put("hbase.zookeeper.property.clientPort", Integer.toString(zkPort));
+    s.put("hbase.zookeeper.property.clientPortAddress", HOST);
+    s.put("hbase.zookeeper.property.dataDir", dir.resolve("zk").toString());
+    s.put("hbase.zookeeper.property.admin.enableServer", "false");
+    s.put("hbase.zookeeper.property.maxClientCnxns", "0");
+    s.put("hbase.master.hostname", HOST);
+    s.put("hbase.master.ipc.address", HOST);
+    s.put("hbase.master.port", Integer.toString(masterPort));
+    s.put("hbase.master.info.port", Integer.toString(masterInfoPort));
+    s.put("hbase.master.info.bindAddress", HOST);
+    s.put("hbase.unsafe.regionserver.hostname", HOST);
+    s.put("hbase.regionserver.ipc.address", HOST);
+    s.put("hbase.regionserver.info.bindAddress", HOST);
+    s.put("hbase.regionserver.handler.count", "10");
+    s.put("hbase.master.wait.on.regionservers.mintostart", "1");
+    // the counters /jmx shows are refreshed every second instead of every 5 s
+    s.put("hbase.regionserver.metrics.period", "1000");
+    return s;
+  }
+
+  static String siteXml(Map<String, String> site) {
+    StringBuilder b = new StringBuilder("<?xml version=\"1.0\"?>\n<configuration>\n");
+    site.forEach(
+        (k, v) ->
+            b.append("  <property><name>")
+                .append(xml(k))
+                .append("</name><value>")
+                .append(xml(v))
+                .append("</value></property>\n"));
+    return b.append("</configuration>\n").toString();
+  }
+
+  private static String xml(String s) {
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+  }
+
+  static void awaitPort(int port, Duration timeout, HBaseProcess process) {
+    await(process.name + " listening on " + port)
+        .atMost(timeout)
+        .pollInterval(Duration.ofMillis(250))
+        .failFast(process.name + " exited, see " + process.log, () -> !process.alive())
+        .until(() -> portOpen(port));
+  }
+
+  static boolean portOpen(int port) {
+    try (Socket s = new Socket(InetAddress.getByName(HOST), port)) {
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static Path path(String property, String fallback) {
+    return Path.of(System.getProperty(property, fallback)).toAbsolutePath().normalize();
+  }
+}

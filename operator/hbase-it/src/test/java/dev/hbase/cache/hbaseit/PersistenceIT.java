@@ -1,0 +1,142 @@
+package dev.hbase.cache.hbaseit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
+import dev.hbase.cache.operator.hbase.CacheDelta;
+import dev.hbase.cache.operator.hbase.CacheRatios;
+import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.plan.Plan;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A RegionServer with the planned PersistentFile settings, stopped with SIGTERM and started again
+ * with the same files, comes back with its L2 (>= 95% of the used bytes) and serves its first reads
+ * from it as well as before the stop; with File settings (no persistence) it starts cold.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PersistenceIT {
+
+  /** ~137 MB of values: fits the planned 384 MiB L2. */
+  static final int ROWS = 130_000;
+  /** Reads measured before and after the restart, one per distinct data block. */
+  static final int READS = 800;
+
+  LocalHBase hbase;
+  AdminHBaseCluster admin;
+  TestTable table;
+  final JmxScraper scraper = new JmxScraper(Duration.ofSeconds(5));
+
+  @BeforeAll
+  void startClusterAndLoad() throws Exception {
+    hbase = LocalHBase.start("persistence", 1);
+    hbase.startRegionServer(0, Plans.settings(Plans.plan(CacheMode.Lru, hbase.dir)));
+    admin = hbase.admin();
+    hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
+    table = TestTable.create(hbase.connection(), "persistence", ROWS, 4);
+    assertThat(hbase.stopRegionServer(0)).isEqualTo(143);
+  }
+
+  @AfterAll
+  void stopCluster() {
+    if (admin != null) {
+      admin.close();
+    }
+    if (hbase != null) {
+      hbase.close();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = CacheMode.class, names = {"PersistentFile", "File"})
+  void gracefulRestartKeepsTheCacheOnlyWhenPersistent(CacheMode mode) throws Exception {
+    boolean persistent = mode == CacheMode.PersistentFile;
+    Path cacheDir = Files.createDirectories(hbase.dir.resolve("cache-" + mode));
+    Plan plan = Plans.plan(mode, cacheDir);
+    int infoPort = hbase.regionServerInfoPort(0);
+    hbase.startRegionServer(0, Plans.settings(plan));
+    try {
+      awaitServing();
+      // warm: one scan caches every data block in the L2
+      assertThat(table.scanAll()).isEqualTo(ROWS);
+      CacheSample warmed = TestTable.settledSample(scraper, infoPort);
+      assertThat(warmed.failedInsertions()).as("blocks dropped by full writer queues").isZero();
+      assertThat(warmed.l2UsedBytes()).as("L2 holds the table").isGreaterThan(ROWS * 1_000L);
+
+      double before = readRatio(table.rowsInDistinctBlocks(0, READS, 1), infoPort, "before");
+      long l2Before = TestTable.settledSample(scraper, infoPort).l2UsedBytes();
+
+      Instant stop = Instant.now();
+      assertThat(hbase.stopRegionServer(0)).as("clean SIGTERM exit").isEqualTo(143);
+      if (persistent) {
+        assertThat(cacheDir.resolve("bucketcache.map")).as("map written on shutdown").exists();
+      }
+      hbase.startRegionServer(0, Plans.settings(plan));
+      awaitServing();
+      CacheSample back =
+          persistent
+              ? TestTable.awaitSample(
+                  scraper, infoPort, Duration.ofSeconds(90), s -> s.l2UsedBytes() >= 0.95 * l2Before)
+              : TestTable.awaitSample(scraper, infoPort, Duration.ofSeconds(30), s -> true);
+      double retained = CacheRatios.retainedFraction(l2Before, back.l2UsedBytes());
+      double after = readRatio(table.rowsInDistinctBlocks(0, READS, 2), infoPort, "after");
+      System.out.printf(
+          "RESULT %s: L2 capacity %d, used before %d, after %d, retained %.4f; data hit ratio"
+              + " before %.4f, first %d reads after restart %.4f; stop->serving %s%n",
+          mode, back.l2CapacityBytes(), l2Before, back.l2UsedBytes(), retained, before, READS, after,
+          Duration.between(stop, Instant.now()));
+
+      assertThat(before).as("%s ratio before the stop", mode).isGreaterThanOrEqualTo(0.99);
+      if (persistent) {
+        assertThat(retained).as("L2 used bytes retained").isGreaterThanOrEqualTo(0.95);
+        assertThat(after).as("first reads after the restart").isGreaterThanOrEqualTo(before - 0.01);
+      } else {
+        assertThat(retained).as("File mode keeps nothing").isLessThan(0.05);
+        assertThat(after).as("File mode starts cold").isLessThan(0.10);
+      }
+    } finally {
+      hbase.stopRegionServer(0);
+    }
+  }
+
+  /** Data-block hit ratio (JMX counter deltas) of one get per row. */
+  private double readRatio(List<String> rows, int infoPort, String what) throws Exception {
+    CacheSample s0 = TestTable.settledSample(scraper, infoPort);
+    table.get(rows);
+    TestTable.awaitSample(
+        scraper, infoPort, Duration.ofSeconds(30),
+        s -> CacheRatios.between(s0, s).data().hits() + CacheRatios.between(s0, s).data().misses() / 2 >= rows.size());
+    CacheDelta d = CacheRatios.between(s0, TestTable.settledSample(scraper, infoPort));
+    System.out.printf("%s: %s%n", what, d);
+    assertThat(d.restarts()).isZero();
+    return d.data().ratio().orElseThrow();
+  }
+
+  private void awaitServing() {
+    hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
+    Awaitility.await("all regions online")
+        .atMost(Duration.ofSeconds(90))
+        .pollInterval(Duration.ofMillis(500))
+        .until(
+            () -> {
+              ClusterSnapshot s = admin.snapshot();
+              return s.masterReachable()
+                  && s.regionsInTransition() == 0
+                  && s.live().size() == 1
+                  && s.live().get(0).regionCount() >= 5; // meta + 4 table regions
+            });
+  }
+}

@@ -1,0 +1,52 @@
+package dev.hbase.cache.hbaseit;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
+import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.api.v1alpha1.spec.MemorySpec;
+import dev.hbase.cache.api.v1alpha1.spec.StorageSpec;
+import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
+import dev.hbase.cache.operator.plan.Plan;
+import dev.hbase.cache.operator.plan.PlanResult;
+import dev.hbase.cache.operator.plan.Planner;
+import dev.hbase.cache.operator.plan.Refusal;
+import io.fabric8.kubernetes.api.model.Quantity;
+import java.nio.file.Path;
+
+/** Policies for each mode, planned by the operator's real planner for a 2 GiB container. */
+final class Plans {
+
+  static final long MEMORY_LIMIT = 2L << 30;
+
+  private Plans() {}
+
+  /** The policy a test uses for a mode; file modes keep their cache under {@code cacheDir}. */
+  static BlockCachePolicySpec policy(CacheMode mode, Path cacheDir) {
+    BlockCachePolicySpec spec =
+        new BlockCachePolicySpec()
+            .setTargetRef(new TargetRef().setName("hbase-regionserver"))
+            .setHbaseSiteConfigMap("hbase-site")
+            .setMode(mode);
+    switch (mode) {
+      case Offheap -> spec.setMemory(
+          new MemorySpec().setHeap(new Quantity("512Mi")).setBucketCache(new Quantity("256Mi")));
+      case File, PersistentFile -> spec.setMemory(new MemorySpec().setBucketCache(new Quantity("384Mi")))
+          .setStorage(
+              new StorageSpec().setSize(new Quantity("2Gi")).setMountPath(cacheDir.toString()));
+      default -> {}
+    }
+    return spec;
+  }
+
+  static Plan plan(CacheMode mode, Path cacheDir) {
+    PlanResult result = Planner.plan(policy(mode, cacheDir), MEMORY_LIMIT, null);
+    if (result instanceof Refusal refusal) {
+      throw new AssertionError("planner refused " + mode + ": " + refusal.reasons());
+    }
+    return (Plan) result;
+  }
+
+  /** What the operator would put on the RegionServer container: the plan's env and site keys. */
+  static LocalHBase.RegionServerSettings settings(Plan plan) {
+    return new LocalHBase.RegionServerSettings(plan.env(), plan.regionServerSite());
+  }
+}
