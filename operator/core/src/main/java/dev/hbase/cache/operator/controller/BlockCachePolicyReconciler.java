@@ -255,6 +255,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
         return done(policy, old, status, Duration.ofSeconds(2));
       }
     }
+    ensureOnDelete(client, sts);
     apply(client, Desired.regionServerPatch(policy, plan, revision, container.get().getName(), configVolume.get()));
     if (spec.getMasterRef() != null) {
       applyMaster(client, policy, base.get(), plan);
@@ -335,6 +336,21 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
     }
     policy.setStatus(status);
     return UpdateControl.patchStatus(policy).rescheduleAfter(requeue);
+  }
+
+  /**
+   * The API server defaults updateStrategy.rollingUpdate on every StatefulSet, owned by whoever
+   * created it; server-side apply cannot set type OnDelete while that field stays. Replace the
+   * strategy once with an ordinary update (optimistic lock on the version just read).
+   */
+  private static void ensureOnDelete(KubernetesClient client, StatefulSet sts) {
+    var strategy = sts.getSpec().getUpdateStrategy();
+    if (strategy != null && "OnDelete".equals(strategy.getType()) && strategy.getRollingUpdate() == null) {
+      return;
+    }
+    StatefulSet copy = Serialization.clone(sts);
+    copy.getSpec().setUpdateStrategy(new io.fabric8.kubernetes.api.model.apps.StatefulSetUpdateStrategy(null, "OnDelete"));
+    client.resource(copy).update();
   }
 
   private static void apply(KubernetesClient client, HasMetadata desired) {

@@ -1,0 +1,361 @@
+package dev.hbase.cache.operator.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.BlockCacheOperator;
+import dev.hbase.cache.operator.render.Desired;
+import dev.hbase.cache.operator.render.SiteXml;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
+import java.io.FileInputStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator against a real kube-apiserver + etcd (kube-api-test). There is no kubelet,
+ * StatefulSet controller or garbage collector: {@link FakeKube} plays them, and {@link FakeHBase}
+ * the HBase master.
+ */
+@EnableKubeAPIServer
+class OperatorIT {
+  static KubernetesClient client;
+  static final AtomicInteger NS = new AtomicInteger();
+  static final String STS = "rs";
+  static final String BASE_SITE =
+      "<configuration>\n"
+          + "<property><name>hbase.zookeeper.quorum</name><value>zk-0.zk:2181</value></property>\n"
+          + "<property><name>hbase.bucketcache.ioengine</name><value>offheap</value></property>\n"
+          + "<property><name>hbase.rootdir</name><value>file:///data/hbase</value></property>\n"
+          + "</configuration>\n";
+
+  final List<AutoCloseable> closeAfter = new ArrayList<>();
+  String ns;
+  FakeHBase hbase;
+  FakeKube kube;
+
+  @BeforeAll
+  static void crd() throws Exception {
+    try (var in = new FileInputStream("../../crds/blockcachepolicies.cache.hbase.dev-v1.yml")) {
+      var crd = client.apiextensions().v1().customResourceDefinitions().load(in).item();
+      client.resource(crd).serverSideApply();
+      client.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
+          .waitUntilCondition(CrdValidationTest::established, 30, TimeUnit.SECONDS);
+    }
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    for (AutoCloseable c : closeAfter) {
+      c.close();
+    }
+  }
+
+  // ------------------------------------------------------------------ setup
+
+  /** A namespace with the base ConfigMap, a 3-replica StatefulSet and its Ready pods. */
+  void cluster(String memoryLimit, boolean withClaimTemplate) {
+    ns = "it-" + NS.incrementAndGet();
+    client.resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
+    client.resource(new ConfigMapBuilder().withNewMetadata().withName("hbase-site").withNamespace(ns).endMetadata()
+        .addToData("hbase-site.xml", BASE_SITE).addToData("log4j2.properties", "rootLogger.level=info\n").build()).create();
+    var b = new StatefulSetBuilder()
+        .withNewMetadata().withName(STS).withNamespace(ns).endMetadata()
+        .withNewSpec().withReplicas(3).withServiceName(STS)
+        .withNewSelector().addToMatchLabels("app", "rs").endSelector()
+        .withNewTemplate().withNewMetadata().addToLabels("app", "rs").endMetadata()
+        .withNewSpec()
+        .addNewContainer().withName("regionserver").withImage("hbase:2.6.4")
+        .withNewResources().addToLimits("memory", new Quantity(memoryLimit)).addToRequests("memory", new Quantity(memoryLimit)).endResources()
+        .addNewVolumeMount().withName("config").withMountPath("/etc/hbase").endVolumeMount()
+        .endContainer()
+        .addNewVolume().withName("config").withNewConfigMap().withName("hbase-site").endConfigMap().endVolume()
+        .endSpec().endTemplate().endSpec();
+    StatefulSet sts = b.build();
+    if (withClaimTemplate) {
+      sts.getSpec().setVolumeClaimTemplates(new ArrayList<>());
+    }
+    client.resource(sts).create();
+    hbase = new FakeHBase();
+    kube = new FakeKube(client, ns, STS, hbase,
+        Map.of("rs-0", List.of("r00", "r01", "r02"), "rs-1", List.of("r10"), "rs-2", List.of("r20", "r21")));
+    closeAfter.add(kube.start());
+    await().atMost(Duration.ofSeconds(30)).until(() -> kube.allReadyAndRegistered(3));
+    kube.maxDown = 0; // from here on, only what the operator causes
+  }
+
+  BlockCacheOperator operator(LeaderElectionConfiguration le) {
+    var reconciler = new BlockCachePolicyReconciler(Clock.systemUTC(), (q, p) -> {
+      hbase.connects++;
+      return hbase;
+    }, hbase.probe());
+    BlockCacheOperator op = new BlockCacheOperator(client, Set.of(ns), le, reconciler);
+    op.start();
+    closeAfter.add(0, op::stop);
+    return op;
+  }
+
+  BlockCachePolicy policy(String name, String specYaml) {
+    String doc = "apiVersion: cache.hbase.dev/v1alpha1\nkind: BlockCachePolicy\nmetadata:\n  name: " + name
+        + "\n  namespace: " + ns + "\nspec:\n  targetRef:\n    name: " + STS + "\n  hbaseSiteConfigMap: hbase-site\n"
+        + "  metrics:\n    interval: 10s\n" + specYaml;
+    return client.resource(Serialization.unmarshal(doc, BlockCachePolicy.class)).create();
+  }
+
+  BlockCachePolicy get(String name) {
+    return client.resources(BlockCachePolicy.class).inNamespace(ns).withName(name).get();
+  }
+
+  boolean condition(String name, String type, String status) {
+    BlockCachePolicy p = get(name);
+    return p != null && p.getStatus() != null && Conditions.find(p.getStatus().getConditions(), type)
+        .map(c -> status.equals(c.getStatus())).orElse(false);
+  }
+
+  boolean idleAndApplied(String name) {
+    BlockCachePolicy p = get(name);
+    return p != null && p.getStatus() != null && p.getStatus().getRollout() != null
+        && p.getStatus().getRollout().getPhase() == Phase.Idle && condition(name, "Ready", "True");
+  }
+
+  StatefulSet sts() {
+    return client.apps().statefulSets().inNamespace(ns).withName(STS).get();
+  }
+
+  // ------------------------------------------------------------------ tests
+
+  @Test
+  void appliesThePolicyAndRollsThePodsOneAtATimeInOrder() throws Exception {
+    cluster("4Gi", false);
+    operator(null);
+    policy("lru", "  mode: Lru\n");
+
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("lru"));
+    BlockCachePolicy p = get("lru");
+    String revision = sts().getSpec().getTemplate().getMetadata().getAnnotations().get(Desired.HASH_ANNOTATION);
+
+    // StatefulSet: our fields, under our field manager, by server-side apply
+    StatefulSet s = sts();
+    assertThat(s.getSpec().getUpdateStrategy().getType()).isEqualTo("OnDelete");
+    var c = s.getSpec().getTemplate().getSpec().getContainers().get(0);
+    assertThat(c.getEnv()).extracting(e -> e.getName() + "=" + e.getValue())
+        .contains("HBASE_HEAPSIZE=" + p.getStatus().getPlan().getHeap().replace("Mi", "m"));
+    assertThat(s.getSpec().getTemplate().getSpec().getVolumes()).filteredOn(v -> v.getName().equals("config"))
+        .extracting(v -> v.getConfigMap().getName()).containsExactly("lru-rs-site");
+    assertThat(s.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds()).isGreaterThanOrEqualTo(120);
+    assertThat(s.getMetadata().getManagedFields()).anyMatch(m -> m.getManager().equals(Desired.FIELD_MANAGER) && m.getOperation().equals("Apply"));
+    // the container keeps what the operator does not own
+    assertThat(c.getImage()).isEqualTo("hbase:2.6.4");
+    assertThat(c.getVolumeMounts()).extracting(v -> v.getMountPath()).contains("/etc/hbase");
+
+    // derived ConfigMap: the base files, hbase-site.xml overlaid; the contradicting key removed
+    ConfigMap derived = client.configMaps().inNamespace(ns).withName("lru-rs-site").get();
+    assertThat(derived.getData()).containsKey("log4j2.properties");
+    Map<String, String> site = SiteXml.parse(derived.getData().get("hbase-site.xml"));
+    assertThat(site).containsEntry("hbase.rootdir", "file:///data/hbase").containsEntry("hfile.block.cache.size", "0.4")
+        .doesNotContainKey("hbase.bucketcache.ioengine");
+
+    // the roll: each pod once, never two down, fewest regions first, regions back home
+    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(kube.deletes).containsExactly("rs-1", "rs-2", "rs-0");
+    assertThat(kube.maxDown).isEqualTo(1);
+    assertThat(hbase.regionsOf("rs-0")).containsExactlyInAnyOrder("r00", "r01", "r02");
+    assertThat(hbase.regionsOf("rs-1")).containsExactly("r10");
+    assertThat(hbase.balancerOn()).isTrue();
+    assertThat(hbase.marks()).isEmpty();
+    assertThat(client.pods().inNamespace(ns).list().getItems())
+        .allSatisfy(pod -> assertThat(pod.getMetadata().getAnnotations()).containsEntry(Desired.HASH_ANNOTATION, revision));
+    assertThat(p.getStatus().getRollout().getProgress()).isEqualTo("3/3");
+    assertThat(p.getStatus().getObservedGeneration()).isEqualTo(p.getMetadata().getGeneration());
+    assertThat(p.getStatus().getRegionServers()).extracting(r -> r.getPod()).containsExactly("rs-0", "rs-1", "rs-2");
+    assertThat(p.getStatus().getRegionServers()).allSatisfy(r -> assertThat(r.getRestartedAt()).isNotNull());
+    assertThat(client.v1().events().inNamespace(ns).list().getItems()).extracting(e -> e.getReason())
+        .contains("RollStarted", "RestartingPod", "PodRestarted", "RollFinished");
+
+    // hit ratios: reads on rs-0, the next sample shows them
+    hbase.reads("rs-0", 90, 10);
+    await().atMost(Duration.ofSeconds(40)).until(() -> {
+      var st = get("lru").getStatus();
+      return st.getCache() != null && st.getCache().getHitRatio() != null && st.getCache().getHitRatio() == 0.9;
+    });
+    assertThat(get("lru").getStatus().getRegionServers().get(0).getHitRatio()).isEqualTo(0.9);
+
+    // an edit of the base ConfigMap flows through: new revision, derived ConfigMap updated
+    client.configMaps().inNamespace(ns).withName("hbase-site").edit(cm -> {
+      cm.getData().put("hbase-site.xml", BASE_SITE.replace("</configuration>", "<property><name>hbase.regionserver.handler.count</name><value>50</value></property>\n</configuration>"));
+      return cm;
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> SiteXml.parse(client.configMaps().inNamespace(ns).withName("lru-rs-site").get()
+        .getData().get("hbase-site.xml")).containsKey("hbase.regionserver.handler.count"));
+    await().atMost(Duration.ofSeconds(90)).until(() -> kube.deletes.size() == 6 && idleAndApplied("lru"));
+  }
+
+  @Test
+  void aPlanThatCannotWorkTouchesNothing() {
+    cluster("2Gi", false);
+    String rv = sts().getMetadata().getResourceVersion();
+    operator(null);
+    policy("too-big", "  mode: Offheap\n  memory:\n    bucketCache: 8Gi\n");
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> condition("too-big", "Valid", "False"));
+    var valid = Conditions.find(get("too-big").getStatus().getConditions(), "Valid").orElseThrow();
+    assertThat(valid.getReason()).isEqualTo("PlanRefused");
+    assertThat(valid.getMessage()).contains("memory limit 2Gi").contains("raise the limit");
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .anyMatch(e -> "PlanRefused".equals(e.getReason()) && "Warning".equals(e.getType()) && e.getMessage().contains("2Gi"));
+    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
+    assertThat(sts().getMetadata().getResourceVersion()).isEqualTo(rv);
+    assertThat(client.configMaps().inNamespace(ns).withName("too-big-rs-site").get()).isNull();
+    assertThat(kube.deletes).isEmpty();
+  }
+
+  @Test
+  void aRestartedOperatorResumesWithoutRestartingAPodTwice() {
+    cluster("4Gi", false);
+    BlockCacheOperator first = operator(null);
+    policy("resume", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() >= 1);
+    first.stop(); // mid-roll
+    int deletedSoFar = kube.deletes.size();
+    assertThat(deletedSoFar).isLessThan(3);
+    operator(null);
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("resume"));
+    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(kube.maxDown).isEqualTo(1);
+  }
+
+  @Test
+  void aPodThatNeverGetsReadyBlocksTheRoll() {
+    cluster("4Gi", false);
+    kube.neverReady.add("rs-1"); // first in line: fewest regions
+    operator(null);
+    policy("blocked", "  mode: Lru\n  rollout:\n    podReadyTimeout: 30s\n");
+    await().atMost(Duration.ofSeconds(90)).until(() -> condition("blocked", "Degraded", "True"));
+    BlockCachePolicy p = get("blocked");
+    assertThat(p.getStatus().getRollout().getPhase()).isEqualTo(Phase.Blocked);
+    assertThat(p.getStatus().getRollout().getMessage()).contains("rs-1").contains("not Ready");
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .anyMatch(e -> "RollBlocked".equals(e.getReason()) && e.getMessage().contains("rs-1"));
+    await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(8)).until(() -> true);
+    assertThat(kube.deletes).containsExactly("rs-1");
+
+    // the cause goes away: the roll finishes
+    kube.neverReady.clear();
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("blocked"));
+    assertThat(condition("blocked", "Degraded", "False")).isTrue();
+    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+  }
+
+  @Test
+  void persistentFileRecreatesTheStatefulSetKeepingPodsAndNeverDeletesAPvc() {
+    cluster("4Gi", false);
+    var podUids = client.pods().inNamespace(ns).list().getItems().stream().map(x -> x.getMetadata().getUid()).toList();
+    String oldStsUid = sts().getMetadata().getUid();
+    operator(null);
+    policy("pfile", "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  rollout:\n    paused: true\n");
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> {
+      StatefulSet s = sts();
+      return s != null && !s.getMetadata().getUid().equals(oldStsUid) && s.getSpec().getVolumeClaimTemplates() != null
+          && s.getSpec().getVolumeClaimTemplates().stream().anyMatch(t -> t.getMetadata().getName().equals("bucketcache"));
+    });
+    var vct = sts().getSpec().getVolumeClaimTemplates().get(0);
+    assertThat(vct.getSpec().getResources().getRequests().get("storage")).isEqualTo(new Quantity("2Gi"));
+    assertThat(client.pods().inNamespace(ns).list().getItems()).extracting(x -> x.getMetadata().getUid()).containsExactlyInAnyOrderElementsOf(podUids);
+    assertThat(client.configMaps().inNamespace(ns).withName("pfile-sts-backup").get()).isNull();
+    await().atMost(Duration.ofSeconds(30)).until(() -> get("pfile").getStatus().getRollout() != null
+        && get("pfile").getStatus().getRollout().getPhase() == Phase.Paused);
+    assertThat(kube.deletes).isEmpty();
+
+    // unpause: the pods roll onto their cache PVCs
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("pfile").edit(x -> {
+      x.getSpec().getRollout().setPaused(false);
+      return x;
+    });
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("pfile"));
+    var pvcs = client.persistentVolumeClaims().inNamespace(ns).list().getItems();
+    assertThat(pvcs).extracting(x -> x.getMetadata().getName()).containsExactlyInAnyOrder("bucketcache-rs-0", "bucketcache-rs-1", "bucketcache-rs-2");
+    assertThat(get("pfile").getStatus().getRegionServers()).allSatisfy(r -> assertThat(r.getRetainedFraction()).isEqualTo(1.0));
+
+    // deleting the policy leaves the StatefulSet, its pods and PVCs
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("pfile").delete();
+    await().atMost(Duration.ofSeconds(30)).until(() -> get("pfile") == null);
+    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
+    assertThat(sts()).isNotNull();
+    assertThat(client.pods().inNamespace(ns).list().getItems()).hasSize(3);
+    assertThat(client.persistentVolumeClaims().inNamespace(ns).list().getItems()).extracting(x -> x.getMetadata().getUid())
+        .containsExactlyInAnyOrderElementsOf(pvcs.stream().map(x -> x.getMetadata().getUid()).toList());
+    assertThat(kube.pvcUidsSeen).hasSize(3); // no PVC was ever replaced
+    assertThat(hbase.balancerOn()).isTrue();
+  }
+
+  @Test
+  void aSecondReplicaTakesOverAndTheRollContinues() {
+    cluster("4Gi", false);
+    var a = operator(leader("op-a"));
+    await().atMost(Duration.ofSeconds(20)).until(() -> holder() != null);
+    assertThat(holder()).isEqualTo("op-a");
+    var b = operator(leader("op-b"));
+    policy("ha", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() >= 1);
+    a.stop();
+    await().atMost(Duration.ofSeconds(30)).until(() -> "op-b".equals(holder()));
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("ha"));
+    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(b).isNotNull();
+  }
+
+  @Test
+  void healthAndPrometheusEndpoints() throws Exception {
+    cluster("4Gi", false);
+    BlockCacheOperator op = operator(null);
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    op.serveHttp(port);
+    policy("metrics", "  mode: MetaOnly\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> condition("metrics", "Valid", "True"));
+    HttpClient http = HttpClient.newHttpClient();
+    String base = "http://127.0.0.1:" + port;
+    assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+    await().atMost(Duration.ofSeconds(20)).until(() -> http.send(HttpRequest.newBuilder(URI.create(base + "/readyz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+    String metrics = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+    assertThat(metrics).contains("reconciliations").contains("jvm_memory_used_bytes");
+  }
+
+  LeaderElectionConfiguration leader(String identity) {
+    return new LeaderElectionConfiguration("hbase-cache-operator", ns, Duration.ofSeconds(4), Duration.ofSeconds(3),
+        Duration.ofMillis(500), identity, null, false);
+  }
+
+  String holder() {
+    Lease l = client.leases().inNamespace(ns).withName("hbase-cache-operator").get();
+    return l == null || l.getSpec() == null ? null : l.getSpec().getHolderIdentity();
+  }
+}
