@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Chart checks without a cluster: `helm lint` of both charts (several value sets), the operator
 # chart's crds/ identical to the generated crds/, and `helm template` assertions on what the
-# operator and users rely on. Prints "N passed, M failed"; exits non-zero on any failure.
+# operator and users rely on, then the helm-unittest suites in charts/*/tests (helm-unittest is built
+# into ./bin on first use; CHART_UNITTEST=0 skips them). Prints "N passed, M failed"; exits non-zero
+# on any failure.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 have helm || "$E2E_KIND_DIR/tools.sh" helm >/dev/null
 HB=$REPO_ROOT/charts/hbase
@@ -74,6 +76,17 @@ check "namespaced: a Role in each watched namespace" test "$(grep -c '^  namespa
 check "namespaced: no cluster-wide blockcachepolicies rule" nogrep blockcachepolicies <<<"$(doc ClusterRole hco-hbase-cache-operator <<<"$n")"
 check "namespaced: WATCH_NAMESPACES=hbase,other" grep -q 'value: "hbase,other"' <<<"$n"
 check "replicas > 1 without leader election is refused" bash -c "! helm template x '$OP' --set replicaCount=2 --set leaderElection.enabled=false"
+
+if [ "${CHART_UNITTEST:-1}" != 0 ]; then
+  echo "helm-unittest suites (charts/*/tests/*_test.yaml)"
+  "$E2E_KIND_DIR/tools.sh" helm-unittest >/dev/null || die "could not build helm-unittest (CHART_UNITTEST=0 skips it)"
+  if out=$(helm-unittest --color=false "$HB" "$OP" 2>&1); then
+    ok "helm-unittest: $(grep -E '^Tests:' <<<"$out" | sed 's/  */ /g')"
+  else
+    echo "$out" | grep -vE '^\s*$' | tail -40
+    bad "helm-unittest: $(grep -E '^Tests:' <<<"$out" | sed 's/  */ /g')"
+  fi
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

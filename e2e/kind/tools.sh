@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install kind and helm into ./bin of the repo with `go install` when missing (or of another
-# version). Needs only Go and the Go module proxy. Usage: e2e/kind/tools.sh [kind|helm ...]
+# version), and helm-unittest when asked. Needs only Go and the Go module proxy.
+# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest ...]   (default: kind helm)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 have go || die "go not found (install Go >= 1.24, e.g. apt-get install golang-go or from go.dev)"
 mkdir -p "$BIN_DIR"
@@ -29,17 +30,36 @@ install_helm() {
   log "helm installed in $((SECONDS - t0))s"
 }
 
+# helm-unittest: `go install ...@version` refuses it (its go.mod has a replace directive), so it is
+# built from the wrapper module in tools/helm-unittest, which repeats that replace.
+HELM_UNITTEST_DIR=$E2E_KIND_DIR/tools/helm-unittest
+install_helm_unittest() {
+  local stamp=$BIN_DIR/.helm-unittest.stamp want
+  want=$(cat "$HELM_UNITTEST_DIR/go.mod" "$HELM_UNITTEST_DIR/go.sum" | sha256sum | cut -c1-16)
+  if [ -x "$BIN_DIR/helm-unittest" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+    return 0
+  fi
+  log "go build helm-unittest ($(grep -oE 'helm-unittest/helm-unittest v[0-9.]+' "$HELM_UNITTEST_DIR/go.mod" | head -1 | cut -d' ' -f2)) -> $BIN_DIR (about 2-3 min on a cold Go cache)"
+  local t0=$SECONDS
+  go build -C "$HELM_UNITTEST_DIR" -ldflags "-s -w" -o "$BIN_DIR/helm-unittest" \
+    github.com/helm-unittest/helm-unittest/cmd/helm-unittest || die "building helm-unittest failed"
+  echo "$want" >"$stamp"
+  log "helm-unittest built in $((SECONDS - t0))s"
+}
+
 want=${*:-kind helm}
 for t in $want; do
   case $t in
     kind) install_kind ;;
     helm) install_helm ;;
-    *) die "unknown tool $t (kind|helm)" ;;
+    helm-unittest) install_helm_unittest ;;
+    *) die "unknown tool $t (kind|helm|helm-unittest)" ;;
   esac
 done
 for t in $want; do
   case $t in
     kind) "$BIN_DIR/kind" version ;;
     helm) "$BIN_DIR/helm" version --short ;;
+    helm-unittest) echo "helm-unittest: $BIN_DIR/helm-unittest" ;;
   esac
 done

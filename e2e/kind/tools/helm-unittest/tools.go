@@ -1,0 +1,5 @@
+//go:build tools
+
+package tools
+
+import _ "github.com/helm-unittest/helm-unittest/cmd/helm-unittest"
