@@ -107,6 +107,18 @@ final class LocalHBase implements AutoCloseable {
     return c;
   }
 
+  /** Children of a znode (e.g. /hbase/draining, where decommission marks live). */
+  List<String> zkChildren(String path) throws Exception {
+    var zk =
+        new org.apache.hadoop.hbase.shaded.org.apache.zookeeper.ZooKeeper(
+            HOST + ":" + zkPort, 10_000, event -> {});
+    try {
+      return zk.exists(path, false) == null ? List.of() : zk.getChildren(path, false);
+    } finally {
+      zk.close();
+    }
+  }
+
   int regionServerPort(int i) {
     return rsPorts[i][0];
   }

@@ -2,6 +2,7 @@ package dev.hbase.cache.operator.hbase;
 
 import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,7 +26,6 @@ import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 import org.apache.hadoop.hbase.client.RegionInfo;
 import org.apache.hadoop.hbase.client.RegionInfoBuilder;
-import org.apache.hadoop.hbase.util.Bytes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -216,18 +216,29 @@ public final class AdminHBaseCluster implements HBaseCluster {
     ServerState target = awaitReported(server.host(), server.port());
     ServerName targetName = name(target.id());
 
-    // the marks of every instance at this host:port: the old start code's is the one that remains
-    List<ServerId> cleared = new ArrayList<>();
+    // The decommission mark was set on the old instance's name, not on this one. A local 2.6.4
+    // cluster had dropped it (list and znode) by the time the old instance was gone; on kind it was
+    // seen to linger. Clearing it by name is harmless either way (the master deletes the znode if
+    // present and removes the name from its list), so clear the old name and any other listed
+    // instance at this host:port.
+    Set<ServerName> oldNames = new LinkedHashSet<>();
+    if (!server.equals(target.id())) {
+      oldNames.add(name(server));
+    }
     for (ServerName marked : call("list decommissioned", admin::listDecommissionedRegionServers)) {
       if (id(marked).sameEndpoint(server) && !marked.equals(targetName)) {
-        call(
-            "clear decommission mark of " + marked,
-            () -> {
-              admin.recommissionRegionServer(marked, List.of());
-              return null;
-            });
-        cleared.add(id(marked));
+        oldNames.add(marked);
       }
+    }
+    List<ServerId> cleared = new ArrayList<>();
+    for (ServerName marked : oldNames) {
+      call(
+          "clear decommission mark of " + marked,
+          () -> {
+            admin.recommissionRegionServer(marked, List.of());
+            return null;
+          });
+      cleared.add(id(marked));
     }
 
     Map<String, ServerId> before = locations();
@@ -249,7 +260,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
         "recommission " + targetName,
         () -> {
           admin.recommissionRegionServer(
-              targetName, batch.stream().map(Bytes::toBytes).toList());
+              targetName, batch.stream().map(AdminHBaseCluster::bytes).toList());
           return null;
         });
     if (targetMarked) {
@@ -285,7 +296,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
     call(
         "move " + encodedRegionName + " to " + target,
         () -> {
-          admin.move(Bytes.toBytes(encodedRegionName), name(target));
+          admin.move(bytes(encodedRegionName), name(target));
           return null;
         });
   }
@@ -403,6 +414,11 @@ public final class AdminHBaseCluster implements HBaseCluster {
     } catch (IOException | RuntimeException e) {
       throw new HBaseClusterException(what + " failed: " + e, e);
     }
+  }
+
+  /** Encoded region names are ASCII (hex digits, or meta's "1588230740"). */
+  private static byte[] bytes(String encodedRegionName) {
+    return encodedRegionName.getBytes(StandardCharsets.US_ASCII);
   }
 
   static ServerId id(ServerName sn) {

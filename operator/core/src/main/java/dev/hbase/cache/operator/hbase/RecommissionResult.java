@@ -10,7 +10,8 @@ import java.util.List;
  * @param movedAgain regions HBase had placed elsewhere that were then moved one by one
  * @param notPlaced regions still elsewhere (their move failed or timed out): call again
  * @param unknown requested regions the cluster does not know (split, merged or dropped since)
- * @param marksCleared decommission marks removed (the old instance's, and this one's if any)
+ * @param marksCleared instances whose decommission mark was cleared: the old instance's name (its
+ *     mark outlives it in ZooKeeper), any other listed instance at this host:port, and this one's
  */
 public record RecommissionResult(
     ServerId server,

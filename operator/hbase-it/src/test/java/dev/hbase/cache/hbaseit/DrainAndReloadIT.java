@@ -1,0 +1,216 @@
+package dev.hbase.cache.hbaseit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
+import dev.hbase.cache.operator.hbase.CacheDelta;
+import dev.hbase.cache.operator.hbase.CacheRatios;
+import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.HBaseClusterException;
+import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.hbase.RecommissionResult;
+import dev.hbase.cache.operator.hbase.ServerId;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.apache.hadoop.hbase.client.RegionLocator;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The roller's DrainAndReload on two real RegionServers with PersistentFile settings, through
+ * {@link AdminHBaseCluster}: remember the server's regions, decommission it with offload, stop it
+ * (SIGTERM), start it again, recommission it with the same regions. The same regions come back to
+ * the same host:port (new start code), the old decommission mark is gone, and their blocks are
+ * still cached there. The server drained is the hbase:meta host, so meta's deliberate moves are
+ * covered too. Last, with the master stopped, admin calls fail within seconds.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class DrainAndReloadIT {
+
+  static final int ROWS = 64_000;
+  static final int REGIONS = 6;
+
+  LocalHBase hbase;
+  AdminHBaseCluster admin;
+  TestTable table;
+  final JmxScraper scraper = new JmxScraper(Duration.ofSeconds(5));
+  final LocalHBase.RegionServerSettings[] settings = new LocalHBase.RegionServerSettings[2];
+
+  @BeforeAll
+  void startCluster() throws Exception {
+    hbase = LocalHBase.start("drain", 2);
+    for (int i = 0; i < 2; i++) {
+      settings[i] =
+          Plans.settings(
+              Plans.plan(
+                  CacheMode.PersistentFile,
+                  Files.createDirectories(hbase.dir.resolve("cache-rs" + i))));
+      hbase.startRegionServer(i, settings[i]);
+    }
+    admin = hbase.admin();
+    hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
+    hbase.awaitRegionServerReported(admin, 1, Duration.ofSeconds(90));
+    table = TestTable.create(hbase.connection(), "drain", ROWS, REGIONS);
+    assertThat(table.scanAll()).isEqualTo(ROWS);
+  }
+
+  @AfterAll
+  void stopCluster() {
+    if (admin != null) {
+      admin.close();
+    }
+    if (hbase != null) {
+      hbase.close();
+    }
+  }
+
+  @Test
+  @Order(1)
+  void drainRestartAndReloadBringsTheSameRegionsBackWarm() throws Exception {
+    ClusterSnapshot start = awaitHealthy();
+    assertThat(start.metaServer()).isNotNull();
+    int victim = start.metaServer().port() == hbase.regionServerPort(0) ? 0 : 1;
+    int infoPort = hbase.regionServerInfoPort(victim);
+    ServerId old = start.liveAt(LocalHBase.HOST, hbase.regionServerPort(victim)).orElseThrow().id();
+    List<String> regions = start.live(old).orElseThrow().regions();
+    assertThat(regions).as("the meta host also serves table regions").hasSizeGreaterThan(1);
+    boolean balancerWasOn = admin.balancer(false);
+
+    List<String> victimRows = rowsServedBy(old, start);
+    assertThat(victimRows).hasSizeGreaterThan(50);
+    CacheSample warm = TestTable.settledSample(scraper, infoPort);
+
+    // drain: meta first and alone, then the rest, in the background
+    admin.decommission(old, true);
+    assertThat(admin.decommissioned()).containsExactly(old);
+    ClusterSnapshot drained =
+        awaitSnapshot(
+            "drained", s -> s.regionsInTransition() == 0 && s.live(old).orElseThrow().regionCount() == 0);
+    assertThat(drained.metaServer()).isNotNull().matches(m -> !m.sameEndpoint(old));
+
+    Instant stop = Instant.now();
+    assertThat(hbase.stopRegionServer(victim)).isEqualTo(143);
+    List<String> marksWhileDown = hbase.zkChildren("/hbase/draining");
+    List<ServerId> listedWhileDown = admin.decommissioned();
+    hbase.startRegionServer(victim, settings[victim]);
+
+    // called as soon as the port is open: recommission waits for the first load report itself
+    RecommissionResult result = null;
+    Instant deadline = Instant.now().plusSeconds(90);
+    while (result == null) {
+      try {
+        result = admin.recommission(old, regions);
+      } catch (HBaseClusterException.NotReady e) {
+        assertThat(Instant.now()).as(e.getMessage()).isBefore(deadline);
+      }
+    }
+    Duration reload = Duration.between(stop, Instant.now());
+    System.out.printf(
+        "RESULT recommission: %s, %s from SIGTERM to regions back; while down: draining znodes %s,"
+            + " listed decommissioned %s%n",
+        result, reload, marksWhileDown, listedWhileDown);
+
+    assertThat(result.complete()).as("every region back").isTrue();
+    assertThat(result.server()).matches(s -> s.sameEndpoint(old)).isNotEqualTo(old);
+    assertThat(result.onServer()).containsExactlyInAnyOrderElementsOf(regions);
+    assertThat(result.unknown()).isEmpty();
+    assertThat(result.marksCleared()).contains(old);
+    assertThat(admin.decommissioned()).as("no decommission mark left").isEmpty();
+    assertThat(hbase.zkChildren("/hbase/draining")).as("no draining znode left").isEmpty();
+
+    ClusterSnapshot after = awaitHealthy();
+    assertThat(after.live(result.server()).orElseThrow().regions())
+        .containsExactlyInAnyOrderElementsOf(regions);
+    assertThat(after.hostsMeta(result.server())).as("hbase:meta back too").isTrue();
+
+    // their blocks are still cached there: the L2 came back and reads hit it
+    CacheSample back =
+        TestTable.awaitSample(
+            scraper, infoPort, Duration.ofSeconds(60), s -> s.l2UsedBytes() >= 0.95 * warm.l2UsedBytes());
+    CacheSample s0 = TestTable.settledSample(scraper, infoPort);
+    table.get(victimRows);
+    TestTable.awaitSample(
+        scraper, infoPort, Duration.ofSeconds(30),
+        s -> CacheRatios.between(s0, s).data().hits() >= victimRows.size() * 0.9);
+    CacheDelta reads = CacheRatios.between(s0, TestTable.settledSample(scraper, infoPort));
+    System.out.printf(
+        "RESULT drain/reload: L2 used before %d after %d (%.4f); reads on the reloaded server %s%n",
+        warm.l2UsedBytes(), back.l2UsedBytes(),
+        CacheRatios.retainedFraction(warm.l2UsedBytes(), back.l2UsedBytes()), reads);
+    assertThat(reads.restarts()).isZero();
+    assertThat(reads.data().ratioOrNull()).as("data hit ratio after reload").isGreaterThanOrEqualTo(0.95);
+
+    assertThat(admin.balancer(balancerWasOn)).isFalse();
+  }
+
+  @Test
+  @Order(2)
+  void deadMasterMakesCallsFailFast() throws Exception {
+    ServerId someone = admin.snapshot().live().get(0).id();
+    hbase.master().stop(60);
+
+    Instant t0 = Instant.now();
+    ClusterSnapshot s = admin.snapshot();
+    Duration snapshotTook = Duration.between(t0, Instant.now());
+    assertThat(s.masterReachable()).isFalse();
+    assertThat(s.error()).isNotBlank();
+
+    Instant t1 = Instant.now();
+    assertThatThrownBy(() -> admin.decommission(someone, true)).isInstanceOf(HBaseClusterException.class);
+    Duration decommissionTook = Duration.between(t1, Instant.now());
+    System.out.printf(
+        "RESULT dead master: snapshot failed in %s (%s), decommission in %s%n",
+        snapshotTook, s.error(), decommissionTook);
+    assertThat(snapshotTook).isLessThan(Duration.ofSeconds(30));
+    assertThat(decommissionTook).isLessThan(Duration.ofSeconds(30));
+  }
+
+  /** One row per distinct block, kept if its region is on the server. */
+  private List<String> rowsServedBy(ServerId server, ClusterSnapshot snap) throws Exception {
+    Set<String> regions = Set.copyOf(snap.live(server).orElseThrow().regions());
+    List<String> rows = new ArrayList<>();
+    try (RegionLocator locator = hbase.connection().getRegionLocator(table.name)) {
+      for (String row : table.rowsInDistinctBlocks(0, ROWS / TestTable.STRIDE, 3)) {
+        String encoded =
+            locator.getRegionLocation(Bytes.toBytes(row), true).getRegion().getEncodedName();
+        if (regions.contains(encoded)) {
+          rows.add(row);
+        }
+      }
+    }
+    return rows;
+  }
+
+  private ClusterSnapshot awaitHealthy() {
+    return awaitSnapshot(
+        "healthy", s -> s.healthy(2) && s.live().stream().allMatch(ClusterSnapshot.ServerState::reported));
+  }
+
+  private ClusterSnapshot awaitSnapshot(String what, java.util.function.Predicate<ClusterSnapshot> ok) {
+    ClusterSnapshot[] last = new ClusterSnapshot[1];
+    await(what)
+        .atMost(Duration.ofSeconds(90))
+        .pollInterval(Duration.ofMillis(500))
+        .until(
+            () -> {
+              last[0] = admin.snapshot();
+              return last[0].masterReachable() && ok.test(last[0]);
+            });
+    return last[0];
+  }
+}
