@@ -297,20 +297,18 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
     // ConfigMap stay. HBase is left as a roll would leave it: balancer restored, marks cleared.
     RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
     if (r != null && (Boolean.TRUE.equals(r.getBalancerWasOn()) || (r.getInFlight() != null && !r.getInFlight().isEmpty()))) {
-      try {
-        ConfigMap base = configMaps.get(new ResourceID(policy.getSpec().getHbaseSiteConfigMap(), policy.getMetadata().getNamespace())).orElse(null);
-        HBaseCluster c = cluster(policy.getSpec(), base);
-        for (var f : r.getInFlight()) {
-          if (f.getOldServer() != null) {
-            c.recommission(ServerId.parse(f.getOldServer()), List.of());
-          }
+      String ns = policy.getMetadata().getNamespace();
+      ConfigMap base = configMaps.get(new ResourceID(policy.getSpec().getHbaseSiteConfigMap(), ns)).orElse(null);
+      // Each step on its own: the balancer matters most. A mark that cannot be cleared belongs
+      // to an instance that is gone (its pod restarts under a new start code, unmarked).
+      if (Boolean.TRUE.equals(r.getBalancerWasOn())) {
+        bestEffort(policy, "switch the balancer back on", () -> cluster(policy.getSpec(), base).balancer(true));
+      }
+      for (var f : r.getInFlight()) {
+        if (f.getOldServer() != null) {
+          bestEffort(policy, "clear the decommission mark of " + f.getOldServer(),
+              () -> cluster(policy.getSpec(), base).recommission(ServerId.parse(f.getOldServer()), List.of()));
         }
-        if (Boolean.TRUE.equals(r.getBalancerWasOn())) {
-          c.balancer(true);
-        }
-      } catch (Exception e) {
-        log.warn("policy {} deleted mid-roll; could not restore the balancer / decommission marks: {}",
-            policy.getMetadata().getName(), e.toString());
       }
     }
     metrics.forget(policy);
@@ -318,6 +316,18 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
   }
 
   // ------------------------------------------------------------------ pieces
+
+  private interface HBaseCall {
+    Object call() throws Exception;
+  }
+
+  private static void bestEffort(BlockCachePolicy policy, String what, HBaseCall call) {
+    try {
+      call.call();
+    } catch (Exception e) {
+      log.warn("policy {} deleted mid-roll: could not {}: {}", policy.getMetadata().getName(), what, e.toString());
+    }
+  }
 
   private UpdateControl<BlockCachePolicy> invalid(
       KubernetesClient client, BlockCachePolicy policy, BlockCachePolicyStatus old, BlockCachePolicyStatus status,

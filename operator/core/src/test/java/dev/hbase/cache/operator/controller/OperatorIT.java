@@ -349,6 +349,62 @@ class OperatorIT {
     assertThat(metrics).contains("reconciliations").contains("jvm_memory_used_bytes");
   }
 
+  @Test
+  void theRestartAnnotationRollsEveryPodOnce() {
+    cluster("4Gi", false);
+    operator(null);
+    policy("manual", "  mode: MetaOnly\n");
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("manual"));
+    assertThat(kube.deletes).hasSize(3);
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("manual").edit(p -> {
+      p.getMetadata().getAnnotations().put(BlockCachePolicy.RESTART_ANNOTATION, "2026-11-21T10:00:00Z");
+      return p;
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> kube.deletes.size() > 3);
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("manual") && kube.deletes.size() == 6);
+    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 2), Map.entry("rs-1", 2), Map.entry("rs-2", 2));
+    assertThat(kube.maxDown).isEqualTo(1);
+  }
+
+  @Test
+  void deletingThePolicyMidRollRestoresTheBalancerAndClearsMarks() {
+    cluster("4Gi", false);
+    kube.readyAfter = Duration.ofSeconds(5);
+    operator(null);
+    policy("gone", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    assertThat(hbase.balancerOn()).isFalse();
+    assertThat(hbase.marks()).hasSize(1);
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("gone").delete();
+    await().atMost(Duration.ofSeconds(30)).until(() -> get("gone") == null);
+    assertThat(hbase.balancerOn()).isTrue();
+    assertThat(sts()).isNotNull();
+    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> true);
+    assertThat(kube.deletes).hasSize(1); // nothing restarted after the delete
+    // the restarting pod came back unmarked; only its dead instance may keep a mark
+    await().atMost(Duration.ofSeconds(20)).until(() -> hbase.registered("rs-1"));
+    assertThat(hbase.snapshot().live()).noneMatch(x -> x.decommissioned());
+  }
+
+  @Test
+  void aChangeThatDropsPersistedCachesIsAnnouncedBeforeTheRoll() {
+    cluster("4Gi", false);
+    operator(null);
+    policy("reset", "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  rollout:\n    paused: true\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> get("reset").getStatus() != null && get("reset").getStatus().getRollout() != null
+        && get("reset").getStatus().getRollout().getPhase() == Phase.Paused);
+    assertThat(condition("reset", "CacheResetPending", "True")).isFalse();
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("reset").edit(p -> {
+      p.getSpec().setMode(dev.hbase.cache.api.v1alpha1.CacheMode.Offheap);
+      return p;
+    });
+    await().atMost(Duration.ofSeconds(30)).until(() -> condition("reset", "CacheResetPending", "True"));
+    assertThat(Conditions.find(get("reset").getStatus().getConditions(), "CacheResetPending").orElseThrow().getMessage())
+        .contains("persistence is turned off (mode Offheap)");
+    assertThat(client.v1().events().inNamespace(ns).list().getItems()).anyMatch(e -> "CacheResetPending".equals(e.getReason()));
+    assertThat(kube.deletes).isEmpty(); // announced before any pod restarts
+  }
+
   LeaderElectionConfiguration leader(String identity) {
     return new LeaderElectionConfiguration("hbase-cache-operator", ns, Duration.ofSeconds(4), Duration.ofSeconds(3),
         Duration.ofMillis(500), identity, null, false);
