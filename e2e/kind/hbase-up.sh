@@ -19,7 +19,8 @@ helm --kube-context "$CTX" upgrade --install "$REL" "$REPO_ROOT/charts/hbase" -n
     kubectl --context "$CTX" -n "$NS" get events --sort-by=.lastTimestamp 2>/dev/null | tail -30 >&2
     die "helm install of charts/hbase did not become Ready"; }
 # helm --wait covers the StatefulSets' readiness; check every pod of the release once more
-kubectl --context "$CTX" -n "$NS" wait --for=condition=Ready pod -l "app.kubernetes.io/instance=$REL" --timeout=5m >&2
+kubectl --context "$CTX" -n "$NS" wait --for=condition=Ready pod --timeout=5m \
+  -l "app.kubernetes.io/instance=$REL,app.kubernetes.io/component in (zookeeper,master,regionserver)" >&2
 log "charts/hbase: install to all pods Ready in $((SECONDS - t0))s"
 kubectl --context "$CTX" -n "$NS" get pods -o wide >&2
 "$E2E_KIND_DIR/memory.sh" >&2 || true
