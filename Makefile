@@ -98,3 +98,13 @@ kind-hbase: kind-up hbase-image ## install charts/hbase into the kind cluster an
 .PHONY: hbase-check
 hbase-check: ## on the kind cluster: create/write/read a table with a client pod, then `helm test` (CanaryTool)
 	@e2e/kind/hbase-check.sh
+
+##@ HBase contract tests (real HBase 2.6.4 processes on loopback, started through images/hbase/entrypoint.sh)
+.PHONY: hbase-lib
+hbase-lib: ## assemble the HBase 2.6.4 server classpath: images/hbase/target/{lib,hbase-webapps}
+	$(MVN) $(MVN_FLAGS) -q -f images/hbase/pom.xml package
+
+.PHONY: test-hbase
+test-hbase: hbase-lib ## contract tests on real ZooKeeper/HMaster/RegionServers (operator/hbase-it, ~6 min)
+	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify \
+	  -Dtest='dev.hbase.cache.hbaseit.*IT' -Dsurefire.failIfNoSpecifiedTests=false

@@ -71,6 +71,19 @@ public final class CacheRatios {
     return sum;
   }
 
+  /**
+   * Share of data-block reads served from the cache. Without an L2 that is the data ratio. With
+   * an L2, HBase 2.6.4 counts each cold data read as two misses and each warm one as one hit (see
+   * {@link CacheSample}), so misses are halved. Null when there were no data reads.
+   */
+  public static Double dataReadHitRatio(HitCounts data, boolean hasL2) {
+    if (!hasL2) {
+      return data.ratioOrNull();
+    }
+    double reads = data.hits() + data.misses() / 2.0;
+    return reads == 0 ? null : data.hits() / reads;
+  }
+
   /** L2 used bytes now as a fraction of before (retention across a restart); null if before was 0. */
   public static Double retainedFraction(long l2UsedBefore, long l2UsedAfter) {
     return l2UsedBefore <= 0 ? null : (double) l2UsedAfter / l2UsedBefore;

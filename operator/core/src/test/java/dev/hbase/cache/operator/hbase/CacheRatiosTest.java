@@ -89,6 +89,15 @@ class CacheRatiosTest {
   }
 
   @Test
+  void dataReadHitRatioUndoesTheDoubleCountedMissesOfACombinedCache() {
+    // measured on 2.6.4: 200 cold + 200 warm gets -> 200 data hits, 400 data misses with an L2
+    assertThat(CacheRatios.dataReadHitRatio(new HitCounts(200, 400), true)).isEqualTo(0.5);
+    assertThat(CacheRatios.dataReadHitRatio(new HitCounts(200, 200), false)).isEqualTo(0.5);
+    assertThat(CacheRatios.dataReadHitRatio(HitCounts.ZERO, true)).isNull();
+    assertThat(CacheRatios.dataReadHitRatio(new HitCounts(0, 2), true)).isEqualTo(0.0);
+  }
+
+  @Test
   void retainedFraction() {
     assertThat(CacheRatios.retainedFraction(135217152, 135217152)).isEqualTo(1.0);
     assertThat(CacheRatios.retainedFraction(200, 100)).isEqualTo(0.5);
