@@ -1,0 +1,180 @@
+package dev.hbase.cache.e2e;
+
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The in-cluster HBase client of e2e/workload (Workload.java, compiled by e2e/workload/build.sh):
+ * pods of the HBase image that load a table or read it, and the parsing of the reader's
+ * per-second log lines ({@code R epochMillis ok=N fail=M ... h=bucket:count,...}).
+ */
+final class Workload {
+  static final String JAR_CM = "e2e-workload-jar";
+  private final KubernetesClient client;
+  private final String ns;
+  private final String image;
+
+  Workload(KubernetesClient client, String ns, String image, Path jar) throws IOException {
+    this.client = client;
+    this.ns = ns;
+    this.image = image;
+    client.resource(new ConfigMapBuilder().withNewMetadata().withName(JAR_CM).withNamespace(ns).endMetadata()
+        .withBinaryData(Map.of("workload.jar", Base64.getEncoder().encodeToString(Files.readAllBytes(jar)))).build())
+        .serverSideApply();
+  }
+
+  Pod start(String name, String... args) {
+    client.pods().inNamespace(ns).withName(name).withGracePeriod(0).delete();
+    client.pods().inNamespace(ns).withName(name).waitUntilCondition(p -> p == null, 60, java.util.concurrent.TimeUnit.SECONDS);
+    String cmd = "exec java -Xmx256m -XX:+UseSerialGC -Dsun.net.inetaddr.ttl=1 --add-opens java.base/java.nio=ALL-UNNAMED"
+        + " --add-opens java.base/java.lang=ALL-UNNAMED -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true"
+        + " -Dlog4j2.configurationFile=/opt/hbase/conf/log4j2.properties -Dhbase.root.logger=WARN,console"
+        + " -cp /workload/workload.jar:$(/opt/hbase/entrypoint.sh classpath) Workload " + String.join(" ", args);
+    Pod pod = new PodBuilder()
+        .withNewMetadata().withName(name).withNamespace(ns).addToLabels("app.kubernetes.io/name", "e2e-workload").endMetadata()
+        .withNewSpec()
+          .withRestartPolicy("Never")
+          .withNewSecurityContext().withRunAsUser(10001L).withRunAsGroup(0L).withRunAsNonRoot(true).endSecurityContext()
+          .addNewContainer().withName("workload").withImage(image).withImagePullPolicy("IfNotPresent")
+            .withCommand("bash", "-c", cmd)
+            .withNewResources().addToRequests("cpu", new Quantity("50m")).addToRequests("memory", new Quantity("384Mi"))
+              .addToLimits("memory", new Quantity("640Mi")).endResources()
+            .addNewVolumeMount().withName("site").withMountPath("/etc/hbase").endVolumeMount()
+            .addNewVolumeMount().withName("jar").withMountPath("/workload").endVolumeMount()
+          .endContainer()
+          .addNewVolume().withName("site").withNewConfigMap().withName("hbase-site").endConfigMap().endVolume()
+          .addNewVolume().withName("jar").withNewConfigMap().withName(JAR_CM).endConfigMap().endVolume()
+        .endSpec().build();
+    return client.resource(pod).create();
+  }
+
+  String log(String name) {
+    return client.pods().inNamespace(ns).withName(name).getLog();
+  }
+
+  void delete(String name) {
+    client.pods().inNamespace(ns).withName(name).withGracePeriod(0).delete();
+  }
+
+  // ------------------------------------------------------------------ the reader's log
+
+  static long bucketUpperMicros(int i) {
+    return Math.round(50 * Math.pow(2, i / 4.0));
+  }
+
+  record Second(long at, long ok, long fail, long[] hist) {}
+
+  record Stats(Instant from, Instant to, int seconds, long ok, long fail, double p50ms, double p99ms, double maxBucketMs,
+      int stalledSeconds, List<String> errors) {
+    String summary() {
+      return String.format(Locale.ROOT, "%d reads in %d s (%.0f/s), %d failed, p50 %.1f ms, p99 %.1f ms, max <= %.0f ms, %d s without a successful read",
+          ok + fail, seconds, seconds == 0 ? 0.0 : (ok + fail) / (double) seconds, fail, p50ms, p99ms, maxBucketMs, stalledSeconds);
+    }
+  }
+
+  static List<Second> parse(String log) {
+    List<Second> out = new ArrayList<>();
+    for (String line : log.split("\n")) {
+      if (!line.startsWith("R ")) {
+        continue;
+      }
+      String[] f = line.split(" ");
+      long at = Long.parseLong(f[1]);
+      long ok = 0;
+      long fail = 0;
+      long[] h = new long[100];
+      for (String kv : f) {
+        if (kv.startsWith("ok=")) {
+          ok = Long.parseLong(kv.substring(3));
+        } else if (kv.startsWith("fail=")) {
+          fail = Long.parseLong(kv.substring(5));
+        } else if (kv.startsWith("h=") && kv.length() > 2) {
+          for (String bc : kv.substring(2).split(",")) {
+            String[] p = bc.split(":");
+            h[Integer.parseInt(p[0])] += Long.parseLong(p[1]);
+          }
+        }
+      }
+      out.add(new Second(at, ok, fail, h));
+    }
+    return out;
+  }
+
+  static List<String> errors(String log, Instant from, Instant to) {
+    List<String> out = new ArrayList<>();
+    for (String line : log.split("\n")) {
+      if (line.startsWith("E ")) {
+        String[] f = line.split(" ", 3);
+        try {
+          long at = Long.parseLong(f[1]);
+          if (at >= from.toEpochMilli() && at <= to.toEpochMilli()) {
+            out.add(line);
+          }
+        } catch (NumberFormatException e) {
+          out.add(line);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Totals and percentiles of the seconds ending in [from, to]. */
+  static Stats stats(String log, Instant from, Instant to) {
+    long ok = 0;
+    long fail = 0;
+    int seconds = 0;
+    int stalled = 0;
+    long[] h = new long[100];
+    for (Second s : parse(log)) {
+      if (s.at() < from.toEpochMilli() || s.at() > to.toEpochMilli()) {
+        continue;
+      }
+      seconds++;
+      ok += s.ok();
+      fail += s.fail();
+      if (s.ok() == 0) {
+        stalled++;
+      }
+      for (int i = 0; i < h.length; i++) {
+        h[i] += s.hist()[i];
+      }
+    }
+    long total = 0;
+    int maxBucket = 0;
+    for (int i = 0; i < h.length; i++) {
+      total += h[i];
+      if (h[i] > 0) {
+        maxBucket = i;
+      }
+    }
+    return new Stats(from, to, seconds, ok, fail, pct(h, total, 0.5) / 1000.0, pct(h, total, 0.99) / 1000.0,
+        total == 0 ? 0 : bucketUpperMicros(maxBucket) / 1000.0, stalled, errors(log, from, to));
+  }
+
+  static long pct(long[] h, long total, double q) {
+    if (total == 0) {
+      return 0;
+    }
+    long need = (long) Math.ceil(q * total);
+    long seen = 0;
+    for (int b = 0; b < h.length; b++) {
+      seen += h[b];
+      if (seen >= need) {
+        return bucketUpperMicros(b);
+      }
+    }
+    return bucketUpperMicros(h.length - 1);
+  }
+}

@@ -1,0 +1,292 @@
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.HBaseConfiguration;
+import org.apache.hadoop.hbase.HRegionLocation;
+import org.apache.hadoop.hbase.TableName;
+import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.BufferedMutator;
+import org.apache.hadoop.hbase.client.BufferedMutatorParams;
+import org.apache.hadoop.hbase.client.ColumnFamilyDescriptorBuilder;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
+import org.apache.hadoop.hbase.client.RegionLocator;
+import org.apache.hadoop.hbase.client.Result;
+import org.apache.hadoop.hbase.client.ResultScanner;
+import org.apache.hadoop.hbase.client.Scan;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
+
+/**
+ * The e2e/demo workload: a small HBase client that runs in a pod of the HBase image
+ * ({@code java -cp workload.jar:$(entrypoint.sh classpath) Workload ...}).
+ *
+ * <pre>
+ * load  TABLE ROWS VALUE_BYTES REGIONS   create TABLE pre-split into REGIONS regions (dropped first
+ *                                        if it exists), write ROWS rows, flush; then read every row
+ *                                        once with a Scan that caches its blocks (warm-up)
+ * read  TABLE ROWS THREADS RATE SECONDS  random Gets over rows [0, ROWS), RATE per second in total
+ *                                        (0: unthrottled), for SECONDS (0: until killed); every
+ *                                        value is checked
+ * </pre>
+ *
+ * <p>{@code read} prints one line per second, for the e2e test to parse:
+ *
+ * <pre>
+ * R epochMillis ok=N fail=M p50=x.x p99=x.x max=x.x h=i:c,i:c,...
+ * </pre>
+ *
+ * where {@code h} is the latency histogram of that second (bucket index : count, see {@link
+ * #bucketUpperMicros}), so percentiles over any window can be computed exactly to bucket precision.
+ * A read fails when the client gives up (its retries and the operation timeout, 30 s) or the value
+ * is wrong; each failure is also printed as {@code E epochMillis row exception}.
+ */
+public class Workload {
+  static final byte[] CF = "f".getBytes(StandardCharsets.UTF_8);
+  static final byte[] Q = "q".getBytes(StandardCharsets.UTF_8);
+  /** Histogram buckets: upper bounds grow by 2^(1/4) from 50 us; the last one is open. */
+  static final int BUCKETS = 80;
+
+  static long bucketUpperMicros(int i) {
+    return Math.round(50 * Math.pow(2, i / 4.0));
+  }
+
+  static int bucket(long micros) {
+    for (int i = 0; i < BUCKETS - 1; i++) {
+      if (micros <= bucketUpperMicros(i)) {
+        return i;
+      }
+    }
+    return BUCKETS - 1;
+  }
+
+  static byte[] row(long i) {
+    return String.format("row-%08d", i).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** A value that says which row it belongs to (checked on read), padded to the wanted size. */
+  static byte[] value(long i, int size) {
+    byte[] head = ("value-" + i + "-").getBytes(StandardCharsets.UTF_8);
+    byte[] v = new byte[Math.max(size, head.length)];
+    System.arraycopy(head, 0, v, 0, head.length);
+    // incompressible-ish filler, deterministic per row
+    long x = i * 0x9E3779B97F4A7C15L + 1;
+    for (int k = head.length; k < v.length; k++) {
+      x ^= x << 13;
+      x ^= x >>> 7;
+      x ^= x << 17;
+      v[k] = (byte) ('a' + (int) ((x >>> 1) % 26));
+    }
+    return v;
+  }
+
+  static boolean valueOk(long i, byte[] got) {
+    if (got == null) {
+      return false;
+    }
+    byte[] head = ("value-" + i + "-").getBytes(StandardCharsets.UTF_8);
+    return got.length >= head.length && Arrays.equals(Arrays.copyOf(got, head.length), head);
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (args.length == 0) {
+      System.err.println("usage: Workload load TABLE ROWS VALUE_BYTES REGIONS | read TABLE ROWS THREADS RATE SECONDS");
+      System.exit(2);
+    }
+    Configuration conf = HBaseConfiguration.create();
+    // Fail a read within 30 s instead of HBase's 20 minutes: a failure must show up as a failure.
+    conf.setInt("hbase.client.operation.timeout", 30_000);
+    conf.setInt("hbase.rpc.timeout", 10_000);
+    switch (args[0]) {
+      case "load" -> load(conf, TableName.valueOf(args[1]), Long.parseLong(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]));
+      case "read" -> read(conf, TableName.valueOf(args[1]), Long.parseLong(args[2]), Integer.parseInt(args[3]),
+          Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+      default -> {
+        System.err.println("unknown command " + args[0]);
+        System.exit(2);
+      }
+    }
+  }
+
+  static void load(Configuration conf, TableName name, long rows, int valueBytes, int regions) throws IOException {
+    long t0 = System.nanoTime();
+    try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
+      System.out.printf("live RegionServers: %d%n", admin.getRegionServers().size());
+      if (admin.tableExists(name)) {
+        admin.disableTable(name);
+        admin.deleteTable(name);
+      }
+      List<byte[]> splits = new ArrayList<>();
+      for (int i = 1; i < regions; i++) {
+        splits.add(row((long) i * rows / regions));
+      }
+      admin.createTable(TableDescriptorBuilder.newBuilder(name)
+          .setColumnFamily(ColumnFamilyDescriptorBuilder.of(CF)).build(), splits.toArray(new byte[0][]));
+      long t1 = System.nanoTime();
+      try (BufferedMutator m = conn.getBufferedMutator(new BufferedMutatorParams(name).writeBufferSize(4 << 20))) {
+        for (long i = 0; i < rows; i++) {
+          m.mutate(new Put(row(i)).addColumn(CF, Q, value(i, valueBytes)));
+        }
+      }
+      long t2 = System.nanoTime();
+      System.out.printf("put %d rows of %d bytes in %d ms%n", rows, valueBytes, (t2 - t1) / 1_000_000);
+      // Flush: reads must come from HFiles (through the block cache), not from the memstore.
+      admin.flush(name);
+      long t3 = System.nanoTime();
+      System.out.printf("flushed in %d ms%n", (t3 - t2) / 1_000_000);
+      try (Table table = conn.getTable(name); RegionLocator locator = conn.getRegionLocator(name)) {
+        Map<String, Integer> perServer = new TreeMap<>();
+        for (HRegionLocation loc : locator.getAllRegionLocations()) {
+          perServer.merge(loc.getServerName().getHostname(), 1, Integer::sum);
+        }
+        System.out.println("regions per server: " + perServer);
+        long scanned = 0;
+        long bad = 0;
+        try (ResultScanner sc = table.getScanner(new Scan().setCacheBlocks(true).setCaching(100))) {
+          for (Result r : sc) {
+            long i = Long.parseLong(new String(r.getRow(), StandardCharsets.UTF_8).substring(4));
+            if (!valueOk(i, r.getValue(CF, Q))) {
+              bad++;
+            }
+            scanned++;
+          }
+        }
+        long t4 = System.nanoTime();
+        System.out.printf("warm-up scan: %d rows (%d bad) in %d ms%n", scanned, bad, (t4 - t3) / 1_000_000);
+        boolean pass = scanned == rows && bad == 0;
+        System.out.println(pass ? "LOAD OK" : "LOAD FAILED");
+        System.exit(pass ? 0 : 1);
+      }
+    }
+  }
+
+  static void read(Configuration conf, TableName name, long rows, int threads, int rate, int seconds) throws Exception {
+    PrintStream out = System.out;
+    AtomicLong ok = new AtomicLong();
+    AtomicLong fail = new AtomicLong();
+    AtomicLongArray hist = new AtomicLongArray(BUCKETS);
+    AtomicLong maxMicros = new AtomicLong();
+    long end = seconds > 0 ? System.currentTimeMillis() + seconds * 1000L : Long.MAX_VALUE;
+    try (Connection conn = ConnectionFactory.createConnection(conf)) {
+      // one warm-up Get so the first interval does not include the meta lookup
+      try (Table t = conn.getTable(name)) {
+        t.get(new Get(row(0)));
+      }
+      out.printf("READER START rows=%d threads=%d rate=%d%n", rows, threads, rate);
+      out.flush();
+      double perThreadIntervalNanos = rate > 0 ? 1e9 * threads / rate : 0;
+      List<Thread> workers = new ArrayList<>();
+      for (int w = 0; w < threads; w++) {
+        Thread th = new Thread(() -> {
+          try (Table table = conn.getTable(name)) {
+            long next = System.nanoTime();
+            while (System.currentTimeMillis() < end) {
+              if (perThreadIntervalNanos > 0) {
+                next += (long) perThreadIntervalNanos;
+                long sleep = next - System.nanoTime();
+                if (sleep > 0) {
+                  Thread.sleep(sleep / 1_000_000, (int) (sleep % 1_000_000));
+                } else if (sleep < -1_000_000_000L) {
+                  next = System.nanoTime(); // fell behind by > 1 s (a slow read): do not burst
+                }
+              }
+              long i = ThreadLocalRandom.current().nextLong(rows);
+              long t0 = System.nanoTime();
+              boolean good;
+              String err = null;
+              try {
+                Result r = table.get(new Get(row(i)));
+                good = valueOk(i, r.getValue(CF, Q));
+                if (!good) {
+                  err = "wrong or missing value";
+                }
+              } catch (IOException e) {
+                good = false;
+                err = e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' ');
+              }
+              long micros = (System.nanoTime() - t0) / 1000;
+              hist.incrementAndGet(bucket(micros));
+              maxMicros.accumulateAndGet(micros, Math::max);
+              if (good) {
+                ok.incrementAndGet();
+              } else {
+                fail.incrementAndGet();
+                synchronized (out) {
+                  out.printf("E %d row-%08d %s%n", System.currentTimeMillis(),
+                      i, err.length() > 300 ? err.substring(0, 300) : err);
+                }
+              }
+            }
+          } catch (Exception e) {
+            synchronized (out) {
+              out.println("E " + System.currentTimeMillis() + " worker died: " + e);
+            }
+          }
+        }, "reader-" + w);
+        th.setDaemon(true);
+        th.start();
+        workers.add(th);
+      }
+      long tick = System.currentTimeMillis() / 1000 * 1000 + 1000;
+      while (System.currentTimeMillis() < end || workers.stream().anyMatch(Thread::isAlive)) {
+        long sleep = tick - System.currentTimeMillis();
+        if (sleep > 0) {
+          Thread.sleep(sleep);
+        }
+        long[] h = new long[BUCKETS];
+        long total = 0;
+        for (int b = 0; b < BUCKETS; b++) {
+          h[b] = hist.getAndSet(b, 0);
+          total += h[b];
+        }
+        long o = ok.getAndSet(0);
+        long f = fail.getAndSet(0);
+        long mx = maxMicros.getAndSet(0);
+        StringBuilder hs = new StringBuilder();
+        for (int b = 0; b < BUCKETS; b++) {
+          if (h[b] > 0) {
+            hs.append(hs.length() == 0 ? "" : ",").append(b).append(':').append(h[b]);
+          }
+        }
+        synchronized (out) {
+          out.printf("R %d ok=%d fail=%d p50=%.1f p99=%.1f max=%.1f h=%s%n", tick, o, f,
+              pct(h, total, 0.50) / 1000.0, pct(h, total, 0.99) / 1000.0, mx / 1000.0, hs);
+          out.flush();
+        }
+        tick += 1000;
+        if (System.currentTimeMillis() >= end && workers.stream().noneMatch(Thread::isAlive)) {
+          break;
+        }
+      }
+    }
+    out.println("READER END");
+  }
+
+  /** The bucket upper bound (us) under which the fraction q of the reads fall. */
+  static long pct(long[] h, long total, double q) {
+    if (total == 0) {
+      return 0;
+    }
+    long need = (long) Math.ceil(q * total);
+    long seen = 0;
+    for (int b = 0; b < BUCKETS; b++) {
+      seen += h[b];
+      if (seen >= need) {
+        return bucketUpperMicros(b);
+      }
+    }
+    return bucketUpperMicros(BUCKETS - 1);
+  }
+}
