@@ -8,7 +8,7 @@ HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
 ctx=$REPO_ROOT/images/hbase
 if [ "${SKIP_MVN:-0}" != 1 ] || ! compgen -G "$ctx/target/lib/hbase-server-*.jar" >/dev/null; then
   t0=$SECONDS
-  ${MVN:-mvn} -B -ntp -q -f "$ctx/pom.xml" package >&2 || die "maven build of $ctx/pom.xml failed"
+  ${MVN:-mvn} -B -ntp -q -Dstyle.color=never -f "$ctx/pom.xml" package >&2 || die "maven build of $ctx/pom.xml failed"
   log "HBase classpath built in $((SECONDS - t0))s ($(ls "$ctx/target/lib" | wc -l) jars)"
 fi
 base=$("$E2E_KIND_DIR/base-image.sh")

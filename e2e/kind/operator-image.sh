@@ -8,7 +8,7 @@ OPERATOR_IMAGE=${OPERATOR_IMAGE:-hbase-cache/operator:0.1.0}
 jar=$REPO_ROOT/operator/target/hbase-cache-operator.jar
 if [ "${SKIP_MVN:-0}" != 1 ] || [ ! -f "$jar" ]; then
   t0=$SECONDS
-  (cd "$REPO_ROOT/operator" && ${MVN:-mvn} -B -ntp -q -DskipTests package) >&2 || die "maven build of operator/ failed"
+  (cd "$REPO_ROOT/operator" && ${MVN:-mvn} -B -ntp -q -Dstyle.color=never -DskipTests package) >&2 || die "maven build of operator/ failed"
   log "operator jar built in $((SECONDS - t0))s"
 fi
 [ -f "$jar" ] || die "$jar not found"
