@@ -95,6 +95,10 @@ chart-test: ## helm lint both charts, crds/ copy check, helm template assertions
 kind-hbase: kind-up hbase-image ## install charts/hbase into the kind cluster and wait for all pods Ready
 	@e2e/kind/hbase-up.sh
 
+.PHONY: kind-operator
+kind-operator: kind-up operator-image ## apply crds/, load the operator image, helm install charts/hbase-cache-operator, wait for Ready
+	@e2e/kind/operator-up.sh
+
 .PHONY: hbase-check
 hbase-check: ## on the kind cluster: create/write/read a table with a client pod, then `helm test` (CanaryTool)
 	@e2e/kind/hbase-check.sh
