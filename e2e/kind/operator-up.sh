@@ -14,10 +14,13 @@ docker image inspect "$OPERATOR_IMAGE" >/dev/null 2>&1 || die "image $OPERATOR_I
 # which installed the CRD on the first install but never upgrades it
 kubectl --context "$CTX" apply --server-side --force-conflicts -f "$REPO_ROOT/crds/" >&2
 "$E2E_KIND_DIR/load-images.sh" "$OPERATOR_IMAGE"
+# the image ID as a pod annotation: a rebuilt image under the same tag rolls the Deployment
+image_id=$(docker image inspect -f '{{.Id}}' "$OPERATOR_IMAGE" | sed 's/^sha256://' | cut -c1-12)
 t0=$SECONDS
 # shellcheck disable=SC2086
 helm --kube-context "$CTX" upgrade --install "$REL" "$REPO_ROOT/charts/hbase-cache-operator" -n "$NS" --create-namespace \
   --set image.repository="${OPERATOR_IMAGE%:*}" --set image.tag="${OPERATOR_IMAGE##*:}" \
+  --set-string podAnnotations.image-id="$image_id" \
   --wait --timeout "${OPERATOR_TIMEOUT:-5m}" ${OPERATOR_HELM_ARGS:-} >&2 || {
     kubectl --context "$CTX" -n "$NS" get pods -o wide >&2
     kubectl --context "$CTX" -n "$NS" logs -l app.kubernetes.io/instance="$REL" --tail=50 >&2 || true
