@@ -47,12 +47,17 @@ The rules the operator needs in every namespace it watches: only the verbs it us
 - apiGroups: ["apps"]
   resources: ["statefulsets"]
   verbs: ["get", "list", "watch", "patch", "create", "delete"]
+# masterRef of kind Deployment: read it, point its config volume at the master ConfigMap
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  verbs: ["get", "patch"]
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["get", "list", "watch", "delete"]
+# delete: the StatefulSet backup ConfigMap (<policy>-sts-backup) once the recreate is done
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["get", "list", "watch", "create", "patch", "update"]
+  verbs: ["get", "list", "watch", "create", "patch", "update", "delete"]
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["get", "list", "watch", "patch"]

@@ -8,6 +8,7 @@ import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
@@ -26,6 +27,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -142,14 +144,37 @@ public final class BlockCacheOperator {
             .map(String::trim)
             .filter(s -> !s.isEmpty())
             .collect(Collectors.toSet());
+    // A leader that loses its lease exits so that a standby takes over with fresh caches; but not
+    // while the JVM is already shutting down (System.exit in a shutdown hook blocks forever, and
+    // the pod would sit out its whole grace period).
+    AtomicBoolean stopping = new AtomicBoolean();
     LeaderElectionConfiguration le =
         Boolean.parseBoolean(env.getOrDefault("LEADER_ELECTION", "false"))
-            ? new LeaderElectionConfiguration(env.getOrDefault("LEADER_ELECTION_LEASE", "hbase-cache-operator"), podNs.get())
+            ? new LeaderElectionConfiguration(
+                env.getOrDefault("LEADER_ELECTION_LEASE", "hbase-cache-operator"),
+                podNs.get(),
+                LeaderElectionConfiguration.LEASE_DURATION_DEFAULT_VALUE,
+                LeaderElectionConfiguration.RENEW_DEADLINE_DEFAULT_VALUE,
+                LeaderElectionConfiguration.RETRY_PERIOD_DEFAULT_VALUE,
+                env.get("HOSTNAME"),
+                new LeaderCallbacks(
+                    () -> log.info("leading"),
+                    () -> {
+                      if (!stopping.get()) {
+                        log.error("lost the leader lease: exiting so that a standby takes over");
+                        System.exit(1);
+                      }
+                    },
+                    leader -> log.info("leader is {}", leader)),
+                false)
             : null;
     KubernetesClient client = new KubernetesClientBuilder().build();
     BlockCacheOperator op = new BlockCacheOperator(client, namespaces, le, productionReconciler());
     op.serveHttp(Integer.parseInt(env.getOrDefault("HTTP_PORT", "8080")));
-    Runtime.getRuntime().addShutdownHook(new Thread(op::stop, "shutdown"));
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      stopping.set(true);
+      op.stop();
+    }, "shutdown"));
     log.info("starting; namespaces={} leaderElection={}", namespaces.isEmpty() ? "all" : namespaces, le != null);
     op.start();
   }

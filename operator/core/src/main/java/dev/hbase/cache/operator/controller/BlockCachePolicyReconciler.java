@@ -51,8 +51,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -351,16 +349,18 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
   /**
    * The API server defaults updateStrategy.rollingUpdate on every StatefulSet, owned by whoever
    * created it; server-side apply cannot set type OnDelete while that field stays. Replace the
-   * strategy once with an ordinary update (optimistic lock on the version just read).
+   * strategy once with a JSON merge patch (type OnDelete, rollingUpdate removed): idempotent, so no
+   * optimistic lock is needed, and it needs only the {@code patch} verb the chart's RBAC grants
+   * (an update/PUT is forbidden there).
    */
   private static void ensureOnDelete(KubernetesClient client, StatefulSet sts) {
     var strategy = sts.getSpec().getUpdateStrategy();
     if (strategy != null && "OnDelete".equals(strategy.getType()) && strategy.getRollingUpdate() == null) {
       return;
     }
-    StatefulSet copy = Serialization.clone(sts);
-    copy.getSpec().setUpdateStrategy(new io.fabric8.kubernetes.api.model.apps.StatefulSetUpdateStrategy(null, "OnDelete"));
-    client.resource(copy).update();
+    client.apps().statefulSets().inNamespace(sts.getMetadata().getNamespace()).withName(sts.getMetadata().getName())
+        .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"spec\":{\"updateStrategy\":{\"type\":\"OnDelete\",\"rollingUpdate\":null}}}");
   }
 
   private static void apply(KubernetesClient client, HasMetadata desired) {
@@ -489,6 +489,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
     if (st != null && st.getContainerStatuses() != null) {
       stuck = st.getContainerStatuses().stream()
           .map(c -> c.getState() == null || c.getState().getWaiting() == null ? null : c.getState().getWaiting().getReason())
+          .filter(Objects::nonNull)
           .filter(STUCK_REASONS::contains).findFirst().orElse(null);
     }
     if (stuck == null && st != null && st.getConditions() != null
@@ -584,9 +585,5 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
   public void close() {
     clusters.values().forEach(HBaseCluster::close);
     clusters.clear();
-  }
-
-  static Map<String, String> copy(Map<String, String> m) {
-    return m == null ? new LinkedHashMap<>() : new HashMap<>(m);
   }
 }

@@ -23,10 +23,10 @@ import dev.hbase.cache.operator.roll.RollModel.Restarted;
 import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
 import java.time.Duration;
 import java.time.Instant;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -474,46 +474,14 @@ public final class Roller {
     }
 
     static RolloutStatus copy(RolloutStatus p) {
-      RolloutStatus c = new RolloutStatus();
       if (p == null) {
-        c.setPhase(Phase.Idle);
-        return c;
+        return new RolloutStatus().setPhase(Phase.Idle);
       }
-      c.setPhase(p.getPhase());
-      c.setRevision(p.getRevision());
-      c.setUpdated(p.getUpdated());
-      c.setTotal(p.getTotal());
-      c.setProgress(p.getProgress());
-      c.setCurrentPod(p.getCurrentPod());
-      c.setStartedAt(p.getStartedAt());
-      c.setMessage(p.getMessage());
-      c.setBalancerWasOn(p.getBalancerWasOn());
-      List<PodRoll> f = new ArrayList<>();
-      if (p.getInFlight() != null) {
-        for (PodRoll r : p.getInFlight()) {
-          f.add(
-              new PodRoll()
-                  .setPod(r.getPod())
-                  .setUid(r.getUid())
-                  .setStep(r.getStep())
-                  .setStepStartedAt(r.getStepStartedAt())
-                  .setReason(r.getReason())
-                  .setOldServer(r.getOldServer())
-                  .setRegions(r.getRegions() == null ? new ArrayList<>() : new ArrayList<>(r.getRegions()))
-                  .setL2UsedBytesBefore(r.getL2UsedBytesBefore())
-                  .setNewServer(r.getNewServer())
-                  .setReadyAt(r.getReadyAt()));
-        }
+      RolloutStatus c = Serialization.clone(p);
+      if (c.getInFlight() == null) {
+        c.setInFlight(new ArrayList<>());
       }
-      c.setInFlight(f);
       return c;
     }
-  }
-
-  /** For tests and status: the restart counts per pod are what the UID precondition protects. */
-  public static Map<String, Long> deletesByPod(List<Action> actions) {
-    return actions.stream()
-        .filter(a -> a instanceof DeletePod)
-        .collect(Collectors.groupingBy(a -> ((DeletePod) a).pod(), Collectors.counting()));
   }
 }

@@ -154,7 +154,10 @@ final class FakeKube implements AutoCloseable {
 
   private void markReady(Pod p, int ordinal) {
     PodCondition ready = new PodConditionBuilder().withType("Ready").withStatus("True").build();
-    p.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Running").withPodIP(ip(ordinal)).withConditions(ready).build());
+    p.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Running").withPodIP(ip(ordinal)).withConditions(ready)
+        .addNewContainerStatus().withName("regionserver").withImage("hbase:2.6.4").withImageID("x").withReady(true).withRestartCount(0)
+        .withNewState().withNewRunning().withStartedAt(Instant.now().toString()).endRunning().endState().endContainerStatus()
+        .build());
     client.resource(p).updateStatus();
   }
 

@@ -1,0 +1,68 @@
+package dev.hbase.cache.operator.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import org.junit.jupiter.api.Test;
+
+/** What the roller sees of real pod objects (statuses as the kubelet writes them). */
+class PodViewTest {
+  static Pod pod(String status) {
+    return Serialization.unmarshal(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: rs-1\n  uid: u1\n  annotations:\n    cache.hbase.dev/config-hash: abc\n"
+            + "spec:\n  containers: [{name: regionserver, image: x}]\nstatus:\n" + status, Pod.class);
+  }
+
+  @Test
+  void runningReadyPod() {
+    PodView v = BlockCachePolicyReconciler.podView(pod(
+        "  phase: Running\n  podIP: 10.244.0.7\n  conditions: [{type: Ready, status: 'True'}]\n"
+            + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 0, image: x, imageID: x,"
+            + " state: {running: {startedAt: '2026-11-21T08:00:00Z'}}}]\n"), 1);
+    assertThat(v.ready()).isTrue();
+    assertThat(v.stuck()).isNull();
+    assertThat(v.revision()).isEqualTo("abc");
+    assertThat(v.ip()).isEqualTo("10.244.0.7");
+    assertThat(v.servesAs("rs-1.hbase-regionserver.hbase.svc.cluster.local")).isTrue();
+    assertThat(v.servesAs("rs-10.hbase-regionserver.hbase.svc.cluster.local")).isFalse();
+  }
+
+  @Test
+  void crashLoopingPodIsStuck() {
+    PodView v = BlockCachePolicyReconciler.podView(pod(
+        "  phase: Running\n  conditions: [{type: Ready, status: 'False'}]\n"
+            + "  containerStatuses: [{name: regionserver, ready: false, restartCount: 4, image: x, imageID: x,"
+            + " state: {waiting: {reason: CrashLoopBackOff}}}]\n"), 1);
+    assertThat(v.ready()).isFalse();
+    assertThat(v.stuck()).isEqualTo("CrashLoopBackOff");
+  }
+
+  @Test
+  void startingContainerIsNotStuck() {
+    PodView v = BlockCachePolicyReconciler.podView(pod(
+        "  phase: Pending\n  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
+            + " state: {waiting: {reason: ContainerCreating}}}]\n"), 1);
+    assertThat(v.stuck()).isNull();
+    assertThat(v.ready()).isFalse();
+  }
+
+  @Test
+  void unschedulablePodIsStuck() {
+    PodView v = BlockCachePolicyReconciler.podView(pod(
+        "  phase: Pending\n  conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]\n"), 1);
+    assertThat(v.stuck()).isEqualTo("Unschedulable");
+  }
+
+  @Test
+  void terminatedOldInstanceIsTerminatingNotStuck() {
+    // a clean SIGTERM stop exits 143 and shows phase Failed for a moment: not a failure
+    Pod p = pod("  phase: Failed\n  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
+        + " state: {terminated: {exitCode: 143, reason: Error}}}]\n");
+    p.getMetadata().setDeletionTimestamp("2026-11-21T08:00:00Z");
+    PodView v = BlockCachePolicyReconciler.podView(p, 1);
+    assertThat(v.terminating()).isTrue();
+    assertThat(v.stuck()).isNull();
+  }
+}
