@@ -32,8 +32,9 @@ kube-api-test-binaries: ## make kube-apiserver/etcd/kubectl available to kube-ap
 	@.ci/kube-api-test-binaries.sh
 
 .PHONY: test
-test: kube-api-test-binaries ## unit + API-server tests (real kube-apiserver/etcd via kube-api-test)
+test: kube-api-test-binaries ## unit + API-server tests (real kube-apiserver/etcd), then the chart checks
 	cd operator && $(MVN) $(MVN_FLAGS) verify
+	@$(MAKE) --no-print-directory chart-test
 
 .PHONY: lint
 lint: ## compiler warnings as errors, shell scripts syntax-checked
@@ -112,3 +113,11 @@ hbase-lib: ## assemble the HBase 2.6.4 server classpath: images/hbase/target/{li
 test-hbase: hbase-lib ## contract tests on real ZooKeeper/HMaster/RegionServers (operator/hbase-it, ~6 min)
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify \
 	  -Dtest='dev.hbase.cache.hbaseit.*IT' -Dsurefire.failIfNoSpecifiedTests=false
+
+.PHONY: bench-cache
+bench-cache: hbase-lib ## cache benchmark on real HBase (~20 min, not a test): docs/benchmarks.md and plots
+	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify \
+	  -Dtest=CacheBench -Dsurefire.failIfNoSpecifiedTests=false
+	@test -x $(BIN)/bench-venv/bin/python || python3 -m venv $(BIN)/bench-venv
+	@$(BIN)/bench-venv/bin/python -c 'import matplotlib' 2>/dev/null || $(BIN)/bench-venv/bin/pip install -q matplotlib
+	$(BIN)/bench-venv/bin/python operator/hbase-it/bench/report.py operator/hbase-it/target/bench/results.json docs
