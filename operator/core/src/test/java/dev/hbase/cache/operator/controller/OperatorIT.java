@@ -405,6 +405,76 @@ class OperatorIT {
     assertThat(kube.deletes).isEmpty(); // announced before any pod restarts
   }
 
+  /** Cache PVCs as a previous roll left them: 2Gi, bound, of StorageClass {@code cls}. */
+  void existingCacheVolumes(String cls, boolean expandable) {
+    client.resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder().withNewMetadata().withName(cls).endMetadata()
+        .withProvisioner("example.com/disk").withAllowVolumeExpansion(expandable).build()).serverSideApply();
+    var vct = new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder().withNewMetadata().withName("bucketcache").endMetadata()
+        .withNewSpec().withAccessModes("ReadWriteOnce").withStorageClassName(cls)
+        .withNewResources().addToRequests("storage", new Quantity("2Gi")).endResources().endSpec().build();
+    StatefulSet s = sts();
+    s.getMetadata().setResourceVersion(null);
+    s.getMetadata().setUid(null);
+    s.getMetadata().setManagedFields(null);
+    s.setStatus(null);
+    s.getSpec().setVolumeClaimTemplates(List.of(vct));
+    client.apps().statefulSets().inNamespace(ns).withName(STS).withPropagationPolicy(io.fabric8.kubernetes.api.model.DeletionPropagation.ORPHAN).delete();
+    await().atMost(Duration.ofSeconds(20)).until(() -> sts() == null);
+    client.resource(s).create();
+    for (int i = 0; i < 3; i++) {
+      var pvc = client.resource(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+          .withNewMetadata().withName("bucketcache-rs-" + i).withNamespace(ns).endMetadata()
+          .withSpec(vct.getSpec()).build()).create();
+      pvc.getSpec().setVolumeName("pv-" + ns + "-" + i);
+      pvc = client.resource(pvc).update();
+      pvc.setStatus(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder().withPhase("Bound")
+          .addToCapacity("storage", new Quantity("2Gi")).build());
+      client.resource(pvc).updateStatus();
+    }
+  }
+
+  Quantity pvcSize(int i) {
+    return client.persistentVolumeClaims().inNamespace(ns).withName("bucketcache-rs-" + i).get().getSpec().getResources().getRequests().get("storage");
+  }
+
+  @Test
+  void aBiggerCacheGrowsThePvcsWhenTheirStorageClassAllows() {
+    cluster("4Gi", false);
+    existingCacheVolumes("expandable-" + ns, true);
+    var uids = client.persistentVolumeClaims().inNamespace(ns).list().getItems().stream().map(x -> x.getMetadata().getUid()).toList();
+    operator(null);
+    // 2Gi L2 + 1Gi buffer: the 2Gi PVCs must grow to 3Gi
+    policy("grow", "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n  storage:\n    storageClassName: expandable-" + ns
+        + "\n  rollout:\n    paused: true\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> sts() != null && sts().getSpec().getVolumeClaimTemplates().get(0)
+        .getSpec().getResources().getRequests().get("storage").equals(new Quantity("3Gi")));
+    for (int i = 0; i < 3; i++) {
+      assertThat(pvcSize(i)).isEqualTo(new Quantity("3Gi"));
+    }
+    assertThat(client.persistentVolumeClaims().inNamespace(ns).list().getItems()).extracting(x -> x.getMetadata().getUid())
+        .containsExactlyInAnyOrderElementsOf(uids);
+    assertThat(client.v1().events().inNamespace(ns).list().getItems()).anyMatch(e -> "CacheVolumeExpanding".equals(e.getReason()));
+  }
+
+  @Test
+  void aBiggerCacheOnAFixedSizeStorageClassBlocksAndChangesNothing() {
+    cluster("4Gi", false);
+    existingCacheVolumes("fixed-" + ns, false);
+    String stsUid = sts().getMetadata().getUid();
+    operator(null);
+    policy("nogrow", "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n  storage:\n    storageClassName: fixed-" + ns + "\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> condition("nogrow", "Degraded", "True"));
+    var degraded = Conditions.find(get("nogrow").getStatus().getConditions(), "Degraded").orElseThrow();
+    assertThat(degraded.getReason()).isEqualTo("StorageBlocked");
+    assertThat(degraded.getMessage()).contains("PVC bucketcache-rs-0 has 2Gi").contains("does not allow volume expansion");
+    assertThat(get("nogrow").getStatus().getRollout().getPhase()).isEqualTo(Phase.Blocked);
+    assertThat(sts().getMetadata().getUid()).isEqualTo(stsUid);
+    for (int i = 0; i < 3; i++) {
+      assertThat(pvcSize(i)).isEqualTo(new Quantity("2Gi"));
+    }
+    assertThat(kube.deletes).isEmpty();
+  }
+
   LeaderElectionConfiguration leader(String identity) {
     return new LeaderElectionConfiguration("hbase-cache-operator", ns, Duration.ofSeconds(4), Duration.ofSeconds(3),
         Duration.ofMillis(500), identity, null, false);
