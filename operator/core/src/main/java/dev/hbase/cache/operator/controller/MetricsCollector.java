@@ -46,7 +46,7 @@ final class MetricsCollector {
       }
       CacheSample s = scrape(policy, p);
       if (s != null) {
-        out.put(p.name(), new CacheView(s.l2UsedBytes(), s.data().ratioOrNull()));
+        out.put(p.name(), new CacheView(s.l2UsedBytes(), CacheRatios.dataReadHitRatio(s.data(), s.hasL2())));
       }
     }
     return out;
@@ -74,6 +74,8 @@ final class MetricsCollector {
     }
     List<CacheDelta> deltas = new ArrayList<>();
     List<CacheDelta> cumulative = new ArrayList<>();
+    Reads reads = new Reads();
+    Reads readsSinceStart = new Reads();
     long size = 0;
     long used = 0;
     for (RegionServerStatus r : rows) {
@@ -92,11 +94,13 @@ final class MetricsCollector {
       CacheDelta d = before == null ? null : CacheRatios.between(before, s);
       if (d != null) {
         deltas.add(d);
+        reads.add(d, s.hasL2());
       }
-      r.setHitRatio(round(d == null ? null : d.data().ratioOrNull()));
+      readsSinceStart.add(c, s.hasL2());
+      r.setHitRatio(round(d == null ? null : CacheRatios.dataReadHitRatio(d.data(), s.hasL2())));
       r.setL1HitRatio(round(d == null ? null : d.l1().ratioOrNull()));
       r.setL2HitRatio(round(d == null ? null : d.l2().ratioOrNull()));
-      r.setCumulativeHitRatio(round(c.data().ratioOrNull()));
+      r.setCumulativeHitRatio(round(CacheRatios.dataReadHitRatio(c.data(), s.hasL2())));
       r.setL2UsedBytes(s.hasL2() ? s.l2UsedBytes() : null);
       r.setFailedInsertions(s.failedInsertions());
       size += s.l1CapacityBytes() + s.l2CapacityBytes();
@@ -109,10 +113,10 @@ final class MetricsCollector {
     CacheDelta all = CacheRatios.aggregate(cumulative);
     CacheStatus next =
         new CacheStatus()
-            .setHitRatio(round(deltas.isEmpty() ? null : sum.data().ratioOrNull()))
+            .setHitRatio(round(deltas.isEmpty() ? null : reads.ratio()))
             .setL1HitRatio(round(deltas.isEmpty() ? null : sum.l1().ratioOrNull()))
             .setL2HitRatio(round(deltas.isEmpty() ? null : sum.l2().ratioOrNull()))
-            .setCumulativeHitRatio(round(all.data().ratioOrNull()))
+            .setCumulativeHitRatio(round(readsSinceStart.ratio()))
             .setSizeBytes(size)
             .setUsedBytes(used)
             .setEvictions(all.evictions())
@@ -120,6 +124,25 @@ final class MetricsCollector {
     // Unchanged figures are not news: keep the old sampledAt so the status is not rewritten.
     next.setSampledAt(cache != null && sameFigures(cache, next) ? cache.getSampledAt() : now.toString());
     status.setCache(next);
+  }
+
+  /**
+   * Data-block reads summed over pods: served from cache vs all. Pods are summed by reads, not
+   * by averaging ratios, and each pod's counts are read the way its HBase counts them (a cold read
+   * with an L2 counts as two misses: {@link CacheRatios#dataReadHitRatio}).
+   */
+  private static final class Reads {
+    double served;
+    double total;
+
+    void add(CacheDelta d, boolean hasL2) {
+      served += d.data().hits();
+      total += d.data().hits() + (hasL2 ? d.data().misses() / 2.0 : d.data().misses());
+    }
+
+    Double ratio() {
+      return total == 0 ? null : served / total;
+    }
   }
 
   void forget(BlockCachePolicy policy) {
