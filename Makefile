@@ -104,6 +104,18 @@ kind-operator: kind-up operator-image ## apply crds/, load the operator image, h
 hbase-check: ## on the kind cluster: create/write/read a table with a client pod, then `helm test` (CanaryTool)
 	@e2e/kind/hbase-check.sh
 
+##@ demo and end-to-end suite on kind (e2e/demo.sh, e2e/e2e.sh)
+# The e2e gets its own cluster (it deletes it at the end) unless KIND_CLUSTER is given explicitly.
+E2E_KIND_CLUSTER := $(if $(filter file,$(origin KIND_CLUSTER)),hbase-cache-e2e,$(KIND_CLUSTER))
+
+.PHONY: demo
+demo: ## kind cluster + both charts + the PersistentFile example + a table read by a client pod; prints `kubectl get bcp` (leaves the cluster: make kind-down)
+	@e2e/demo.sh
+
+.PHONY: e2e
+e2e: ## the JUnit suite on a fresh kind cluster (hbase-cache-e2e), deleted at the end unless KEEP_CLUSTER=1; report in e2e/target/e2e-report.md
+	@KIND_CLUSTER=$(E2E_KIND_CLUSTER) e2e/e2e.sh
+
 ##@ HBase contract tests (real HBase 2.6.4 processes on loopback, started through images/hbase/entrypoint.sh)
 .PHONY: hbase-lib
 hbase-lib: ## assemble the HBase 2.6.4 server classpath: images/hbase/target/{lib,hbase-webapps}

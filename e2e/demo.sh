@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# make demo: the quickstart on kind, end to end, and the cluster left running.
+#
+#   1. kind cluster $KIND_CLUSTER (default hbase-cache; reused when it exists; node image
+#      KIND_NODE_IMAGE, tools into ./bin when missing: e2e/kind/cluster-up.sh)
+#   2. HBase and operator images built (SKIP_MVN=1 reuses the Maven outputs, SKIP_IMAGES=1 builds
+#      nothing) and loaded into kind
+#   3. helm: charts/hbase (namespace hbase) and charts/hbase-cache-operator (namespace
+#      hbase-cache-system, CRDs applied from crds/ first)
+#   4. kubectl apply -f examples/persistent-file.yaml into the HBase namespace, and a wait for its
+#      roll (every RegionServer restarted with a 640Mi file L2 on a 2Gi PVC): phase Idle, Ready=True
+#   5. a client pod loads a 200 MB table (50,000 rows x 4 KiB, 6 regions) and another reads it
+#      (random Gets, 200/s, DEMO_READ_SECONDS=150)
+#   6. after two metrics intervals (30 s each): `kubectl get bcp` with the hit ratio and the
+#      per-RegionServer status
+#
+# Takes about 6-7 minutes here (2 vCPU, images and node image already built; a cold first run also
+# builds the node image, ~20 min): cluster 25 s, image builds ~1 min, loads ~50 s, charts ~1 min,
+# the policy's first roll ~2-3 min, load + reads ~2.5 min. Delete with `make kind-down`.
+. "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
+NS=${HBASE_NAMESPACE:-hbase}
+OP_NS=${OPERATOR_NAMESPACE:-hbase-cache-system}
+HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
+OPERATOR_IMAGE=${OPERATOR_IMAGE:-hbase-cache/operator:0.1.0}
+READ_SECONDS=${DEMO_READ_SECONDS:-150}
+export HBASE_IMAGE OPERATOR_IMAGE HBASE_NAMESPACE=$NS
+CTX=kind-$KIND_CLUSTER
+k() { kubectl --context "$CTX" -n "$NS" "$@"; }
+t_all=$SECONDS
+step() { log "== $*"; }
+
+step "kind cluster $KIND_CLUSTER"
+"$E2E_KIND_DIR/cluster-up.sh" >/dev/null
+
+step "images"
+"$E2E_KIND_DIR/docker.sh"
+if [ "${SKIP_IMAGES:-0}" != 1 ]; then
+  "$E2E_KIND_DIR/hbase-image.sh" >/dev/null
+  "$E2E_KIND_DIR/operator-image.sh" >/dev/null
+fi
+"$E2E_KIND_DIR/load-images.sh" "$OPERATOR_IMAGE"   # hbase-up.sh loads the HBase image
+
+step "charts/hbase"
+"$E2E_KIND_DIR/hbase-up.sh" 2>&1 | grep -vE '^(NAME|hbase|kube-system|local-path)' >&2 || true
+k wait --for=condition=Ready pod -l app.kubernetes.io/instance=hbase --timeout=5m >/dev/null
+
+step "charts/hbase-cache-operator (CRDs from crds/)"
+kubectl --context "$CTX" apply --server-side -f "$REPO_ROOT/crds/" >&2
+kubectl --context "$CTX" wait --for=condition=Established crd/blockcachepolicies.cache.hbase.dev --timeout=60s >/dev/null
+helm --kube-context "$CTX" upgrade --install hbase-cache-operator "$REPO_ROOT/charts/hbase-cache-operator" \
+  -n "$OP_NS" --create-namespace --set image.repository="${OPERATOR_IMAGE%:*}" --set image.tag="${OPERATOR_IMAGE##*:}" \
+  --wait --timeout 5m >/dev/null
+kubectl --context "$CTX" -n "$OP_NS" get deploy >&2
+
+step "kubectl apply -f examples/persistent-file.yaml (namespace $NS)"
+k apply -f "$REPO_ROOT/examples/persistent-file.yaml" >&2
+t0=$SECONDS
+last=""
+while :; do
+  gen=$(k get bcp persistent-file -o jsonpath='{.metadata.generation}')
+  line=$(k get bcp persistent-file -o jsonpath='{.status.observedGeneration} {.status.rollout.phase} {.status.rollout.progress} {.status.rollout.currentPod} {.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true)
+  read -r obs phase progress _ <<<"$line"
+  ready=${line##* }
+  if [ "$line" != "$last" ]; then
+    log "roll: phase=${phase:-?} updated=${progress:-?} pod=$(k get bcp persistent-file -o jsonpath='{.status.rollout.currentPod}') Ready=$ready ($((SECONDS - t0))s)"
+    last=$line
+  fi
+  if [ "$obs" = "$gen" ] && [ "$phase" = Idle ] && [ "$ready" = True ]; then break; fi
+  if [ $((SECONDS - t0)) -gt "${DEMO_ROLL_TIMEOUT:-1200}" ]; then
+    k get bcp persistent-file -o yaml >&2
+    kubectl --context "$CTX" -n "$OP_NS" logs deploy/hbase-cache-operator --tail=40 >&2 || true
+    die "the policy's roll did not finish within ${DEMO_ROLL_TIMEOUT:-1200}s"
+  fi
+  sleep 5
+done
+log "the policy's roll finished in $((SECONDS - t0))s"
+k get pods -l app.kubernetes.io/component=regionserver -o wide >&2
+
+step "load a table and read it (in-cluster client pods, e2e/workload)"
+"$REPO_ROOT/e2e/workload/build.sh" >/dev/null
+"$REPO_ROOT/e2e/workload/pod.sh" demo-load load usertable 50000 4096 6 >/dev/null
+k wait --for=jsonpath='{.status.phase}'=Succeeded pod/demo-load --timeout=10m >/dev/null \
+  || { k logs demo-load >&2; die "the load failed"; }
+k logs demo-load | grep -E '^(put|flushed|regions|warm-up|LOAD)' >&2
+k delete pod demo-load --wait=false >/dev/null
+"$REPO_ROOT/e2e/workload/pod.sh" demo-read read usertable 50000 2 200 "$READ_SECONDS" >/dev/null
+k wait --for=jsonpath='{.status.phase}'=Running pod/demo-read --timeout=3m >/dev/null
+t_read=$SECONDS
+# two metrics intervals (30 s each) and HBase's own metrics refresh after the reads started
+wait_s=$(( READ_SECONDS < 75 ? READ_SECONDS : 75 ))
+log "reading (200 random Gets/s over the whole table); status after ${wait_s}s"
+sleep "$wait_s"
+reads=$(k logs demo-read | awk '/^R /{for(i=3;i<=4;i++){split($i,a,"=");s[a[1]]+=a[2]}} END{printf "%d ok, %d failed", s["ok"], s["fail"]}')
+log "reader so far: $reads in $((SECONDS - t_read))s"
+
+step "kubectl get bcp"
+k get bcp
+echo
+echo "per RegionServer (status.regionServers):"
+k get bcp persistent-file -o json | jq -r '
+  (["POD","READY","HIT RATIO","CUMULATIVE","L2 USED","RETAINED","RESTARTED AT"] | @tsv),
+  (.status.regionServers[] | [.pod, .ready, (.hitRatio // "-"), (.cumulativeHitRatio // "-"),
+     ((.l2UsedBytes // 0) / 1048576 | floor | tostring + "Mi"), (.retainedFraction // "-"), (.restartedAt // "-")] | @tsv)' \
+  | column -t -s $'\t'
+echo
+k get bcp persistent-file -o json | jq -r '.status.cache | "aggregate: hitRatio \(.hitRatio), L1 \(.l1HitRatio), L2 \(.l2HitRatio), cumulative \(.cumulativeHitRatio), used \((.usedBytes // 0) / 1048576 | floor)Mi of \((.sizeBytes // 0) / 1048576 | floor)Mi, sampled \(.sampledAt)"'
+echo
+log "demo done in $((SECONDS - t_all))s; the reader pod demo-read runs until ${READ_SECONDS}s are up"
+cat >&2 <<EOF
+
+The cluster is still running (kind cluster $KIND_CLUSTER, kubectl context $CTX):
+  kubectl --context $CTX -n $NS get bcp -w
+  kubectl --context $CTX -n $NS annotate bcp persistent-file cache.hbase.dev/restart="\$(date -u +%FT%TZ)" --overwrite   # roll once more
+  kubectl --context $CTX -n $OP_NS logs deploy/hbase-cache-operator
+Delete it with:  make kind-down KIND_CLUSTER=$KIND_CLUSTER
+EOF

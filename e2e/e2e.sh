@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# make e2e: the end-to-end suite on a real kind cluster with real RegionServer pods.
+#
+#   1. kind cluster $KIND_CLUSTER (default hbase-cache-e2e; an existing one is deleted first, unless
+#      REUSE_CLUSTER=1: then its hbase/operator installs are removed and reinstalled)
+#   2. images: HBase and operator (SKIP_MVN=1 reuses the Maven outputs; SKIP_IMAGES=1 builds
+#      nothing and loads what docker has), loaded into kind
+#   3. charts/hbase into namespace $HBASE_NAMESPACE (hbase), all pods Ready
+#   4. the workload client (e2e/workload) and the operator API jar for the tests
+#   5. mvn -f e2e/pom.xml test: KindE2ETest installs crds/ + the operator chart and runs the story
+#      (see e2e/src/test/java/dev/hbase/cache/e2e/KindE2ETest.java)
+#   6. the cluster is deleted at the end unless KEEP_CLUSTER=1
+#
+# The numbers the suite saw are in e2e/target/e2e-report.md (with this script's phase times);
+# the reader's log, the operator's log and the policy's events are beside it.
+# Measured here (2 vCPU / 24 GiB, shared): see e2e/README.md.
+. "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
+export KIND_CLUSTER=${KIND_CLUSTER:-hbase-cache-e2e}
+NS=${HBASE_NAMESPACE:-hbase}
+OP_NS=${OPERATOR_NAMESPACE:-hbase-cache-system}
+HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
+OPERATOR_IMAGE=${OPERATOR_IMAGE:-hbase-cache/operator:0.1.0}
+export HBASE_IMAGE OPERATOR_IMAGE HBASE_NAMESPACE=$NS
+CTX=kind-$KIND_CLUSTER
+TARGET=$REPO_ROOT/e2e/target
+mkdir -p "$TARGET"
+phases=()
+t_all=$SECONDS
+phase() { # phase NAME COMMAND...
+  local name=$1 t0=$SECONDS; shift
+  log "== $name"
+  "$@"
+  phases+=("| $name | $((SECONDS - t0)) s |")
+  log "== $name: $((SECONDS - t0))s"
+}
+write_phases() {
+  {
+    echo
+    echo "## make e2e phases (e2e/e2e.sh, cluster $KIND_CLUSTER)"
+    echo
+    echo "| phase | wall time |"
+    echo "|---|---|"
+    printf '%s\n' "${phases[@]}"
+    echo "| total | $((SECONDS - t_all)) s |"
+  } >>"$TARGET/e2e-report.md"
+}
+cleanup() {
+  local rc=$?
+  if [ "${KEEP_CLUSTER:-0}" = 1 ]; then
+    log "KEEP_CLUSTER=1: cluster $KIND_CLUSTER left running (kubectl --context $CTX; delete: make kind-down KIND_CLUSTER=$KIND_CLUSTER)"
+  else
+    local t0=$SECONDS
+    "$E2E_KIND_DIR/cluster-down.sh" || true
+    phases+=("| delete cluster | $((SECONDS - t0)) s |")
+  fi
+  [ -f "$TARGET/e2e-report.md" ] && write_phases
+  [ -f "$TARGET/e2e-report.md" ] && log "report: $TARGET/e2e-report.md"
+  if [ $rc = 0 ]; then log "make e2e PASSED in $((SECONDS - t_all))s"; else log "make e2e FAILED (rc=$rc) after $((SECONDS - t_all))s"; fi
+  exit $rc
+}
+
+reset_cluster() {
+  # REUSE_CLUSTER=1: back to a cluster without the operator and with a fresh HBase
+  local k=(kubectl --context "$CTX")
+  if "${k[@]}" get crd blockcachepolicies.cache.hbase.dev >/dev/null 2>&1; then
+    "${k[@]}" delete bcp --all -A --timeout=120s >&2 || true
+  fi
+  helm --kube-context "$CTX" uninstall hbase-cache-operator -n "$OP_NS" --wait --timeout 3m >&2 2>/dev/null || true
+  helm --kube-context "$CTX" uninstall hbase -n "$NS" --wait --timeout 5m >&2 2>/dev/null || true
+  "${k[@]}" delete namespace "$NS" --timeout=300s >&2 2>/dev/null || true
+}
+
+cluster() {
+  if kind get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER"; then
+    if [ "${REUSE_CLUSTER:-0}" = 1 ]; then
+      log "reusing cluster $KIND_CLUSTER: removing the previous run's installs"
+      reset_cluster
+    else
+      log "cluster $KIND_CLUSTER exists: deleting it for a clean run (REUSE_CLUSTER=1 to keep it)"
+      "$E2E_KIND_DIR/cluster-down.sh"
+    fi
+  fi
+  "$E2E_KIND_DIR/cluster-up.sh" >/dev/null
+}
+
+images() {
+  "$E2E_KIND_DIR/docker.sh"
+  if [ "${SKIP_IMAGES:-0}" = 1 ]; then
+    log "SKIP_IMAGES=1: using the images docker has ($HBASE_IMAGE, $OPERATOR_IMAGE)"
+  else
+    "$E2E_KIND_DIR/hbase-image.sh" >/dev/null
+    "$E2E_KIND_DIR/operator-image.sh" >/dev/null
+  fi
+  "$E2E_KIND_DIR/load-images.sh" "$HBASE_IMAGE" "$OPERATOR_IMAGE"
+}
+
+client_side() {
+  "$REPO_ROOT/e2e/workload/build.sh" >/dev/null
+  # the tests read BlockCachePolicy typed: the API jar from this checkout
+  ${MVN:-mvn} -B -ntp -q -f "$REPO_ROOT/operator/pom.xml" -pl api -am -DskipTests install >&2
+}
+
+suite() {
+  rm -f "$TARGET/e2e-report.md"
+  # shellcheck disable=SC2086
+  ${MVN:-mvn} -B -ntp -f "$REPO_ROOT/e2e/pom.xml" test -De2e.context="$CTX" -De2e.hbaseNamespace="$NS" \
+    -De2e.operatorNamespace="$OP_NS" -De2e.hbaseImage="$HBASE_IMAGE" -De2e.operatorImage="$OPERATOR_IMAGE" \
+    -De2e.repo="$REPO_ROOT" ${E2E_MVN_ARGS:-} 2>&1 | tee "$TARGET/mvn-e2e.log"
+  return "${PIPESTATUS[0]}"
+}
+
+trap cleanup EXIT
+phase "kind cluster" cluster
+phase "images (build + kind load)" images
+phase "charts/hbase to Ready" "$E2E_KIND_DIR/hbase-up.sh"
+phase "workload client + API jar" client_side
+phase "mvn -f e2e/pom.xml test" suite
