@@ -1,0 +1,242 @@
+package dev.hbase.cache.hbaseit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
+import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.api.v1alpha1.spec.MemorySpec;
+import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
+import dev.hbase.cache.operator.hbase.CacheDelta;
+import dev.hbase.cache.operator.hbase.CacheRatios;
+import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.plan.Plan;
+import dev.hbase.cache.operator.plan.Planner;
+import io.fabric8.kubernetes.api.model.Quantity;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.apache.hadoop.hbase.client.Connection;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.util.Bytes;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cache benchmark behind `make bench-cache` (not a test: not matched by *IT). One RegionServer
+ * per mode, planned for a 2 GiB container with a ~256 MiB block cache, a table of ~3x that size, and
+ * time-bounded random gets from 4 client threads: a working set that fits in the cache (the first
+ * half-cache of rows) and one several times the cache (every row). For File and PersistentFile, the
+ * throughput of the first minute after a graceful restart too. Every measurement follows a warm-up
+ * of the same random gets (JIT of client and server). Writes target/bench/results.json.
+ */
+class CacheBench {
+
+  static final int ROWS = Integer.getInteger("bench.rows", 780_000);
+  static final int FITS_ROWS = Integer.getInteger("bench.fitsRows", 120_000);
+  static final Duration WARMUP = Duration.ofSeconds(Integer.getInteger("bench.warmupSeconds", 20));
+  static final Duration MEASURE = Duration.ofSeconds(Integer.getInteger("bench.measureSeconds", 30));
+  static final Duration AFTER_RESTART =
+      Duration.ofSeconds(Integer.getInteger("bench.restartSeconds", 60));
+  static final Duration BUCKET = Duration.ofSeconds(5);
+  static final int THREADS = 4;
+
+  final JmxScraper scraper = new JmxScraper(Duration.ofSeconds(5));
+
+  @Test
+  void benchmark() throws Exception {
+    Map<String, Object> results = new LinkedHashMap<>();
+    results.put("rows", ROWS);
+    results.put("valueBytes", TestTable.VALUE_BYTES);
+    results.put("fitsRows", FITS_ROWS);
+    results.put("threads", THREADS);
+    results.put("measureSeconds", MEASURE.toSeconds());
+    results.put("warmupSeconds", WARMUP.toSeconds());
+    List<Map<String, Object>> runs = new ArrayList<>();
+    List<Map<String, Object>> restarts = new ArrayList<>();
+    results.put("runs", runs);
+    results.put("restarts", restarts);
+
+    try (LocalHBase hbase = LocalHBase.start("bench", 1)) {
+      hbase.startRegionServer(0, Plans.settings(plan(CacheMode.Lru, hbase.dir)));
+      AdminHBaseCluster admin = hbase.admin();
+      hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
+      Instant loadStart = Instant.now();
+      TestTable table = TestTable.create(hbase.connection(), "bench", ROWS, 8);
+      results.put("loadSeconds", Duration.between(loadStart, Instant.now()).toSeconds());
+      hbase.stopRegionServer(0);
+      Connection connection = hbase.connection();
+      int infoPort = hbase.regionServerInfoPort(0);
+
+      for (CacheMode mode : CacheMode.values()) {
+        Path cacheDir = Files.createDirectories(hbase.dir.resolve("cache-" + mode));
+        Plan plan = plan(mode, cacheDir);
+        hbase.startRegionServer(0, Plans.settings(plan));
+        awaitServing(hbase, admin);
+        long capacity = cacheCapacity(TestTable.settledSample(scraper, infoPort), plan);
+
+        // working set that fits: warm it with a scan of its rows, then random gets
+        table.scanRows(0, FITS_ROWS);
+        runs.add(run(mode, "fits", capacity, connection, table, FITS_ROWS, infoPort, WARMUP));
+
+        if (mode.isFile()) {
+          hbase.stopRegionServer(0);
+          hbase.startRegionServer(0, Plans.settings(plan));
+          awaitServing(hbase, admin);
+          restarts.add(afterRestart(mode, connection, table, infoPort));
+        }
+
+        // working set several times the cache: every row
+        runs.add(run(mode, "large", capacity, connection, table, ROWS, infoPort, WARMUP));
+        hbase.stopRegionServer(0);
+      }
+      admin.close();
+    }
+    Path out = Path.of("target/bench/results.json");
+    Files.createDirectories(out.getParent());
+    new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(out.toFile(), results);
+    System.out.println("RESULTS " + out.toAbsolutePath());
+  }
+
+  /** The bench policies: a block cache of about 256 MiB in every mode but MetaOnly. */
+  static Plan plan(CacheMode mode, Path cacheDir) {
+    BlockCachePolicySpec spec = Plans.policy(mode, cacheDir);
+    switch (mode) {
+      case Lru -> spec.setMemory(new MemorySpec().setHeap(new Quantity("640Mi")));
+      case Offheap -> spec.getMemory().setBucketCache(new Quantity("256Mi"));
+      case File, PersistentFile -> spec.getMemory().setBucketCache(new Quantity("256Mi"));
+      default -> {}
+    }
+    return (Plan) Planner.plan(spec, Plans.MEMORY_LIMIT, null);
+  }
+
+  private static long cacheCapacity(CacheSample s, Plan plan) {
+    return plan.bucketCache() > 0 ? s.l2CapacityBytes() : s.l1CapacityBytes();
+  }
+
+  private Map<String, Object> run(
+      CacheMode mode, String loading, long capacity, Connection c, TestTable table, int rows,
+      int infoPort, Duration warmup) throws Exception {
+    if (!warmup.isZero()) {
+      load(c, table, rows, warmup);
+    }
+    CacheSample before = TestTable.settledSample(scraper, infoPort);
+    long[] buckets = load(c, table, rows, MEASURE);
+    CacheSample after = TestTable.settledSample(scraper, infoPort);
+    CacheDelta d = CacheRatios.between(before, after);
+    long ops = java.util.Arrays.stream(buckets).sum();
+    Map<String, Object> r = new LinkedHashMap<>();
+    r.put("mode", mode.name());
+    r.put("loading", loading);
+    r.put("cacheBytes", capacity);
+    r.put("workingSetBytes", (long) rows * (TestTable.VALUE_BYTES + 48));
+    r.put("opsPerSecond", ops / (double) MEASURE.toSeconds());
+    r.put("dataHitRatio", d.data().ratioOrNull());
+    r.put("dataReadHitRatio", CacheRatios.dataReadHitRatio(d.data(), after.hasL2()));
+    r.put("l1HitRatio", d.l1().ratioOrNull());
+    r.put("l2HitRatio", d.l2().ratioOrNull());
+    r.put("evictions", d.evictions());
+    r.put("failedInsertions", d.failedInsertions());
+    r.put("l2UsedBytes", after.l2UsedBytes());
+    r.put("loadAverage", loadAverage());
+    System.out.printf("RUN %s%n", r);
+    return r;
+  }
+
+  private Map<String, Object> afterRestart(CacheMode mode, Connection c, TestTable table, int infoPort)
+      throws Exception {
+    CacheSample before = scraper.scrape(LocalHBase.HOST, infoPort);
+    long[] buckets = load(c, table, FITS_ROWS, AFTER_RESTART);
+    CacheSample after = TestTable.settledSample(scraper, infoPort);
+    CacheDelta d = CacheRatios.between(before, after);
+    List<Double> opsPerSecond = new ArrayList<>();
+    for (long b : buckets) {
+      opsPerSecond.add(b / (double) BUCKET.toSeconds());
+    }
+    Map<String, Object> r = new LinkedHashMap<>();
+    r.put("mode", mode.name());
+    r.put("bucketSeconds", BUCKET.toSeconds());
+    r.put("opsPerSecond", opsPerSecond);
+    r.put("meanOpsPerSecond", java.util.Arrays.stream(buckets).sum() / (double) AFTER_RESTART.toSeconds());
+    r.put("dataHitRatio", d.data().ratioOrNull());
+    r.put("dataReadHitRatio", CacheRatios.dataReadHitRatio(d.data(), after.hasL2()));
+    r.put("loadAverage", loadAverage());
+    System.out.printf("RESTART %s%n", r);
+    return r;
+  }
+
+  /** The machine's 1-minute load average: other work on the machine skews the numbers. */
+  private static double loadAverage() {
+    return java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+  }
+
+  /** Random gets over rows [0, rows) from THREADS threads for the duration; ops per BUCKET. */
+  private static long[] load(Connection c, TestTable table, int rows, Duration duration)
+      throws Exception {
+    int n = (int) (duration.toSeconds() / BUCKET.toSeconds());
+    AtomicLongArray buckets = new AtomicLongArray(n);
+    long start = System.nanoTime();
+    long end = start + duration.toNanos();
+    ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+    try {
+      List<Future<?>> futures = new ArrayList<>();
+      for (int t = 0; t < THREADS; t++) {
+        futures.add(
+            pool.submit(
+                () -> {
+                  try (Table tb = c.getTable(table.name)) {
+                    for (long now = System.nanoTime(); now < end; now = System.nanoTime()) {
+                      int row = ThreadLocalRandom.current().nextInt(rows);
+                      tb.get(new Get(Bytes.toBytes(TestTable.row(row))));
+                      int b = (int) ((System.nanoTime() - start) / BUCKET.toNanos());
+                      if (b < n) {
+                        buckets.incrementAndGet(b);
+                      }
+                    }
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : futures) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    long[] out = new long[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = buckets.get(i);
+    }
+    return out;
+  }
+
+  private static void awaitServing(LocalHBase hbase, AdminHBaseCluster admin) {
+    hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(120));
+    Awaitility.await("all regions online")
+        .atMost(Duration.ofSeconds(120))
+        .pollInterval(Duration.ofMillis(500))
+        .until(
+            () -> {
+              ClusterSnapshot s = admin.snapshot();
+              return s.masterReachable()
+                  && s.regionsInTransition() == 0
+                  && s.live().size() == 1
+                  && s.live().get(0).regionCount() >= 9;
+            });
+    assertThat(admin.snapshot().live()).hasSize(1);
+  }
+}
