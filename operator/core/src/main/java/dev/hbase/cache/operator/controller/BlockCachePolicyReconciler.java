@@ -473,13 +473,39 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
       if (ordinal < 0 || ordinal >= replicas) {
         continue;
       }
-      out.add(podView(p, ordinal));
+      out.add(podView(p, ordinal, missingClaimVolumes(sts, p, ordinal)));
     }
     out.sort(java.util.Comparator.comparingInt(PodView::ordinal));
     return out;
   }
 
+  /**
+   * The StatefulSet controller's storageMatches: every volumeClaimTemplate has a pod volume of its
+   * name on the claim {@code <template>-<statefulset>-<ordinal>}. A pod created before the cache
+   * template was added fails it (see {@link PodView#missingClaimVolumes()}).
+   */
+  static boolean missingClaimVolumes(StatefulSet sts, Pod p, int ordinal) {
+    var templates = sts.getSpec().getVolumeClaimTemplates();
+    if (templates == null || templates.isEmpty()) {
+      return false;
+    }
+    var volumes = p.getSpec() == null || p.getSpec().getVolumes() == null ? List.<io.fabric8.kubernetes.api.model.Volume>of() : p.getSpec().getVolumes();
+    for (var t : templates) {
+      String claim = t.getMetadata().getName() + "-" + sts.getMetadata().getName() + "-" + ordinal;
+      boolean found = volumes.stream().anyMatch(v -> t.getMetadata().getName().equals(v.getName())
+          && v.getPersistentVolumeClaim() != null && claim.equals(v.getPersistentVolumeClaim().getClaimName()));
+      if (!found) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   static PodView podView(Pod p, int ordinal) {
+    return podView(p, ordinal, false);
+  }
+
+  static PodView podView(Pod p, int ordinal, boolean missingClaimVolumes) {
     var meta = p.getMetadata();
     String revision = meta.getAnnotations() == null ? null : meta.getAnnotations().get(Desired.HASH_ANNOTATION);
     var st = p.getStatus();
@@ -497,7 +523,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
       stuck = "Unschedulable";
     }
     return new PodView(meta.getName(), meta.getUid(), ordinal, revision, ready, meta.getDeletionTimestamp() != null, stuck,
-        st == null ? null : st.getPodIP());
+        st == null ? null : st.getPodIP(), missingClaimVolumes);
   }
 
   private static final Pattern ORDINAL = Pattern.compile("^(.*)-([0-9]+)$");

@@ -27,6 +27,12 @@ public final class RollModel {
    * @param stuck why the pod cannot serve at all (CrashLoopBackOff, ImagePullBackOff,
    *     Unschedulable, ...), or null
    * @param ip the pod IP, or null
+   * @param missingClaimVolumes the pod lacks a volume for one of the StatefulSet's
+   *     volumeClaimTemplates (it was created before the cache volume template was added). The
+   *     StatefulSet controller tries to add such volumes to the live pod, which the API server
+   *     refuses, and in OrderedReady mode it stops at the lowest such ordinal: no pod above it is
+   *     re-created until that one has been deleted. Such pods are restarted first, lowest ordinal
+   *     first.
    */
   public record PodView(
       String name,
@@ -36,7 +42,12 @@ public final class RollModel {
       boolean ready,
       boolean terminating,
       String stuck,
-      String ip) {
+      String ip,
+      boolean missingClaimVolumes) {
+
+    public PodView(String name, String uid, int ordinal, String revision, boolean ready, boolean terminating, String stuck, String ip) {
+      this(name, uid, ordinal, revision, ready, terminating, stuck, ip, false);
+    }
 
     /** Whether a RegionServer registered under {@code host} runs in this pod (FQDN, name or IP). */
     public boolean servesAs(String host) {

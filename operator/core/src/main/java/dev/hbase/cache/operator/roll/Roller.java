@@ -295,10 +295,15 @@ public final class Roller {
       }
     }
 
-    /** Stuck first, then unready, then ready ones with the fewest regions; the hbase:meta host last. */
+    /**
+     * Pods without their claim volumes first, lowest ordinal first (the StatefulSet controller
+     * re-creates nothing above the lowest of them: see {@link PodView#missingClaimVolumes()}); then
+     * stuck, then unready, then ready ones with the fewest regions; the hbase:meta host last.
+     */
     Comparator<PodView> order() {
       ClusterSnapshot h = in.hbase();
-      return Comparator.<PodView>comparingInt(p -> p.stuck() != null ? 0 : !p.ready() ? 1 : 2)
+      return Comparator.<PodView>comparingInt(p -> p.missingClaimVolumes() ? p.ordinal() : Integer.MAX_VALUE)
+          .thenComparingInt(p -> p.stuck() != null ? 0 : !p.ready() ? 1 : 2)
           .thenComparing(p -> serverFor(h, p).map(x -> h.hostsMeta(x.id())).orElse(false))
           .thenComparingInt(p -> serverFor(h, p).map(ServerState::regionCount).orElse(0))
           .thenComparingInt(PodView::ordinal);

@@ -65,4 +65,21 @@ class PodViewTest {
     assertThat(v.terminating()).isTrue();
     assertThat(v.stuck()).isNull();
   }
+
+  @Test
+  void podWithoutTheClaimVolumeOfATemplateIsFlagged() {
+    // the StatefulSet controller's storageMatches: volume <template> on claim <template>-<sts>-<ordinal>
+    io.fabric8.kubernetes.api.model.apps.StatefulSet sts = Serialization.unmarshal(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: rs}\nspec:\n  volumeClaimTemplates: [{metadata: {name: bucketcache}}]\n",
+        io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
+    Pod old = pod("  phase: Running\n");
+    assertThat(BlockCachePolicyReconciler.missingClaimVolumes(sts, old, 1)).isTrue();
+    Pod recreated = pod("  phase: Running\n");
+    recreated.getSpec().getVolumes().add(new io.fabric8.kubernetes.api.model.VolumeBuilder().withName("bucketcache")
+        .withNewPersistentVolumeClaim().withClaimName("bucketcache-rs-1").endPersistentVolumeClaim().build());
+    assertThat(BlockCachePolicyReconciler.missingClaimVolumes(sts, recreated, 1)).isFalse();
+    assertThat(BlockCachePolicyReconciler.missingClaimVolumes(sts, recreated, 2)).isTrue();
+    sts.getSpec().setVolumeClaimTemplates(null);
+    assertThat(BlockCachePolicyReconciler.missingClaimVolumes(sts, old, 1)).isFalse();
+  }
 }

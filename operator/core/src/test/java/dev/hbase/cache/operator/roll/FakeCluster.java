@@ -43,6 +43,8 @@ final class FakeCluster {
     Instant readyAt;
     boolean neverReady;
     long l2Used;
+    /** Created before the cache volume template: lacks its claim volume until re-created. */
+    boolean missingClaimVolumes;
 
     Pod(String name, int ordinal, String revision) {
       this.name = name;
@@ -128,7 +130,7 @@ final class FakeCluster {
 
   List<PodView> podViews() {
     return pods.values().stream()
-        .map(p -> new PodView(p.name, p.uid, p.ordinal, p.revision, p.ready && !p.terminating, p.terminating, p.stuck, "10.0.0." + p.ordinal))
+        .map(p -> new PodView(p.name, p.uid, p.ordinal, p.revision, p.ready && !p.terminating, p.terminating, p.stuck, "10.0.0." + p.ordinal, p.missingClaimVolumes))
         .toList();
   }
 
@@ -210,6 +212,7 @@ final class FakeCluster {
         // the StatefulSet controller recreates it at once; the kubelet starts it
         p.terminating = false;
         p.uid = p.name + "-uid-" + restarts.get(p.name);
+        p.missingClaimVolumes = false;
         p.revision = templateRevision;
         p.ready = false;
         p.l2Used = (long) (p.l2Used * retainOnRestart);

@@ -129,6 +129,20 @@ class RollerTest {
   }
 
   @Test
+  void podsWithoutTheirClaimVolumesGoFirstLowestOrdinalFirst() {
+    // Seen on kind: after the cache volume template is added (StatefulSet re-created, orphan), the
+    // StatefulSet controller tries to add the volume to every old pod, the API server refuses, and
+    // it stops at the lowest such ordinal. Deleting rs-1 (fewest regions) first would leave it
+    // never re-created; rs-0 must go first, then rs-1, then rs-2 (although it hosts hbase:meta).
+    FakeCluster c = threeServers();
+    c.pods.values().forEach(p -> p.missingClaimVolumes = true);
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), new ArrayList<>());
+    assertThat(idle(s)).isTrue();
+    assertThat(c.restartOrder).containsExactly("rs-0", "rs-1", "rs-2");
+    assertThat(c.maxDown).isEqualTo(1);
+  }
+
+  @Test
   void unreadyPodsGoBeforeReadyOnes() {
     FakeCluster c = threeServers();
     c.pods.get("rs-2").ready = false; // up but not Ready (e.g. still opening regions)
