@@ -83,24 +83,38 @@ final class JmxSampler implements AutoCloseable {
   }
 
   /**
-   * The new instance's data-block hit ratio over its first {@code window} of reads: from its
-   * first sample with data reads to the first sample {@code window} later (counters start at 0,
-   * so this is the cumulative ratio since the restart). Null until such samples exist.
+   * The last sample of one instance taken at or before {@code end} that has data reads: its
+   * counters are cumulative since that instance started. Null if there is none.
    */
-  Jmx[] firstReads(String pod, long startTime, Duration window) {
-    Jmx first = null;
+  Jmx lastWithReads(String pod, long startTime, Instant end) {
+    Jmx best = null;
     for (Jmx j : of(pod)) {
-      if (j.startTime() != startTime) {
-        continue;
+      if (j.startTime() == startTime && !j.at().isAfter(end) && j.dataReads() > 0) {
+        best = j;
       }
-      if (first == null && j.dataReads() > 0) {
-        first = j;
-      }
-      if (first != null && !j.at().isBefore(first.at().plus(window))) {
-        return new Jmx[] {first, j};
+    }
+    return best;
+  }
+
+  /** The first sample of one instance with data reads, or null. */
+  Jmx firstWithReads(String pod, long startTime) {
+    for (Jmx j : of(pod)) {
+      if (j.startTime() == startTime && j.dataReads() > 0) {
+        return j;
       }
     }
     return null;
+  }
+
+  /** Every sample as CSV, for the report's directory. */
+  String csv() {
+    StringBuilder sb = new StringBuilder("at,pod,startTime,dataHits,dataMisses,l2Used,l2Free,l1Used,l1Free,failedInsertions\n");
+    for (Jmx j : samples) {
+      sb.append(j.at()).append(',').append(j.pod()).append(',').append(j.startTime()).append(',').append(j.dataHits()).append(',')
+          .append(j.dataMisses()).append(',').append(j.l2Used()).append(',').append(j.l2Free()).append(',').append(j.l1Used())
+          .append(',').append(j.l1Free()).append(',').append(j.failedInsertions()).append('\n');
+    }
+    return sb.toString();
   }
 
   @Override
