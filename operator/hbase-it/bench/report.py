@@ -78,17 +78,26 @@ def throughput_plot(runs, path):
 
 
 def restart_plot(restarts, path):
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    with_ratios = any(r.get("dataReadHitRatios") for r in restarts)
+    fig, axes = plt.subplots(2 if with_ratios else 1, 1, figsize=(8, 6 if with_ratios else 3.6),
+                             sharex=True, squeeze=False)
+    ax = axes[0][0]
     for r in restarts:
         s = r["bucketSeconds"]
         xs = [s * (i + 1) for i in range(len(r["opsPerSecond"]))]
-        ax.plot(xs, r["opsPerSecond"], marker="o",
-                label=f'{r["mode"]} (data reads from cache: {pct(r.get("dataReadHitRatio"))})')
-    ax.set_xlabel("seconds after the restarted RegionServer serves again")
+        ax.plot(xs, r["opsPerSecond"], marker="o", label=r["mode"])
+        if with_ratios:
+            ratios = [None if x is None else 100 * x for x in r.get("dataReadHitRatios", [])]
+            axes[1][0].plot(xs[:len(ratios)], ratios, marker="o", label=r["mode"])
     ax.set_ylabel("random gets / s")
-    ax.set_title("First minute after a graceful restart (working set fits the cache)")
+    ax.set_title("After a graceful restart (working set fits the cache)")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
+    if with_ratios:
+        axes[1][0].set_ylabel("data reads from cache, %")
+        axes[1][0].set_ylim(0, 105)
+        axes[1][0].legend(fontsize=8)
+    axes[-1][0].set_xlabel("seconds after the restarted RegionServer serves again (5 s buckets)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -157,12 +166,15 @@ def main():
                "the same settings (and, for PersistentFile, the same cache files); reads of the 'fits' "
                "working set start as soon as all regions are online again.")
     out.append("")
-    out.append("| mode | mean gets/s over the first minute | first 5 s | data reads from cache | "
-               "raw data hit ratio |")
-    out.append("|---|---:|---:|---:|---:|")
+    out.append("| mode | L2 used at start | gets/s, first 5 s | gets/s, first minute | "
+               "data reads from cache, first 5 s | first 10 s | first minute |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|")
     for r in restarts:
-        out.append(f"| {r['mode']} | {r['meanOpsPerSecond']:,.0f} | {r['opsPerSecond'][0]:,.0f} | "
-                   f"{pct(r['dataReadHitRatio'])} | {pct(r['dataHitRatio'])} |")
+        ratios = r.get("dataReadHitRatios") or [None, None]
+        at_start = mib(r["l2UsedBytesAtStart"]) if "l2UsedBytesAtStart" in r else "?"
+        out.append(f"| {r['mode']} | {at_start} | {r['opsPerSecond'][0]:,.0f} | "
+                   f"{r['meanOpsPerSecond']:,.0f} | {pct(ratios[0])} | {pct(ratios[1])} | "
+                   f"{pct(r['dataReadHitRatio'])} |")
     out.append("")
     out.append("![restart](benchmarks-restart.png)")
     out.append("")

@@ -159,10 +159,27 @@ class CacheBench {
 
   private Map<String, Object> afterRestart(CacheMode mode, Connection c, TestTable table, int infoPort)
       throws Exception {
-    CacheSample before = scraper.scrape(LocalHBase.HOST, infoPort);
-    long[] buckets = load(c, table, FITS_ROWS, AFTER_RESTART);
+    // the load runs in the background; every BUCKET the RegionServer's counters are read, so the
+    // hit ratio of each 5 s (lagging the reads by up to the 1 s metrics period) is known too
+    CacheSample first = scraper.scrape(LocalHBase.HOST, infoPort);
+    ExecutorService loader = Executors.newSingleThreadExecutor();
+    long start = System.nanoTime();
+    Future<long[]> load = loader.submit(() -> load(c, table, FITS_ROWS, AFTER_RESTART));
+    List<Double> ratios = new ArrayList<>();
+    CacheSample previous = first;
+    for (int i = 1; i <= AFTER_RESTART.toSeconds() / BUCKET.toSeconds(); i++) {
+      long wait = start + i * BUCKET.toNanos() - System.nanoTime();
+      if (wait > 0) {
+        Thread.sleep(wait / 1_000_000);
+      }
+      CacheSample now = scraper.scrape(LocalHBase.HOST, infoPort);
+      ratios.add(CacheRatios.dataReadHitRatio(CacheRatios.between(previous, now).data(), now.hasL2()));
+      previous = now;
+    }
+    long[] buckets = load.get();
+    loader.shutdown();
     CacheSample after = TestTable.settledSample(scraper, infoPort);
-    CacheDelta d = CacheRatios.between(before, after);
+    CacheDelta d = CacheRatios.between(first, after);
     List<Double> opsPerSecond = new ArrayList<>();
     for (long b : buckets) {
       opsPerSecond.add(b / (double) BUCKET.toSeconds());
@@ -171,9 +188,11 @@ class CacheBench {
     r.put("mode", mode.name());
     r.put("bucketSeconds", BUCKET.toSeconds());
     r.put("opsPerSecond", opsPerSecond);
+    r.put("dataReadHitRatios", ratios);
     r.put("meanOpsPerSecond", java.util.Arrays.stream(buckets).sum() / (double) AFTER_RESTART.toSeconds());
     r.put("dataHitRatio", d.data().ratioOrNull());
     r.put("dataReadHitRatio", CacheRatios.dataReadHitRatio(d.data(), after.hasL2()));
+    r.put("l2UsedBytesAtStart", first.l2UsedBytes());
     r.put("loadAverage", loadAverage());
     System.out.printf("RESTART %s%n", r);
     return r;
