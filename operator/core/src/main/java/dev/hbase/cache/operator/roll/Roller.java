@@ -288,6 +288,15 @@ public final class Roller {
             requeue(POLL);
             return;
           }
+          // The warm gate compares the L2 after the restart with the L2 before it: without a
+          // sample now, retention could never be checked (seen on kind: a /jmx scrape that did
+          // not answer left l2UsedBytesBefore null and the gate passed unchecked).
+          if (s.persistent() && !in.caches().containsKey(next.name())) {
+            waitFor("WaitingForCacheSample",
+                "no cache sample of " + next.name() + " (its /jmx did not answer): the warm gate needs its L2 used bytes before the restart");
+            requeue(POLL);
+            return;
+          }
         }
         startRollIfIdle();
         start(next, servesNothing);

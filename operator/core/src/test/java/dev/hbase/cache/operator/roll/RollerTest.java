@@ -143,6 +143,22 @@ class RollerTest {
   }
 
   @Test
+  void persistentModeWaitsForACacheSampleBeforeRestartingAReadyPod() {
+    FakeCluster c = threeServers();
+    RollModel.Input full = c.input(FakeCluster.settings(NEW));
+    java.util.Map<String, RollModel.CacheView> caches = new java.util.HashMap<>(full.caches());
+    caches.remove("rs-1"); // its /jmx did not answer
+    Roller.Decision d = Roller.step(null, new RollModel.Input(full.settings(), full.pods(), full.hbase(), caches, full.now()));
+    assertThat(d.state().getInFlight()).isEmpty();
+    assertThat(d.actions()).isEmpty();
+    assertThat(d.progressReason()).isEqualTo("WaitingForCacheSample");
+    // with the sample it goes, and records the L2 to compare after the restart
+    Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
+    assertThat(d2.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1");
+    assertThat(d2.state().getInFlight().get(0).getL2UsedBytesBefore()).isNotNull();
+  }
+
+  @Test
   void unreadyPodsGoBeforeReadyOnes() {
     FakeCluster c = threeServers();
     c.pods.get("rs-2").ready = false; // up but not Ready (e.g. still opening regions)
