@@ -97,8 +97,12 @@ public final class Roller {
     Decision run() {
       boolean newRevision = !Objects.equals(st.getRevision(), s.revision());
       if (newRevision) {
-        // A spec change unblocks: pods stuck on the old revision are out of date again.
-        st.getInFlight().removeIf(r -> r.getStep() == Step.WaitingReady && podByName(r.getPod()).map(p -> !p.ready()).orElse(true) && isBlocked(r));
+        // A spec change unblocks: pods stuck on the old revision are out of date again. That holds
+        // before the ready timeout too (seen on kind: a bad JVM flag and podReadyTimeout 30s, then
+        // both reverted; under the restored 10m the crash-looping instance was not "blocked" yet,
+        // so the roll waited for it to become Ready on the bad template, which it never would).
+        st.getInFlight().removeIf(r -> r.getStep() == Step.WaitingReady && podByName(r.getPod()).map(p -> !p.ready()).orElse(true)
+            && (isBlocked(r) || podByName(r.getPod()).map(p -> !p.uid().equals(r.getUid()) && !Objects.equals(p.revision(), s.revision())).orElse(false)));
         st.setRevision(s.revision());
       }
       if (Boolean.TRUE.equals(st.getBalancerWasOn()) && !st.getInFlight().isEmpty()

@@ -233,6 +233,31 @@ class RollerTest {
   }
 
   @Test
+  void aSpecChangeBeforeTheTimeoutAlsoRestartsTheBrokenPodFirst() {
+    // Seen on kind: a bad JVM flag crash-loops the first restarted pod; the user reverts before
+    // podReadyTimeout ran out (or reverts a short timeout too). The roll must not keep waiting for
+    // the instance made from the bad template: it is restarted first, on the new revision.
+    FakeCluster c = threeServers();
+    c.pods.get("rs-1").neverReady = true;
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 400,
+        st -> c.restarts.containsKey("rs-1") && !c.pods.get("rs-1").terminating && NEW.equals(c.pods.get("rs-1").revision)
+            && st.getInFlight().stream().anyMatch(r -> r.getStep() == PodRoll.Step.WaitingReady), null);
+    assertThat(s.getPhase()).isEqualTo(Phase.Rolling); // not blocked yet: podReadyTimeout is 10 min
+    c.templateRevision = "rev-fixed";
+    c.pods.get("rs-1").neverReady = false;
+    c.pods.get("rs-1").stuck = "CrashLoopBackOff";
+    String brokenUid = c.pods.get("rs-1").uid;
+    Roller.Decision d = Roller.step(s, c.input(FakeCluster.settings("rev-fixed")));
+    assertThat(d.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1");
+    assertThat(d.state().getInFlight().get(0).getUid()).isEqualTo(brokenUid);
+    c.pods.get("rs-1").stuck = null;
+    d.actions().forEach(c::apply);
+    s = c.run(d.state(), FakeCluster.settings("rev-fixed"), 600, st -> idle(st) && c.allAt("rev-fixed"), null);
+    assertThat(idle(s)).isTrue();
+    assertThat(c.restarts.get("rs-1")).isEqualTo(2);
+  }
+
+  @Test
   void aSpecChangeUnblocksAndRestartsTheBrokenPodFirst() {
     FakeCluster c = threeServers();
     c.pods.get("rs-1").neverReady = true;
