@@ -243,6 +243,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
       StorageManager.Outcome o = storage.ensureClaimTemplate(client, policy, sts, plan, events);
       if (o.blocked() != null) {
         Conditions.set(status.getConditions(), DEGRADED, true, "StorageBlocked", o.blocked(), policy.getMetadata().getGeneration(), now);
+        Conditions.set(status.getConditions(), READY, false, "StorageBlocked", o.blocked(), policy.getMetadata().getGeneration(), now);
         status.setRollout(Optional.ofNullable(status.getRollout()).orElseGet(RolloutStatus::new)
             .setPhase(RolloutStatus.Phase.Blocked).setMessage(o.blocked()));
         return done(policy, old, status, Duration.ofSeconds(60));

@@ -468,6 +468,7 @@ class OperatorIT {
     assertThat(degraded.getReason()).isEqualTo("StorageBlocked");
     assertThat(degraded.getMessage()).contains("PVC bucketcache-rs-0 has 2Gi").contains("does not allow volume expansion");
     assertThat(get("nogrow").getStatus().getRollout().getPhase()).isEqualTo(Phase.Blocked);
+    assertThat(condition("nogrow", "Ready", "False")).isTrue();
     assertThat(sts().getMetadata().getUid()).isEqualTo(stsUid);
     for (int i = 0; i < 3; i++) {
       assertThat(pvcSize(i)).isEqualTo(new Quantity("2Gi"));
