@@ -92,6 +92,7 @@ class KindE2ETest {
   Workload workload;
   boolean failed;
   Instant readerStart;
+  Instant lastRollEnd;
   final Instant suiteStart = Instant.now();
   final List<String> summary = new ArrayList<>();
 
@@ -534,10 +535,15 @@ class KindE2ETest {
       oldStart.put(j.pod(), j.startTime());
       l2Before.put(j.pod(), j.l2Used());
     }
-    // a steady-state window for the reader before the roll
+    // a steady-state window for the reader before the roll: nothing else moving (not the reader's
+    // own start, not the previous roll)
+    Instant quiet = readerStart.plusSeconds(20);
+    if (lastRollEnd != null && lastRollEnd.isAfter(quiet)) {
+      quiet = lastRollEnd;
+    }
     Instant steadyFrom = Instant.now().minus(STEADY);
-    if (readerStart.plusSeconds(20).isAfter(steadyFrom)) {
-      Thread.sleep(Duration.between(steadyFrom, readerStart.plusSeconds(20)).toMillis());
+    if (quiet.isAfter(steadyFrom)) {
+      Thread.sleep(Duration.between(steadyFrom, quiet).toMillis());
     }
     watch.reset();
     Instant t0 = Instant.now();
@@ -565,6 +571,7 @@ class KindE2ETest {
       }
     });
     Instant t1 = Instant.now();
+    lastRollEnd = t1;
     r.seconds = Duration.between(t0, t1).toSeconds();
     r.killed = killed.get();
     r.uids = watch.uids();
