@@ -68,12 +68,14 @@ class KindE2ETest {
   static final Duration ROLL_TIMEOUT = Duration.ofMinutes(25);
   /**
    * Reads right after a restart: the new instance's reads up to this long after its first sampled
-   * reads, and not after the next pod's drain began (plus {@link #DRAIN_MARGIN}): that drain moves
-   * regions whose blocks the restarted server never had onto it, and their cold reads are not
-   * what is measured here.
+   * reads, and only samples taken before the next pod's drain began: that drain moves regions whose
+   * blocks the restarted server never had onto it within 1-2 s (seen on kind: 0.82 and 0.75 with
+   * them), and their cold reads are not what is measured here. HBase refreshes these counters
+   * every 5-10 s, so for pods other than the last the clean window often holds no sample (n/a).
    */
   static final Duration AFTER_WINDOW = Duration.ofSeconds(20);
-  static final Duration DRAIN_MARGIN = Duration.ofSeconds(3);
+  /** The status is polled every 2 s: the next drain may have begun up to that long before it was seen. */
+  static final Duration DRAIN_MARGIN = Duration.ofSeconds(-2);
   /** The steady-state window of the reader before a roll. */
   static final Duration STEADY = Duration.ofSeconds(60);
 
