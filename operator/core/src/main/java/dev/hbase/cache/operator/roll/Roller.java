@@ -21,9 +21,9 @@ import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.RollModel.Recommission;
 import dev.hbase.cache.operator.roll.RollModel.Restarted;
 import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Duration;
 import java.time.Instant;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -101,8 +101,7 @@ public final class Roller {
         // before the ready timeout too (seen on kind: a bad JVM flag and podReadyTimeout 30s, then
         // both reverted; under the restored 10m the crash-looping instance was not "blocked" yet,
         // so the roll waited for it to become Ready on the bad template, which it never would).
-        st.getInFlight().removeIf(r -> r.getStep() == Step.WaitingReady && podByName(r.getPod()).map(p -> !p.ready()).orElse(true)
-            && (isBlocked(r) || podByName(r.getPod()).map(p -> !p.uid().equals(r.getUid()) && !Objects.equals(p.revision(), s.revision())).orElse(false)));
+        st.getInFlight().removeIf(this::failedOnAnOldRevision);
         st.setRevision(s.revision());
       }
       if (Boolean.TRUE.equals(st.getBalancerWasOn()) && !st.getInFlight().isEmpty()
@@ -116,6 +115,23 @@ public final class Roller {
         admit();
       }
       return finish();
+    }
+
+    /**
+     * A restart that did not bring the pod up (timed out, or a new instance of an older revision
+     * that is not Ready): after a spec change the pod is just out of date, and goes first again.
+     */
+    boolean failedOnAnOldRevision(PodRoll r) {
+      if (r.getStep() != Step.WaitingReady) {
+        return false;
+      }
+      Optional<PodView> pod = podByName(r.getPod());
+      if (pod.isPresent() && pod.get().ready()) {
+        return false;
+      }
+      boolean newInstanceOfOldRevision = pod.isPresent() && !pod.get().uid().equals(r.getUid())
+          && !Objects.equals(pod.get().revision(), s.revision());
+      return isBlocked(r) || newInstanceOfOldRevision;
     }
 
     // ------------------------------------------------------------------ per-pod steps
