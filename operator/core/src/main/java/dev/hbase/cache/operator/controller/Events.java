@@ -12,8 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Kubernetes events on a policy. A reason+message already sent for a policy is not sent again
- * (reconciles repeat every few seconds; a refusal is news once).
+ * Kubernetes events on a policy. {@link #warn} is for conditions that every reconcile sees again
+ * (a refused plan, a missing StatefulSet): a reason+message already sent is not sent again.
+ * {@link #record} is for occurrences (a pod restarted), sent each time.
  */
 public final class Events {
   private static final Logger log = LoggerFactory.getLogger(Events.class);
@@ -25,14 +26,14 @@ public final class Events {
   }
 
   public void warn(KubernetesClient client, BlockCachePolicy policy, String reason, String message) {
-    record(client, policy, true, reason, message);
-  }
-
-  public void record(KubernetesClient client, BlockCachePolicy policy, boolean warning, String reason, String message) {
     String key = policy.getMetadata().getUid() + "/" + reason;
     if (message.equals(last.put(key, message))) {
       return;
     }
+    record(client, policy, true, reason, message);
+  }
+
+  public void record(KubernetesClient client, BlockCachePolicy policy, boolean warning, String reason, String message) {
     String now = clock.instant().toString();
     try {
       client.v1().events().inNamespace(policy.getMetadata().getNamespace()).resource(

@@ -364,6 +364,8 @@ class OperatorIT {
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("manual") && kube.deletes.size() == 6);
     assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 2), Map.entry("rs-1", 2), Map.entry("rs-2", 2));
     assertThat(kube.maxDown).isEqualTo(1);
+    // the second roll's events are news too, although their texts repeat the first roll's
+    assertThat(client.v1().events().inNamespace(ns).list().getItems()).filteredOn(e -> "PodRestarted".equals(e.getReason())).hasSize(6);
   }
 
   @Test
