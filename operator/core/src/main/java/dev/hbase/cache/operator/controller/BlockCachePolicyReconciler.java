@@ -41,6 +41,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
@@ -172,9 +173,9 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
       if (backup.isPresent()) {
         // Between the orphan delete and the create of a StatefulSet recreate: finish it.
         storage.finishRecreate(client, policy, backup.get());
-        return done(policy, old, status, Duration.ofSeconds(2));
+        return done(ctx, policy, old, status, Duration.ofSeconds(2));
       }
-      return invalid(client, policy, old, status, "TargetNotFound",
+      return invalid(ctx, policy, old, status, "TargetNotFound",
           "StatefulSet " + spec.getTargetRef().getName() + " not found in namespace " + ns, now);
     }
     StatefulSet sts = target.get();
@@ -182,23 +183,23 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
       Conditions.set(status.getConditions(), PROGRESSING, true, "RecreatingStatefulSet",
           "waiting for StatefulSet " + sts.getMetadata().getName() + " to be deleted (orphan: pods keep running)",
           policy.getMetadata().getGeneration(), now);
-      return done(policy, old, status, Duration.ofSeconds(2));
+      return done(ctx, policy, old, status, Duration.ofSeconds(2));
     }
     var podSpec = sts.getSpec().getTemplate().getSpec();
     Optional<Container> container = Desired.container(podSpec, spec.getTargetRef().getContainer());
     if (container.isEmpty()) {
-      return invalid(client, policy, old, status, "ContainerNotFound",
+      return invalid(ctx, policy, old, status, "ContainerNotFound",
           "StatefulSet " + sts.getMetadata().getName() + " has no container "
               + Objects.toString(spec.getTargetRef().getContainer(), "at all"), now);
     }
     if (base.isEmpty()) {
-      return invalid(client, policy, old, status, "BaseConfigNotFound",
+      return invalid(ctx, policy, old, status, "BaseConfigNotFound",
           "ConfigMap " + spec.getHbaseSiteConfigMap() + " (spec.hbaseSiteConfigMap) not found in namespace " + ns, now);
     }
     Optional<String> configVolume =
         Desired.configVolume(podSpec, spec.getHbaseSiteConfigMap(), Desired.regionServerConfigMapName(policy));
     if (configVolume.isEmpty()) {
-      return invalid(client, policy, old, status, "ConfigVolumeNotFound",
+      return invalid(ctx, policy, old, status, "ConfigVolumeNotFound",
           "no volume of StatefulSet " + sts.getMetadata().getName() + " mounts ConfigMap " + spec.getHbaseSiteConfigMap()
               + ": the operator repoints that volume to the derived ConfigMap", now);
     }
@@ -208,7 +209,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
     Long request = bytes(container.get(), "requests");
     PlanResult result = Planner.plan(spec, limit, request);
     if (result instanceof Refusal r) {
-      return invalid(client, policy, old, status, "PlanRefused", r.summary(), now);
+      return invalid(ctx, policy, old, status, "PlanRefused", r.summary(), now);
     }
     Plan plan = (Plan) result;
     Map<String, String> data;
@@ -217,7 +218,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
           "hbase-site.xml of " + spec.getHbaseSiteConfigMap() + " with the cache settings of BlockCachePolicy "
               + policy.getMetadata().getName() + " (managed by hbase-cache-operator, edits are overwritten)");
     } catch (IllegalArgumentException e) {
-      return invalid(client, policy, old, status, "BaseConfigInvalid", e.getMessage(), now);
+      return invalid(ctx, policy, old, status, "BaseConfigInvalid", e.getMessage(), now);
     }
     String revision = Desired.revision(plan, data, annotation(policy, BlockCachePolicy.RESTART_ANNOTATION));
     Conditions.set(status.getConditions(), VALID, true, "Planned",
@@ -246,12 +247,12 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
         Conditions.set(status.getConditions(), READY, false, "StorageBlocked", o.blocked(), policy.getMetadata().getGeneration(), now);
         status.setRollout(Optional.ofNullable(status.getRollout()).orElseGet(RolloutStatus::new)
             .setPhase(RolloutStatus.Phase.Blocked).setMessage(o.blocked()));
-        return done(policy, old, status, Duration.ofSeconds(60));
+        return done(ctx, policy, old, status, Duration.ofSeconds(60));
       }
       if (o.recreating()) {
         Conditions.set(status.getConditions(), PROGRESSING, true, "RecreatingStatefulSet", o.message(),
             policy.getMetadata().getGeneration(), now);
-        return done(policy, old, status, Duration.ofSeconds(2));
+        return done(ctx, policy, old, status, Duration.ofSeconds(2));
       }
     }
     ensureOnDelete(client, sts);
@@ -268,7 +269,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
             || (rollout != null && ((rollout.getInFlight() != null && !rollout.getInFlight().isEmpty()) || rollout.getBalancerWasOn() != null));
     ClusterSnapshot view = rolling ? snapshot(spec, base.get(), now) : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
     Map<String, CacheView> caches = rolling ? metrics.probeNow(policy, podViews) : Map.of();
-    Roller.Decision d = Roller.step(rollout, new RollModel.Input(settings(spec, plan, revision), podViews, view, caches, now));
+    Roller.Decision d = Roller.step(rollout, new RollModel.Input(settings(spec, plan, revision), podViews, view, caches, now, replicas(sts)));
     for (RollModel.Action a : d.actions()) {
       if (!execute(client, policy, spec, base.get(), ns, a)) {
         d = null;
@@ -277,7 +278,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
     }
     if (d == null) {
       // An action failed: keep the old state so the step is retried; the roller is idempotent.
-      return done(policy, old, status, Duration.ofSeconds(5));
+      return done(ctx, policy, old, status, Duration.ofSeconds(5));
     }
     d.events().forEach(e -> events.record(client, policy, e.warning(), e.reason(), e.message()));
     status.setRollout(d.state());
@@ -287,7 +288,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
 
     // --- hit ratios ---
     metrics.update(policy, status, podViews, now);
-    return done(policy, old, status, requeue);
+    return done(ctx, policy, old, status, requeue);
   }
 
   @Override
@@ -329,22 +330,36 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
   }
 
   private UpdateControl<BlockCachePolicy> invalid(
-      KubernetesClient client, BlockCachePolicy policy, BlockCachePolicyStatus old, BlockCachePolicyStatus status,
+      Context<BlockCachePolicy> ctx, BlockCachePolicy policy, BlockCachePolicyStatus old, BlockCachePolicyStatus status,
       String reason, String message, Instant now) {
     Long gen = policy.getMetadata().getGeneration();
     Conditions.set(status.getConditions(), VALID, false, reason, message, gen, now);
     Conditions.set(status.getConditions(), READY, false, reason, "the policy is not applied: " + message, gen, now);
-    events.warn(client, policy, reason, message);
-    return done(policy, old, status, Duration.ofSeconds(60));
+    events.warn(ctx.getClient(), policy, reason, message);
+    return done(ctx, policy, old, status, Duration.ofSeconds(60));
   }
 
+  /**
+   * Writes the status when it changed. The roll's state lives in the status, so the next reconcile
+   * must see this write even when an event (a pod turning Ready) triggers it before the informer
+   * has caught up: otherwise it re-decides a step already taken (seen: a second PodRestarted event
+   * for one restart, a balancer switched off and on again after a roll). JOSDK's
+   * PrimaryUpdateAndCacheUtils patches with optimistic locking (a conflict re-reads and re-applies)
+   * and keeps the written resource in a cache over the informer until the informer has it.
+   */
   private UpdateControl<BlockCachePolicy> done(
-      BlockCachePolicy policy, BlockCachePolicyStatus old, BlockCachePolicyStatus status, Duration requeue) {
-    if (Objects.equals(old, status)) {
-      return UpdateControl.<BlockCachePolicy>noUpdate().rescheduleAfter(requeue);
+      Context<BlockCachePolicy> ctx, BlockCachePolicy policy, BlockCachePolicyStatus old, BlockCachePolicyStatus status,
+      Duration requeue) {
+    if (!Objects.equals(old, status)) {
+      BlockCachePolicy fresh = new BlockCachePolicy();
+      fresh.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder()
+          .withName(policy.getMetadata().getName())
+          .withNamespace(policy.getMetadata().getNamespace())
+          .build());
+      fresh.setStatus(status);
+      PrimaryUpdateAndCacheUtils.ssaPatchStatusAndCacheResource(policy, fresh, ctx);
     }
-    policy.setStatus(status);
-    return UpdateControl.patchStatus(policy).rescheduleAfter(requeue);
+    return UpdateControl.<BlockCachePolicy>noUpdate().rescheduleAfter(requeue);
   }
 
   /**
@@ -465,9 +480,13 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
     return pods.list(ns, p -> true).toList();
   }
 
+  private static int replicas(StatefulSet sts) {
+    return sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
+  }
+
   List<PodView> podViews(StatefulSet sts, String ns) {
     String name = sts.getMetadata().getName();
-    int replicas = sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
+    int replicas = replicas(sts);
     List<PodView> out = new ArrayList<>();
     for (Pod p : pods(ns)) {
       int ordinal = ordinal(p, name);

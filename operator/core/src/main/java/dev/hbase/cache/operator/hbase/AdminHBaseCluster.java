@@ -301,9 +301,20 @@ public final class AdminHBaseCluster implements HBaseCluster {
         });
   }
 
+  /**
+   * Asynchronous switch: the master flips the flag and answers. The synchronous one waits for the
+   * balancer's lock, which HMaster.balance holds for its whole run; with the
+   * CacheAwareLoadBalancer (what the planner configures for PersistentFile) that run sleeps
+   * {@code hbase.master.balancer.move.throttlingMillis} (60 s) after each move without cache
+   * affinity, up to {@code hbase.balancer.max.balancing} (the balancer period, 5 min). Seen on
+   * kind: after a roll switched the balancer back on, the next roll's "balancer off" timed out
+   * for ~4.5 min, each retry parking one more master RPC handler on that lock until the master
+   * stopped answering the operator's other calls. A balance already running finishes its plan
+   * list; no new one starts.
+   */
   @Override
   public boolean balancer(boolean on) throws HBaseClusterException {
-    return call("balancer " + (on ? "on" : "off"), () -> admin.balancerSwitch(on, true));
+    return call("balancer " + (on ? "on" : "off"), () -> admin.balancerSwitch(on, false));
   }
 
   @Override

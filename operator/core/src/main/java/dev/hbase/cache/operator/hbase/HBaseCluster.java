@@ -33,7 +33,10 @@ public interface HBaseCluster extends AutoCloseable {
   /** Moves one region to the server and waits for the move. */
   void move(String encodedRegionName, ServerId target) throws HBaseClusterException;
 
-  /** Switches the balancer on or off; returns whether it was on before. */
+  /**
+   * Switches the balancer on or off without waiting for a balance run in progress; returns whether
+   * it was on before.
+   */
   boolean balancer(boolean on) throws HBaseClusterException;
 
   /** Servers currently marked decommissioned (old instances included). */

@@ -70,12 +70,31 @@ public final class RollModel {
       Duration warmTimeout,
       boolean persistent) {}
 
+  /**
+   * What one roller step sees.
+   *
+   * @param pods the StatefulSet's pods that exist (ordinal below replicas)
+   * @param replicas the StatefulSet's replicas: a pod that does not exist (being re-created, or
+   *     not schedulable to create) is a RegionServer down all the same
+   */
   public record Input(
       Settings settings,
       List<PodView> pods,
       ClusterSnapshot hbase,
       Map<String, CacheView> caches,
-      Instant now) {}
+      Instant now,
+      int replicas) {
+
+    /** Every replica's pod exists. */
+    public Input(Settings settings, List<PodView> pods, ClusterSnapshot hbase, Map<String, CacheView> caches, Instant now) {
+      this(settings, pods, hbase, caches, now, pods.size());
+    }
+
+    /** Replicas without a pod. */
+    public int missing() {
+      return Math.max(0, replicas - pods.size());
+    }
+  }
 
   /** What the reconciler carries out for the roller. */
   public sealed interface Action {}

@@ -359,6 +359,9 @@ public final class Roller {
       if (othersDown > 0) {
         return othersDown + " other RegionServer pods are not Ready";
       }
+      if (in.missing() > 0) {
+        return missingMessage();
+      }
       long serving = in.pods().size() - st.getInFlight().size();
       long live = h.live().stream().filter(x -> in.pods().stream().anyMatch(p -> p.servesAs(x.id().host()))).count();
       if (live < serving) {
@@ -405,9 +408,16 @@ public final class Roller {
     Decision finish() {
       long upToDate = in.pods().stream().filter(p -> Objects.equals(p.revision(), s.revision())).filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name()))).count();
       long outdated = in.pods().size() - upToDate;
+      int total = in.pods().size() + in.missing();
       st.setUpdated((int) upToDate);
-      st.setTotal(in.pods().size());
-      st.setProgress(upToDate + "/" + in.pods().size());
+      st.setTotal(total);
+      st.setProgress(upToDate + "/" + total);
+      if (outdated == 0 && st.getInFlight().isEmpty() && in.missing() > 0 && st.getPhase() == Phase.Rolling) {
+        // A roll is not finished while a replica has no pod: it comes back on the new template,
+        // but it is not serving yet.
+        waitFor("WaitingForPods", missingMessage());
+        outdated = in.missing();
+      }
       st.setCurrentPod(st.getInFlight().isEmpty() ? null : st.getInFlight().stream().map(PodRoll::getPod).collect(Collectors.joining(",")));
       if (blockedReason != null) {
         st.setPhase(Phase.Blocked);
@@ -442,6 +452,10 @@ public final class Roller {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    String missingMessage() {
+      return in.missing() + " of " + in.replicas() + " RegionServer pods do not exist (the StatefulSet controller creates them)";
+    }
 
     Optional<PodView> podByName(String name) {
       return in.pods().stream().filter(p -> p.name().equals(name)).findFirst();

@@ -73,6 +73,8 @@ final class FakeCluster {
   final Map<String, Pod> pods = new LinkedHashMap<>();
   final Map<String, Server> servers = new LinkedHashMap<>(); // by pod name
   final Set<String> decommissioned = new TreeSet<>();
+  /** Replicas whose pod object does not exist (evicted, not yet re-created). */
+  final Set<String> absent = new TreeSet<>();
   final List<ServerId> dead = new ArrayList<>();
   int regionsInTransition;
   String metaPod;
@@ -130,6 +132,7 @@ final class FakeCluster {
 
   List<PodView> podViews() {
     return pods.values().stream()
+        .filter(p -> !absent.contains(p.name))
         .map(p -> new PodView(p.name, p.uid, p.ordinal, p.revision, p.ready && !p.terminating, p.terminating, p.stuck, "10.0.0." + p.ordinal, p.missingClaimVolumes))
         .toList();
   }
@@ -145,7 +148,32 @@ final class FakeCluster {
   }
 
   RollModel.Input input(RollModel.Settings s) {
-    return new RollModel.Input(s, podViews(), snapshot(), caches(), now);
+    return new RollModel.Input(s, podViews(), snapshot(), caches(), now, pods.size());
+  }
+
+  /** The pod object is gone (evicted, say) and not re-created yet; the master reassigns its regions. */
+  void vanish(String pod) {
+    Pod p = pods.get(pod);
+    absent.add(pod);
+    p.ready = false;
+    p.readyAt = null;
+    Server s = servers.remove(pod);
+    List<Server> others = new ArrayList<>(servers.values());
+    for (int i = 0; s != null && i < s.regions.size(); i++) {
+      others.get(i % others.size()).regions.add(s.regions.get(i));
+    }
+    if (pod.equals(metaPod)) {
+      metaPod = podOf(others.get(0));
+    }
+  }
+
+  /** The StatefulSet controller re-creates the pod from the current template. */
+  void reappear(String pod) {
+    Pod p = pods.get(pod);
+    absent.remove(pod);
+    p.uid = pod + "-uid-recreated";
+    p.revision = templateRevision;
+    p.readyAt = now.plus(restartTime);
   }
 
   // ------------------------------------------------------------------ what the roller does
@@ -217,7 +245,7 @@ final class FakeCluster {
         p.ready = false;
         p.l2Used = (long) (p.l2Used * retainOnRestart);
       }
-      if (!p.ready && !p.terminating && p.readyAt != null && !now.isBefore(p.readyAt) && !p.neverReady && p.stuck == null) {
+      if (!p.ready && !p.terminating && !absent.contains(p.name) && p.readyAt != null && !now.isBefore(p.readyAt) && !p.neverReady && p.stuck == null) {
         p.ready = true;
         Server s = new Server(new ServerId(p.host(), PORT, startCodes++));
         s.reported = false;

@@ -66,6 +66,48 @@ class RollerTest {
   }
 
   @Test
+  void aReplicaWithoutAPodCountsInProgressAndNoOtherPodGoesDown() {
+    FakeCluster c = threeServers();
+    c.vanish("rs-0"); // evicted; the StatefulSet controller has not re-created it yet
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 30, st -> false, log);
+
+    assertThat(c.restarts).as("a RegionServer is already down: nobody else is restarted").isEmpty();
+    assertThat(s.getProgress()).isEqualTo("0/3");
+    assertThat(s.getTotal()).isEqualTo(3);
+    assertThat(log.get(log.size() - 1).progressMessage()).isEqualTo("1 of 3 RegionServer pods do not exist (the StatefulSet controller creates them)");
+
+    c.reappear("rs-0"); // re-created from the new template: nothing to do for it
+    s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).isTrue();
+    assertThat(c.restarts).containsOnly(Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(c.maxDown).isEqualTo(1);
+    assertThat(s.getProgress()).isEqualTo("3/3");
+  }
+
+  @Test
+  void aRollDoesNotFinishWhileAReplicaHasNoPod() {
+    FakeCluster c = threeServers();
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> c.restartOrder.size() == 3, log);
+    c.vanish("rs-1"); // already updated, then evicted while rs-2 restarts
+    s = c.run(s, FakeCluster.settings(NEW), 60, st -> false, log);
+
+    assertThat(s.getPhase()).isEqualTo(Phase.Rolling);
+    assertThat(s.getInFlight()).isEmpty();
+    assertThat(s.getProgress()).isEqualTo("2/3");
+    assertThat(log.get(log.size() - 1).progressReason()).isEqualTo("WaitingForPods");
+    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).doesNotContain("RollFinished");
+
+    c.reappear("rs-1");
+    s = c.run(s, FakeCluster.settings(NEW), 100, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).isTrue();
+    assertThat(s.getProgress()).isEqualTo("3/3");
+    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).containsOnlyOnce("RollFinished");
+    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+  }
+
+  @Test
   void aBalancerThatWasOffStaysOff() {
     FakeCluster c = threeServers();
     c.balancerOn = false;
