@@ -61,6 +61,11 @@ final class LocalHBase implements AutoCloseable {
 
   /** Starts ZooKeeper and the HMaster; RegionServers are started by the test. */
   static LocalHBase start(String name, int maxRegionServers) throws IOException {
+    return start(name, maxRegionServers, Map.of());
+  }
+
+  /** Same, with extra hbase-site keys for the HMaster (balancer class and timings, say). */
+  static LocalHBase start(String name, int maxRegionServers, Map<String, String> masterSite) throws IOException {
     if (!Files.isRegularFile(LIB_DIR.resolve("hbase-server-2.6.4-hadoop3.jar"))) {
       throw new IllegalStateException(
           "no HBase classpath in " + LIB_DIR + ": run `mvn -f images/hbase/pom.xml package` (make test-hbase does)");
@@ -76,7 +81,7 @@ final class LocalHBase implements AutoCloseable {
           hbase.daemon(
               "master",
               "master",
-              Map.of(),
+              masterSite,
               Map.of("HBASE_HEAPSIZE", "320m", "HBASE_MASTER_OPTS", "-XX:+UseSerialGC"),
               List.of());
       awaitPort(hbase.masterPort, Duration.ofSeconds(90), hbase.master);
