@@ -509,6 +509,8 @@ class KindE2ETest {
     Map<String, Long> afterSeconds = new TreeMap<>();
     Map<String, String> perPod = new TreeMap<>();
     long coldRestarts;
+    /** The pod each PodRestarted/PodRestartedCold event of this roll names, in event order. */
+    List<String> restartEvents = new ArrayList<>();
     Workload.Stats steady;
     Workload.Stats during;
   }
@@ -629,6 +631,7 @@ class KindE2ETest {
         .toList();
     restarts.forEach(e -> report.line("  - event %s: %s", e.getReason(), e.getMessage()));
     r.coldRestarts = restarts.stream().filter(e -> "PodRestartedCold".equals(e.getReason())).count();
+    restarts.forEach(e -> r.restartEvents.add(e.getMessage().split(" ", 2)[0]));
     report.line("  - PVC UIDs unchanged: %s; pod timeline:", r.pvcsSame);
     watch.timeline().forEach(t -> report.line("    - %s", t));
     summary.add(String.format("%s: %d s; retainedFraction %s; hit ratio before -> right after restart %s; failed reads %d; p99 steady %.1f ms vs roll %.1f ms; max down %d",
@@ -642,6 +645,9 @@ class KindE2ETest {
       assertThat(r.uids.get(i)).as("pod UIDs of ordinal %d: restarted exactly once", i).hasSize(2);
     }
     assertThat(r.pvcsSame).as("PVC UIDs unchanged").isTrue();
+    // one event per restart, also when a later roll repeats an earlier roll's texts
+    assertThat(r.restartEvents).as("pods named by this roll's PodRestarted events")
+        .containsExactlyInAnyOrderElementsOf(r.retained.keySet());
     if (warm) {
       assertThat(r.coldRestarts).as("PodRestartedCold events").isZero();
     }
