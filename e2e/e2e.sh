@@ -13,11 +13,10 @@
 #
 # The numbers the suite saw are in e2e/target/e2e-report.md (with this script's phase times);
 # the reader's log, the operator's log and the policy's events are beside it.
-# Measured here (2 vCPU / 24 GiB VM shared with other builds, load average 10-20): kind cluster
-# 55 s (or ~80 s to reset a reused one), images ~2 min build + ~50 s kind load, charts/hbase to
-# Ready 40-100 s, workload + API jar 15 s, the suite 10-12 min (three rolls of 3 RegionServers at
-# 80-90 s each, the first one after the policy ~80-180 s): about 15 min in all, cold Maven caches
-# excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
+# Measured here (2 vCPU / 24 GiB VM): kind cluster 20-55 s (or ~80 s to reset a reused one),
+# images 40 s-2 min build + load, charts/hbase to Ready 40-100 s, workload + API jar 10-15 s, the
+# suite ~10 min (three rolls of 3 RegionServers at 70-95 s each, the first one after the policy
+# ~80 s): about 12 min in all, cold Maven caches and the offline node image excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
 # E2E_MVN_ARGS (e.g. -Dtest=KindE2ETest).
 . "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
 export KIND_CLUSTER=${KIND_CLUSTER:-hbase-cache-e2e}
