@@ -11,7 +11,6 @@ import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
-import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.plan.Planner;
@@ -33,7 +32,6 @@ import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Table;
 import org.apache.hadoop.hbase.util.Bytes;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -245,17 +243,7 @@ class CacheBench {
 
   private static void awaitServing(LocalHBase hbase, AdminHBaseCluster admin) {
     hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(120));
-    Awaitility.await("all regions online")
-        .atMost(Duration.ofSeconds(120))
-        .pollInterval(Duration.ofMillis(500))
-        .until(
-            () -> {
-              ClusterSnapshot s = admin.snapshot();
-              return s.masterReachable()
-                  && s.regionsInTransition() == 0
-                  && s.live().size() == 1
-                  && s.live().get(0).regionCount() >= 9;
-            });
+    LocalHBase.awaitOneServerServing(admin, 9, Duration.ofSeconds(120));
     assertThat(admin.snapshot().live()).hasSize(1);
   }
 }

@@ -8,7 +8,6 @@ import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
-import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.plan.Plan;
 import java.nio.file.Files;
@@ -142,17 +141,7 @@ class CacheModesIT {
   }
 
   private void awaitTableOnline() {
-    org.awaitility.Awaitility.await("table regions online")
-        .atMost(Duration.ofSeconds(90))
-        .pollInterval(Duration.ofMillis(500))
-        .until(
-            () -> {
-              ClusterSnapshot s = admin.snapshot();
-              return s.masterReachable()
-                  && s.regionsInTransition() == 0
-                  && s.live().size() == 1
-                  && s.live().get(0).regionCount() >= 3; // meta + 2 table regions
-            });
+    LocalHBase.awaitOneServerServing(admin, 3, Duration.ofSeconds(90)); // meta + 2 table regions
   }
 
   /** Keeps a real /jmx answer beside the test output (the unit tests' resource comes from one). */

@@ -163,6 +163,24 @@ final class LocalHBase implements AutoCloseable {
     return found[0];
   }
 
+  /**
+   * Waits until the master is reachable, nothing is in transition and the only live RegionServer
+   * serves at least {@code minRegions} regions (hbase:meta included).
+   */
+  static void awaitOneServerServing(AdminHBaseCluster admin, int minRegions, Duration timeout) {
+    await("all regions online")
+        .atMost(timeout)
+        .pollInterval(Duration.ofMillis(500))
+        .until(
+            () -> {
+              ClusterSnapshot s = admin.snapshot();
+              return s.masterReachable()
+                  && s.regionsInTransition() == 0
+                  && s.live().size() == 1
+                  && s.live().get(0).regionCount() >= minRegions;
+            });
+  }
+
   /** Graceful stop (SIGTERM) of RegionServer i; returns its exit code (143 for a clean SIGTERM). */
   int stopRegionServer(int i) {
     HBaseProcess rs = regionServers.remove(i);

@@ -7,7 +7,6 @@ import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
-import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.plan.Plan;
 import java.nio.file.Files;
@@ -15,7 +14,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
@@ -127,16 +125,6 @@ class PersistenceIT {
 
   private void awaitServing() {
     hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
-    Awaitility.await("all regions online")
-        .atMost(Duration.ofSeconds(90))
-        .pollInterval(Duration.ofMillis(500))
-        .until(
-            () -> {
-              ClusterSnapshot s = admin.snapshot();
-              return s.masterReachable()
-                  && s.regionsInTransition() == 0
-                  && s.live().size() == 1
-                  && s.live().get(0).regionCount() >= 5; // meta + 4 table regions
-            });
+    LocalHBase.awaitOneServerServing(admin, 5, Duration.ofSeconds(90)); // meta + 4 table regions
   }
 }
