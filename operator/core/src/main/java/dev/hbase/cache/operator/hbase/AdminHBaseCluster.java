@@ -36,9 +36,9 @@ import org.slf4j.LoggerFactory;
  * <p>What a hand-run on HBase 2.6.4 showed and this class handles: {@code
  * recommissionRegionServer} succeeds but sends the regions to random servers when called before
  * the restarted instance (same host and port, new start code) has registered and sent its first
- * load report, so {@link #recommission} waits for that, then checks where each region landed and
- * moves stragglers; the decommission mark belongs to the old instance's name and is cleared
- * explicitly; hbase:meta is moved alone.
+ * load report, so {@link #recommission} refuses to send before that (the roller waits for the
+ * report, then checks where each region landed and sends stragglers again); the decommission mark
+ * belongs to the old instance's name and is cleared explicitly; hbase:meta is moved alone.
  */
 public final class AdminHBaseCluster implements HBaseCluster {
 
@@ -46,34 +46,25 @@ public final class AdminHBaseCluster implements HBaseCluster {
   static final String META_ENCODED = RegionInfoBuilder.FIRST_META_REGIONINFO.getEncodedName();
 
   /**
-   * Client timeouts and the bounded waits of {@link #recommission}.
+   * Client timeouts: every call fails within seconds when HBase does not answer.
    *
    * @param rpcTimeout one RPC (a region move RPC waits for the move)
    * @param operationTimeout one client operation, retries included
    * @param retries client retries per operation
    * @param connectTimeout TCP connect to a master or RegionServer
-   * @param registrationWait how long recommission waits for the new instance's first load report
-   * @param settleTimeout how long recommission waits for regions to land before moving stragglers
-   * @param pollInterval polling period of those waits
    */
   public record Options(
       Duration rpcTimeout,
       Duration operationTimeout,
       int retries,
-      Duration connectTimeout,
-      Duration registrationWait,
-      Duration settleTimeout,
-      Duration pollInterval) {
+      Duration connectTimeout) {
 
     public static Options defaults() {
       return new Options(
           Duration.ofSeconds(10),
           Duration.ofSeconds(20),
           2,
-          Duration.ofSeconds(2),
-          Duration.ofSeconds(10),
-          Duration.ofSeconds(30),
-          Duration.ofMillis(250));
+          Duration.ofSeconds(2));
     }
   }
 
@@ -213,7 +204,16 @@ public final class AdminHBaseCluster implements HBaseCluster {
   @Override
   public RecommissionResult recommission(ServerId server, List<String> encodedRegionNames)
       throws HBaseClusterException {
-    ServerState target = awaitReported(server.host(), server.port());
+    ClusterSnapshot snap = reachableSnapshot();
+    Optional<ServerState> live = snap.liveAt(server.host(), server.port());
+    if (live.isEmpty() || !live.get().reported()) {
+      throw new HBaseClusterException.NotReady(
+          server.hostAndPort()
+              + (live.isPresent()
+                  ? " (" + live.get().id() + ") has registered but sent no load report yet"
+                  : " has not registered with the master"));
+    }
+    ServerState target = live.get();
     ServerName targetName = name(target.id());
 
     // The decommission mark was set on the old instance's name, not on this one. A local 2.6.4
@@ -225,37 +225,39 @@ public final class AdminHBaseCluster implements HBaseCluster {
     if (!server.equals(target.id())) {
       oldNames.add(name(server));
     }
-    for (ServerName marked : call("list decommissioned", admin::listDecommissionedRegionServers)) {
-      if (id(marked).sameEndpoint(server) && !marked.equals(targetName)) {
-        oldNames.add(marked);
+    List<ServerName> marked = call("list decommissioned", admin::listDecommissionedRegionServers);
+    for (ServerName m : marked) {
+      if (id(m).sameEndpoint(server) && !m.equals(targetName)) {
+        oldNames.add(m);
       }
     }
     List<ServerId> cleared = new ArrayList<>();
-    for (ServerName marked : oldNames) {
+    for (ServerName m : oldNames) {
       call(
-          "clear decommission mark of " + marked,
+          "clear decommission mark of " + m,
           () -> {
-            admin.recommissionRegionServer(marked, List.of());
+            admin.recommissionRegionServer(m, List.of());
             return null;
           });
-      cleared.add(id(marked));
+      cleared.add(id(m));
     }
 
-    Map<String, ServerId> before = locations();
+    Map<String, ServerId> where = new HashMap<>();
+    snap.live().forEach(s -> s.regions().forEach(r -> where.put(r, s.id())));
     List<String> unknown = new ArrayList<>();
-    List<String> wanted = new ArrayList<>();
+    List<String> onServer = new ArrayList<>();
+    List<String> elsewhere = new ArrayList<>();
     for (String region : new LinkedHashSet<>(encodedRegionNames)) {
-      if (before.containsKey(region)) {
-        wanted.add(region);
-      } else {
+      if (!where.containsKey(region)) {
         unknown.add(region);
+      } else if (target.id().equals(where.get(region))) {
+        onServer.add(region);
+      } else {
+        elsewhere.add(region);
       }
     }
-    List<String> batch =
-        wanted.stream()
-            .filter(r -> !r.equals(META_ENCODED) && !target.id().equals(before.get(r)))
-            .toList();
-    boolean targetMarked = snapshotDecommissioned(targetName);
+    List<String> batch = elsewhere.stream().filter(r -> !r.equals(META_ENCODED)).toList();
+    // The target's own mark (if any) is cleared by the same call that sends the batch.
     call(
         "recommission " + targetName,
         () -> {
@@ -263,32 +265,16 @@ public final class AdminHBaseCluster implements HBaseCluster {
               targetName, batch.stream().map(AdminHBaseCluster::bytes).toList());
           return null;
         });
-    if (targetMarked) {
+    if (marked.contains(targetName)) {
       cleared.add(target.id());
     }
-
-    // the master moves them in the background: wait for them to land, then move stragglers
-    Map<String, ServerId> where = awaitSettled(batch, target.id());
-    List<String> movedAgain = new ArrayList<>();
-    for (String region : batch) {
-      if (!target.id().equals(where.get(region))) {
-        LOG.info("region {} landed on {}, not {}: moving it", region, where.get(region), target.id());
-        moveQuietly(region, target.id());
-        movedAgain.add(region);
-      }
-    }
-    if (wanted.contains(META_ENCODED) && !target.id().equals(where.get(META_ENCODED))) {
+    List<String> sent = new ArrayList<>(batch);
+    if (batch.isEmpty() && elsewhere.contains(META_ENCODED)) {
       LOG.info("moving hbase:meta alone to {}", target.id());
-      moveQuietly(META_ENCODED, target.id());
+      move(META_ENCODED, target.id());
+      sent.add(META_ENCODED);
     }
-
-    where = locations();
-    List<String> onServer = new ArrayList<>();
-    List<String> notPlaced = new ArrayList<>();
-    for (String region : wanted) {
-      (target.id().equals(where.get(region)) ? onServer : notPlaced).add(region);
-    }
-    return new RecommissionResult(target.id(), onServer, movedAgain, notPlaced, unknown, cleared);
+    return new RecommissionResult(target.id(), onServer, sent, unknown, cleared);
   }
 
   @Override
@@ -334,85 +320,12 @@ public final class AdminHBaseCluster implements HBaseCluster {
     }
   }
 
-  /** The live instance at host:port once the master has its first load report; else NotReady. */
-  private ServerState awaitReported(String host, int port) throws HBaseClusterException {
-    Instant deadline = clock.instant().plus(options.registrationWait());
-    while (true) {
-      ClusterSnapshot snap = reachableSnapshot();
-      Optional<ServerState> s = snap.liveAt(host, port);
-      if (s.isPresent() && s.get().reported()) {
-        return s.get();
-      }
-      if (!clock.instant().isBefore(deadline)) {
-        throw new HBaseClusterException.NotReady(
-            host + ":" + port
-                + (s.isPresent()
-                    ? " (" + s.get().id() + ") has registered but sent no load report yet"
-                    : " has not registered with the master"));
-      }
-      pause();
-    }
-  }
-
-  /** Region locations once none of the regions is in transition, or at the settle timeout. */
-  private Map<String, ServerId> awaitSettled(List<String> regions, ServerId target)
-      throws HBaseClusterException {
-    Instant deadline = clock.instant().plus(options.settleTimeout());
-    Set<String> wanted = Set.copyOf(regions);
-    while (true) {
-      Map<String, ServerId> where = locations();
-      boolean allThere = regions.stream().allMatch(r -> target.equals(where.get(r)));
-      boolean moving =
-          call(
-                  "regions in transition",
-                  () -> admin.getClusterMetrics(EnumSet.of(Option.REGIONS_IN_TRANSITION)))
-              .getRegionStatesInTransition()
-              .stream()
-              .anyMatch(rs -> wanted.contains(rs.getRegion().getEncodedName()));
-      if (allThere || !moving || !clock.instant().isBefore(deadline)) {
-        return where;
-      }
-      pause();
-    }
-  }
-
-  /** Encoded region name to the live server that serves it, as the servers themselves say. */
-  private Map<String, ServerId> locations() throws HBaseClusterException {
-    ClusterSnapshot snap = reachableSnapshot();
-    Map<String, ServerId> where = new HashMap<>();
-    for (ServerState s : snap.live()) {
-      s.regions().forEach(r -> where.put(r, s.id()));
-    }
-    return where;
-  }
-
-  private boolean snapshotDecommissioned(ServerName sn) throws HBaseClusterException {
-    return call("list decommissioned", admin::listDecommissionedRegionServers).contains(sn);
-  }
-
-  private void moveQuietly(String region, ServerId target) {
-    try {
-      move(region, target);
-    } catch (HBaseClusterException e) {
-      LOG.warn("{}", e.getMessage());
-    }
-  }
-
   private ClusterSnapshot reachableSnapshot() throws HBaseClusterException {
     ClusterSnapshot snap = snapshot();
     if (!snap.masterReachable()) {
       throw new HBaseClusterException("HBase master unreachable: " + snap.error());
     }
     return snap;
-  }
-
-  private void pause() throws HBaseClusterException {
-    try {
-      Thread.sleep(options.pollInterval().toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HBaseClusterException("interrupted", e);
-    }
   }
 
   private interface AdminCall<T> {

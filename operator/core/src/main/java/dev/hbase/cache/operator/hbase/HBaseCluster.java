@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * The HBase admin operations the rolling restart needs, in plain Java types so that the roller and
  * its test fake need no HBase classes. {@link AdminHBaseCluster} implements it with the HBase Admin
- * API. Every call is bounded in time (seconds): a dead master makes calls fail, not hang.
+ * API. Every call is bounded in time (seconds): a dead master makes calls fail, not hang; none
+ * waits for HBase to finish something (the roller owns every wait).
  */
 public interface HBaseCluster extends AutoCloseable {
 
@@ -22,10 +23,11 @@ public interface HBaseCluster extends AutoCloseable {
   /**
    * Returns regions to the (restarted) RegionServer at {@code server}'s host and port, whatever its
    * start code now, and clears the decommission marks of every instance at that host and port.
-   * Waits briefly for the new instance to register and send its first load report (else throws
-   * {@link HBaseClusterException.NotReady}), then checks where every region landed and moves
-   * stragglers one by one; hbase:meta, if listed, is moved last and alone. Idempotent: call again
-   * while {@link RecommissionResult#complete()} is false.
+   * Returns at once: the master moves the regions in the background, and the caller (the roller)
+   * looks again and calls again for the regions still elsewhere. hbase:meta, if listed, is moved
+   * only once every other listed region is there (last and alone). Throws {@link
+   * HBaseClusterException.NotReady} if the new instance has not registered or sent its first load
+   * report: regions sent to it before that go to random servers.
    */
   RecommissionResult recommission(ServerId server, List<String> encodedRegionNames)
       throws HBaseClusterException;

@@ -118,4 +118,42 @@ public final class RollModel {
 
   /** What happened to a pod whose restart completed. */
   public record Restarted(String pod, Instant readyAt, Double retainedFraction, boolean warm) {}
+
+  /** Why a roll waits or is blocked: the reason of the Progressing and Degraded conditions. */
+  public enum Reason {
+    /** The master did not answer. */
+    HBaseUnreachable,
+    /** A decommissioned server still serves regions. */
+    Draining,
+    /** The drain did not finish within podReadyTimeout. */
+    DrainTimeout,
+    /** A restarted pod is not Ready, or its RegionServer has not registered and reported. */
+    WaitingForPod,
+    /** A restarted pod did not serve within podReadyTimeout. */
+    PodNotReady,
+    /** Regions are on their way back to a restarted server. */
+    Reloading,
+    /** Regions did not return within podReadyTimeout. */
+    ReloadTimeout,
+    /** A restarted server's cache is not back yet. */
+    WarmGate,
+    /** The cluster gate refuses to take a Ready pod down now. */
+    ClusterNotHealthy,
+    /** A persistent cache's L2 size before the restart is not known yet. */
+    WaitingForCacheSample,
+    /** A replica has no pod. */
+    WaitingForPods
+  }
+
+  /** How a roller step ended, besides its actions. */
+  public sealed interface Outcome permits Proceeding, Wait, Blocked {}
+
+  /** Nothing to wait for: idle, or moving on. */
+  public record Proceeding() implements Outcome {}
+
+  /** The roll waits for something that is expected to come. */
+  public record Wait(Reason reason, String message) implements Outcome {}
+
+  /** The roll cannot go on without a change (a timeout passed): Degraded. */
+  public record Blocked(Reason reason, String message) implements Outcome {}
 }

@@ -21,7 +21,12 @@ import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.RollModel.Recommission;
 import dev.hbase.cache.operator.roll.RollModel.Restarted;
 import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
-import io.fabric8.kubernetes.client.utils.Serialization;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.hbase.cache.operator.roll.RollModel.Blocked;
+import dev.hbase.cache.operator.roll.RollModel.Outcome;
+import dev.hbase.cache.operator.roll.RollModel.Proceeding;
+import dev.hbase.cache.operator.roll.RollModel.Reason;
+import dev.hbase.cache.operator.roll.RollModel.Wait;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -49,22 +54,24 @@ public final class Roller {
   static final Duration FAST = Duration.ofSeconds(2);
   static final Duration POLL = Duration.ofSeconds(5);
   static final Duration IDLE = Duration.ofSeconds(60);
+  static final Duration BLOCKED = Duration.ofSeconds(30);
   static final double DEFAULT_MIN_RETAINED = 0.9;
+  private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** The outcome of one step. */
+  /**
+   * The outcome of one step: the new state, the actions to carry out (in order), the events to
+   * send, the restarts that completed, why it waits or is blocked, and when to look again.
+   */
   public record Decision(
       RolloutStatus state,
       List<Action> actions,
-      Duration requeueAfter,
       List<Event> events,
       List<Restarted> restarted,
-      String progressReason,
-      String progressMessage,
-      String degradedReason,
-      String degradedMessage) {
+      Outcome outcome,
+      Duration requeueAfter) {
 
     public boolean degraded() {
-      return degradedReason != null;
+      return outcome instanceof Blocked;
     }
   }
 
@@ -72,6 +79,17 @@ public final class Roller {
 
   public static Decision step(RolloutStatus previous, Input in) {
     return new Run(previous, in).run();
+  }
+
+  /**
+   * Whether a step needs the HBase master's view (and fresh cache samples): some pod is not at
+   * the revision, or the previous roll left work (pods in flight, a balancer to switch back on).
+   * An idle cluster is not asked.
+   */
+  public static boolean needsHBase(RolloutStatus previous, List<PodView> pods, String revision) {
+    return pods.stream().anyMatch(p -> !revision.equals(p.revision()))
+        || (previous != null
+            && ((previous.getInFlight() != null && !previous.getInFlight().isEmpty()) || previous.getBalancerWasOn() != null));
   }
 
   /** One step's working state. */
@@ -83,10 +101,8 @@ public final class Roller {
     final List<Event> events = new ArrayList<>();
     final List<Restarted> restarted = new ArrayList<>();
     Duration requeue = IDLE;
-    String waitReason;
-    String waitMessage;
-    String blockedReason;
-    String blockedMessage;
+    Wait waiting;
+    Blocked blocked;
 
     Run(RolloutStatus previous, Input in) {
       this.in = in;
@@ -111,7 +127,7 @@ public final class Roller {
       for (PodRoll r : List.copyOf(st.getInFlight())) {
         advance(r);
       }
-      if (blockedReason == null) {
+      if (blocked == null) {
         admit();
       }
       return finish();
@@ -150,7 +166,7 @@ public final class Roller {
     void draining(PodRoll r) {
       ClusterSnapshot h = in.hbase();
       if (!h.masterReachable()) {
-        waitFor("HBaseUnreachable", "HBase master unreachable: " + h.error());
+        waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + h.error());
         return;
       }
       ServerId oldId = ServerId.parse(r.getOldServer());
@@ -167,10 +183,10 @@ public final class Roller {
         return;
       }
       if (timedOut(r, s.podReadyTimeout())) {
-        block("DrainTimeout", r.getPod() + " still serves " + left + " regions " + s.podReadyTimeout() + " after its decommission");
+        block(Reason.DrainTimeout, r.getPod() + " still serves " + left + " regions " + s.podReadyTimeout() + " after its decommission");
         return;
       }
-      waitFor("Draining", "moving " + left + " regions off " + r.getPod());
+      waitFor(Reason.Draining, "moving " + left + " regions off " + r.getPod());
       requeue(FAST);
     }
 
@@ -206,21 +222,21 @@ public final class Roller {
                 : pod.get().stuck() != null
                     ? "it is " + pod.get().stuck()
                     : !pod.get().ready() ? "it is not Ready" : "its RegionServer did not register with the master";
-        block("PodNotReady", r.getPod() + " is not serving " + s.podReadyTimeout() + " after its restart: " + why);
+        block(Reason.PodNotReady, r.getPod() + " is not serving " + s.podReadyTimeout() + " after its restart: " + why);
         return;
       }
       String what =
           newPodReady
               ? "waiting for the RegionServer on " + r.getPod() + " to register and report"
               : "waiting for " + r.getPod() + " to be Ready";
-      waitFor("WaitingForPod", what);
+      waitFor(Reason.WaitingForPod, what);
       requeue(newPodReady ? FAST : POLL);
     }
 
     void reloading(PodRoll r) {
       ClusterSnapshot h = in.hbase();
       if (!h.masterReachable()) {
-        waitFor("HBaseUnreachable", "HBase master unreachable: " + h.error());
+        waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + h.error());
         return;
       }
       Optional<ServerState> now = h.live(ServerId.parse(r.getNewServer()));
@@ -238,13 +254,13 @@ public final class Roller {
         return;
       }
       if (timedOut(r, s.podReadyTimeout())) {
-        block("ReloadTimeout", stragglers.size() + " regions did not return to " + r.getPod());
+        block(Reason.ReloadTimeout, stragglers.size() + " regions did not return to " + r.getPod());
         return;
       }
       if (!stragglers.isEmpty() && h.regionsInTransition() == 0) {
         actions.add(new Recommission(ServerId.parse(r.getOldServer()), stragglers));
       }
-      waitFor("Reloading", "moving " + stragglers.size() + " regions back to " + r.getPod());
+      waitFor(Reason.Reloading, "moving " + stragglers.size() + " regions back to " + r.getPod());
       requeue(FAST);
     }
 
@@ -277,7 +293,7 @@ public final class Roller {
         return;
       }
       waitFor(
-          "WarmGate",
+          Reason.WarmGate,
           "waiting for "
               + r.getPod()
               + "'s cache: "
@@ -304,7 +320,7 @@ public final class Roller {
           }
           String gate = clusterGate(next);
           if (gate != null) {
-            waitFor("ClusterNotHealthy", gate);
+            waitFor(Reason.ClusterNotHealthy, gate);
             requeue(POLL);
             return;
           }
@@ -312,7 +328,7 @@ public final class Roller {
           // sample now, retention could never be checked (seen on kind: a /jmx scrape that did
           // not answer left l2UsedBytesBefore null and the gate passed unchecked).
           if (s.persistent() && !in.caches().containsKey(next.name())) {
-            waitFor("WaitingForCacheSample",
+            waitFor(Reason.WaitingForCacheSample,
                 "no cache sample of " + next.name() + " (its /jmx did not answer): the warm gate needs its L2 used bytes before the restart");
             requeue(POLL);
             return;
@@ -415,13 +431,13 @@ public final class Roller {
       if (outdated == 0 && st.getInFlight().isEmpty() && in.missing() > 0 && st.getPhase() == Phase.Rolling) {
         // A roll is not finished while a replica has no pod: it comes back on the new template,
         // but it is not serving yet.
-        waitFor("WaitingForPods", missingMessage());
+        waitFor(Reason.WaitingForPods, missingMessage());
         outdated = in.missing();
       }
       st.setCurrentPod(st.getInFlight().isEmpty() ? null : st.getInFlight().stream().map(PodRoll::getPod).collect(Collectors.joining(",")));
-      if (blockedReason != null) {
+      if (blocked != null) {
         st.setPhase(Phase.Blocked);
-        st.setMessage(blockedMessage);
+        st.setMessage(blocked.message());
       } else if (outdated == 0 && st.getInFlight().isEmpty()) {
         if (st.getPhase() == Phase.Rolling || st.getPhase() == Phase.Blocked || st.getPhase() == Phase.Paused) {
           events.add(new Event(false, "RollFinished", "all " + in.pods().size() + " RegionServers run revision " + s.revision()));
@@ -433,7 +449,7 @@ public final class Roller {
           } else if (!st.getBalancerWasOn()) {
             st.setBalancerWasOn(null);
           } else {
-            waitFor("HBaseUnreachable", "waiting for the master to switch the balancer back on");
+            waitFor(Reason.HBaseUnreachable, "waiting for the master to switch the balancer back on");
             requeue(POLL);
           }
         }
@@ -445,10 +461,10 @@ public final class Roller {
         st.setMessage("paused with " + outdated + " RegionServers still to restart (spec.rollout.paused)");
       } else {
         st.setPhase(Phase.Rolling);
-        st.setMessage(waitMessage);
+        st.setMessage(waiting == null ? null : waiting.message());
       }
-      return new Decision(
-          st, actions, requeue, events, restarted, waitReason, waitMessage, blockedReason, blockedMessage);
+      Outcome outcome = blocked != null ? blocked : waiting != null ? waiting : new Proceeding();
+      return new Decision(st, actions, events, restarted, outcome, requeue);
     }
 
     // ------------------------------------------------------------------ helpers
@@ -492,23 +508,21 @@ public final class Roller {
       return timedOut(r, s.podReadyTimeout());
     }
 
-    void waitFor(String reason, String message) {
-      if (waitReason == null) {
-        waitReason = reason;
-        waitMessage = message;
+    void waitFor(Reason reason, String message) {
+      if (waiting == null) {
+        waiting = new Wait(reason, message);
       }
       requeue(POLL);
     }
 
-    void block(String reason, String message) {
-      if (blockedReason == null) {
-        blockedReason = reason;
-        blockedMessage = message;
-        if (!blockedMessage.equals(st.getMessage())) {
+    void block(Reason reason, String message) {
+      if (blocked == null) {
+        blocked = new Blocked(reason, message);
+        if (!message.equals(st.getMessage())) {
           events.add(new Event(true, "RollBlocked", message));
         }
       }
-      requeue(Duration.ofSeconds(30));
+      requeue(BLOCKED);
     }
 
     void requeue(Duration d) {
@@ -521,11 +535,12 @@ public final class Roller {
       return r.getReason() == null ? "" : " (" + r.getReason() + ")";
     }
 
+    /** A deep copy: the previous state is never changed. */
     static RolloutStatus copy(RolloutStatus p) {
       if (p == null) {
         return new RolloutStatus().setPhase(Phase.Idle);
       }
-      RolloutStatus c = Serialization.clone(p);
+      RolloutStatus c = JSON.convertValue(p, RolloutStatus.class);
       if (c.getInFlight() == null) {
         c.setInFlight(new ArrayList<>());
       }

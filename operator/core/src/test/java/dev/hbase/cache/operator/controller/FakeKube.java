@@ -8,7 +8,9 @@ import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,7 +29,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Plays the parts kube-api-test lacks, for one StatefulSet: the StatefulSet controller (creates
  * missing pods from the current template, and their PVCs from the claim templates), the kubelet
- * (a pod becomes Ready after a delay, its RegionServer registers with {@link FakeHBase}) and the
+ * (a pod becomes Ready after a delay, its RegionServer registers with {@link SimulatedHBase}) and the
  * garbage collector (finishes an orphan delete). It records deletes and the most pods down.
  */
 final class FakeKube implements AutoCloseable {
@@ -35,7 +37,7 @@ final class FakeKube implements AutoCloseable {
   private final KubernetesClient client;
   private final String ns;
   private final String sts;
-  private final FakeHBase hbase;
+  private final SimulatedHBase hbase;
   private final Map<String, List<String>> initialRegions;
   private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor();
   private final Map<String, Instant> createdAt = new ConcurrentHashMap<>();
@@ -48,7 +50,7 @@ final class FakeKube implements AutoCloseable {
   volatile int maxDown;
   volatile boolean started;
 
-  FakeKube(KubernetesClient client, String ns, String sts, FakeHBase hbase, Map<String, List<String>> initialRegions) {
+  FakeKube(KubernetesClient client, String ns, String sts, SimulatedHBase hbase, Map<String, List<String>> initialRegions) {
     this.client = client;
     this.ns = ns;
     this.sts = sts;
@@ -107,9 +109,7 @@ final class FakeKube implements AutoCloseable {
         continue;
       }
       knownUid.putIfAbsent(name, p.getMetadata().getUid());
-      boolean ready = p.getStatus() != null && p.getStatus().getConditions() != null
-          && p.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
-      if (!ready) {
+      if (!Readiness.isPodReady(p)) {
         down++;
         Instant c = createdAt.computeIfAbsent(name, k -> Instant.now());
         if (!neverReady.contains(name) && Duration.between(c, Instant.now()).compareTo(readyAfter) >= 0) {
@@ -146,6 +146,7 @@ final class FakeKube implements AutoCloseable {
         .withName(name)
         .withNamespace(ns)
         .withLabels(template.getMetadata().getLabels())
+        .addToLabels(BlockCachePolicyReconciler.STATEFULSET_POD_LABEL, name)
         .withAnnotations(template.getMetadata().getAnnotations())
         .endMetadata()
         .withSpec(spec)

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.BlockCacheOperator;
+import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.render.SiteXml;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -27,6 +28,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +41,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The operator against a real kube-apiserver + etcd (kube-api-test). There is no kubelet,
- * StatefulSet controller or garbage collector: {@link FakeKube} plays them, and {@link FakeHBase}
+ * StatefulSet controller or garbage collector: {@link FakeKube} plays them, and {@link SimulatedHBase}
  * the HBase master.
  */
 @EnableKubeAPIServer
@@ -56,7 +58,7 @@ class OperatorIT {
 
   final List<AutoCloseable> closeAfter = new ArrayList<>();
   String ns;
-  FakeHBase hbase;
+  SimulatedHBase hbase;
   FakeKube kube;
 
   @BeforeAll
@@ -101,7 +103,8 @@ class OperatorIT {
       sts.getSpec().setVolumeClaimTemplates(new ArrayList<>());
     }
     client.resource(sts).create();
-    hbase = new FakeHBase();
+    hbase = new SimulatedHBase(Instant::now);
+    hbase.reportDelay = Duration.ofMillis(300); // registration lag: the roller must wait for the first report
     kube = new FakeKube(client, ns, STS, hbase,
         Map.of("rs-0", List.of("r00", "r01", "r02"), "rs-1", List.of("r10"), "rs-2", List.of("r20", "r21")));
     closeAfter.add(kube.start());
@@ -110,6 +113,11 @@ class OperatorIT {
   }
 
   BlockCacheOperator operator(LeaderElectionConfiguration le) {
+    return operator(le, client);
+  }
+
+  /** The operator on its own client (e.g. one that counts the requests it sends). */
+  BlockCacheOperator operator(LeaderElectionConfiguration le, KubernetesClient client) {
     var reconciler = new BlockCachePolicyReconciler(Clock.systemUTC(), (q, p) -> {
       hbase.connects++;
       return hbase;
@@ -186,7 +194,7 @@ class OperatorIT {
     assertThat(kube.maxDown).isEqualTo(1);
     assertThat(hbase.regionsOf("rs-0")).containsExactlyInAnyOrder("r00", "r01", "r02");
     assertThat(hbase.regionsOf("rs-1")).containsExactly("r10");
-    assertThat(hbase.balancerOn()).isTrue();
+    assertThat(hbase.balancerOn).isTrue();
     assertThat(hbase.marks()).isEmpty();
     assertThat(client.pods().inNamespace(ns).list().getItems())
         .allSatisfy(pod -> assertThat(pod.getMetadata().getAnnotations()).containsEntry(Desired.HASH_ANNOTATION, revision));
@@ -213,6 +221,87 @@ class OperatorIT {
     await().atMost(Duration.ofSeconds(30)).until(() -> SiteXml.parse(client.configMaps().inNamespace(ns).withName("lru-rs-site").get()
         .getData().get("hbase-site.xml")).containsKey("hbase.regionserver.handler.count"));
     await().atMost(Duration.ofSeconds(90)).until(() -> kube.deletes.size() == 6 && idleAndApplied("lru"));
+  }
+
+  /**
+   * Writes to the API server as the operator sends them (method and path), leases excluded: a
+   * client with an interceptor, on the test API server.
+   */
+  static final class CountingClient {
+    final List<String> writes = java.util.Collections.synchronizedList(new ArrayList<>());
+    final KubernetesClient client = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+        .withConfig(OperatorIT.client.getConfiguration())
+        .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("count", new io.fabric8.kubernetes.client.http.Interceptor() {
+          @Override
+          public void before(io.fabric8.kubernetes.client.http.BasicBuilder builder, io.fabric8.kubernetes.client.http.HttpRequest request,
+              io.fabric8.kubernetes.client.http.Interceptor.RequestTags tags) {
+            if (!"GET".equals(request.method()) && !request.uri().getPath().contains("/leases")) {
+              writes.add(request.method() + " " + request.uri().getPath());
+            }
+          }
+        }))
+        .build();
+  }
+
+  @Test
+  void anIdlePolicyMakesNoWritesToTheApiServer() {
+    cluster("4Gi", true);
+    CountingClient counting = new CountingClient();
+    closeAfter.add(counting.client::close);
+    operator(null, counting.client);
+    policy("idle", "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n");
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("idle"));
+    assertThat(counting.writes).as("the roll itself writes").anyMatch(w -> w.startsWith("PATCH") && w.contains("/statefulsets/"));
+
+    // reconciles while idle (metrics interval 10 s: each one scrapes every pod): none writes
+    counting.writes.clear();
+    int scrapes = hbase.scrapes;
+    await().pollDelay(Duration.ofSeconds(25)).atMost(Duration.ofSeconds(30)).until(() -> true);
+    assertThat(hbase.scrapes - scrapes).as("reconciles ran meanwhile (each scrapes 3 pods)").isGreaterThanOrEqualTo(6);
+    assertThat(idleAndApplied("idle")).isTrue();
+    assertThat(counting.writes).as("writes while idle").isEmpty();
+  }
+
+  @Test
+  void aFailingApplySaysSoInTheConditionsAndRecovers() {
+    cluster("4Gi", false);
+    // A ResourceQuota on ConfigMaps without a status (no quota controller here): the API server's
+    // quota admission refuses every ConfigMap create, so the apply step throws.
+    client.resource(new io.fabric8.kubernetes.api.model.ResourceQuotaBuilder().withNewMetadata().withName("no-configmaps")
+        .withNamespace(ns).endMetadata().withNewSpec().addToHard("count/configmaps", new Quantity("100")).endSpec().build()).create();
+    operator(null);
+    policy("quota", "  mode: Lru\n");
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> condition("quota", "Degraded", "True"));
+    var degraded = Conditions.find(get("quota").getStatus().getConditions(), "Degraded").orElseThrow();
+    assertThat(degraded.getReason()).isEqualTo("ReconcileError");
+    assertThat(degraded.getMessage()).contains("quota");
+    assertThat(Conditions.find(get("quota").getStatus().getConditions(), "Ready").orElseThrow().getReason()).isEqualTo("ReconcileError");
+    assertThat(kube.deletes).isEmpty();
+
+    client.resourceQuotas().inNamespace(ns).withName("no-configmaps").delete();
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("quota"));
+    assertThat(condition("quota", "Degraded", "False")).isTrue();
+  }
+
+  @Test
+  void thePodsInformerWatchesOnlyStatefulSetPods() {
+    cluster("4Gi", false);
+    // a pod of the namespace that no StatefulSet made, named like one of ours
+    client.resource(new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata().withName(STS + "-7").withNamespace(ns).endMetadata()
+        .withNewSpec().addNewContainer().withName("c").withImage("busybox").endContainer().endSpec().build()).create();
+    client.apps().statefulSets().inNamespace(ns).withName(STS).edit(s -> { s.getSpec().setReplicas(8); return s; });
+    kube.neverReady.addAll(List.of("rs-3", "rs-4", "rs-5", "rs-6", "rs-7"));
+    operator(null);
+    policy("labels", "  mode: Lru\n");
+    // rs-3..rs-6 are created by the fake StatefulSet controller (labelled) and never Ready;
+    // rs-7 exists but is not the StatefulSet's: the status lists only the labelled pods
+    await().atMost(Duration.ofSeconds(60)).until(() -> get("labels").getStatus() != null
+        && get("labels").getStatus().getRollout() != null && get("labels").getStatus().getRollout().getTotal() != null
+        && get("labels").getStatus().getRollout().getTotal() == 8);
+    assertThat(get("labels").getStatus().getRollout().getProgress()).endsWith("/8");
+    await().atMost(Duration.ofSeconds(60)).until(() -> get("labels").getStatus().getRegionServers().size() == 7);
+    assertThat(get("labels").getStatus().getRegionServers()).extracting(r -> r.getPod()).doesNotContain(STS + "-7");
   }
 
   @Test
@@ -311,7 +400,7 @@ class OperatorIT {
     assertThat(client.persistentVolumeClaims().inNamespace(ns).list().getItems()).extracting(x -> x.getMetadata().getUid())
         .containsExactlyInAnyOrderElementsOf(pvcs.stream().map(x -> x.getMetadata().getUid()).toList());
     assertThat(kube.pvcUidsSeen).hasSize(3); // no PVC was ever replaced
-    assertThat(hbase.balancerOn()).isTrue();
+    assertThat(hbase.balancerOn).isTrue();
   }
 
   @Test
@@ -375,11 +464,11 @@ class OperatorIT {
     operator(null);
     policy("gone", "  mode: Lru\n");
     await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
-    assertThat(hbase.balancerOn()).isFalse();
+    assertThat(hbase.balancerOn).isFalse();
     assertThat(hbase.marks()).hasSize(1);
     client.resources(BlockCachePolicy.class).inNamespace(ns).withName("gone").delete();
     await().atMost(Duration.ofSeconds(30)).until(() -> get("gone") == null);
-    assertThat(hbase.balancerOn()).isTrue();
+    assertThat(hbase.balancerOn).isTrue();
     assertThat(sts()).isNotNull();
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> true);
     assertThat(kube.deletes).hasSize(1); // nothing restarted after the delete

@@ -17,7 +17,7 @@ class PodViewTest {
 
   @Test
   void runningReadyPod() {
-    PodView v = BlockCachePolicyReconciler.podView(pod(
+    PodView v = Observer.podView(pod(
         "  phase: Running\n  podIP: 10.244.0.7\n  conditions: [{type: Ready, status: 'True'}]\n"
             + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 0, image: x, imageID: x,"
             + " state: {running: {startedAt: '2026-11-21T08:00:00Z'}}}]\n"), 1);
@@ -31,7 +31,7 @@ class PodViewTest {
 
   @Test
   void crashLoopingPodIsStuck() {
-    PodView v = BlockCachePolicyReconciler.podView(pod(
+    PodView v = Observer.podView(pod(
         "  phase: Running\n  conditions: [{type: Ready, status: 'False'}]\n"
             + "  containerStatuses: [{name: regionserver, ready: false, restartCount: 4, image: x, imageID: x,"
             + " state: {waiting: {reason: CrashLoopBackOff}}}]\n"), 1);
@@ -41,7 +41,7 @@ class PodViewTest {
 
   @Test
   void startingContainerIsNotStuck() {
-    PodView v = BlockCachePolicyReconciler.podView(pod(
+    PodView v = Observer.podView(pod(
         "  phase: Pending\n  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
             + " state: {waiting: {reason: ContainerCreating}}}]\n"), 1);
     assertThat(v.stuck()).isNull();
@@ -50,7 +50,7 @@ class PodViewTest {
 
   @Test
   void unschedulablePodIsStuck() {
-    PodView v = BlockCachePolicyReconciler.podView(pod(
+    PodView v = Observer.podView(pod(
         "  phase: Pending\n  conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]\n"), 1);
     assertThat(v.stuck()).isEqualTo("Unschedulable");
   }
@@ -61,7 +61,7 @@ class PodViewTest {
     Pod p = pod("  phase: Failed\n  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
         + " state: {terminated: {exitCode: 143, reason: Error}}}]\n");
     p.getMetadata().setDeletionTimestamp("2026-11-21T08:00:00Z");
-    PodView v = BlockCachePolicyReconciler.podView(p, 1);
+    PodView v = Observer.podView(p, 1);
     assertThat(v.terminating()).isTrue();
     assertThat(v.stuck()).isNull();
   }
@@ -73,13 +73,13 @@ class PodViewTest {
         "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: rs}\nspec:\n  volumeClaimTemplates: [{metadata: {name: bucketcache}}]\n",
         io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
     Pod old = pod("  phase: Running\n");
-    assertThat(BlockCachePolicyReconciler.missingClaimVolumes(sts, old, 1)).isTrue();
+    assertThat(Observer.missingClaimVolumes(sts, old, 1)).isTrue();
     Pod recreated = pod("  phase: Running\n");
     recreated.getSpec().getVolumes().add(new io.fabric8.kubernetes.api.model.VolumeBuilder().withName("bucketcache")
         .withNewPersistentVolumeClaim().withClaimName("bucketcache-rs-1").endPersistentVolumeClaim().build());
-    assertThat(BlockCachePolicyReconciler.missingClaimVolumes(sts, recreated, 1)).isFalse();
-    assertThat(BlockCachePolicyReconciler.missingClaimVolumes(sts, recreated, 2)).isTrue();
+    assertThat(Observer.missingClaimVolumes(sts, recreated, 1)).isFalse();
+    assertThat(Observer.missingClaimVolumes(sts, recreated, 2)).isTrue();
     sts.getSpec().setVolumeClaimTemplates(null);
-    assertThat(BlockCachePolicyReconciler.missingClaimVolumes(sts, old, 1)).isFalse();
+    assertThat(Observer.missingClaimVolumes(sts, old, 1)).isFalse();
   }
 }

@@ -7,7 +7,11 @@ import dev.hbase.cache.api.v1alpha1.status.PodRoll;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.roll.RollModel.Action;
+import dev.hbase.cache.operator.roll.RollModel.Blocked;
+import dev.hbase.cache.operator.roll.RollModel.Reason;
+import dev.hbase.cache.operator.roll.RollModel.Wait;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,13 +55,13 @@ class RollerTest {
     // every pod got its own regions back, on its new instance
     // every pod got its own regions back, on its new instance; hbase:meta, moved off rs-2 alone
     // before its drain, stays where it went (moving it back would stall every client again)
-    assertThat(c.servers.get("rs-0").regions).containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
-    assertThat(c.servers.get("rs-1").regions).containsExactlyInAnyOrder("b0", "b1", RollModel.META_REGION);
-    assertThat(c.servers.get("rs-2").regions).containsExactlyInAnyOrder("c0", "c1", "c2");
+    assertThat(c.hbase.servers.get("rs-0").regions).containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
+    assertThat(c.hbase.servers.get("rs-1").regions).containsExactlyInAnyOrder("b0", "b1", RollModel.META_REGION);
+    assertThat(c.hbase.servers.get("rs-2").regions).containsExactlyInAnyOrder("c0", "c1", "c2");
     // the balancer was off during the roll and is back on; no decommission mark is left
     assertThat(c.executed).filteredOn(a -> a instanceof RollModel.SwitchBalancer).extracting(a -> ((RollModel.SwitchBalancer) a).on()).containsExactly(false, true);
-    assertThat(c.balancerOn).isTrue();
-    assertThat(c.decommissioned).isEmpty();
+    assertThat(c.hbase.balancerOn).isTrue();
+    assertThat(c.hbase.decommissioned).isEmpty();
     assertThat(s.getUpdated()).isEqualTo(3);
     assertThat(s.getProgress()).isEqualTo("3/3");
     assertThat(log).flatExtracting(Roller.Decision::restarted).extracting(RollModel.Restarted::pod).containsExactly("rs-1", "rs-0", "rs-2");
@@ -75,7 +79,7 @@ class RollerTest {
     assertThat(c.restarts).as("a RegionServer is already down: nobody else is restarted").isEmpty();
     assertThat(s.getProgress()).isEqualTo("0/3");
     assertThat(s.getTotal()).isEqualTo(3);
-    assertThat(log.get(log.size() - 1).progressMessage()).isEqualTo("1 of 3 RegionServer pods do not exist (the StatefulSet controller creates them)");
+    assertThat(log.get(log.size() - 1).outcome()).isEqualTo(new Wait(Reason.ClusterNotHealthy, "1 of 3 RegionServer pods do not exist (the StatefulSet controller creates them)"));
 
     c.reappear("rs-0"); // re-created from the new template: nothing to do for it
     s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
@@ -96,7 +100,7 @@ class RollerTest {
     assertThat(s.getPhase()).isEqualTo(Phase.Rolling);
     assertThat(s.getInFlight()).isEmpty();
     assertThat(s.getProgress()).isEqualTo("2/3");
-    assertThat(log.get(log.size() - 1).progressReason()).isEqualTo("WaitingForPods");
+    assertThat(reason(log.get(log.size() - 1))).isEqualTo(Reason.WaitingForPods);
     assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).doesNotContain("RollFinished");
 
     c.reappear("rs-1");
@@ -110,16 +114,16 @@ class RollerTest {
   @Test
   void aBalancerThatWasOffStaysOff() {
     FakeCluster c = threeServers();
-    c.balancerOn = false;
+    c.hbase.balancerOn = false;
     c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
     assertThat(c.executed).noneMatch(a -> a instanceof RollModel.SwitchBalancer);
-    assertThat(c.balancerOn).isFalse();
+    assertThat(c.hbase.balancerOn).isFalse();
   }
 
   @Test
   void recommissionWaitsForTheNewInstancesFirstReport() {
     FakeCluster c = threeServers();
-    c.reportDelay = Duration.ofSeconds(8);
+    c.hbase.reportDelay = Duration.ofSeconds(8);
     // FakeCluster asserts on every recommission that the target has reported.
     RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
     assertThat(idle(s)).isTrue();
@@ -128,10 +132,10 @@ class RollerTest {
   @Test
   void stragglersAreSentBackAgain() {
     FakeCluster c = threeServers();
-    c.misplaceOnRecommission = 1;
+    c.hbase.misplaceOnRecommission = 1;
     c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
-    assertThat(c.servers.get("rs-1").regions).contains("b0", "b1");
-    assertThat(c.servers.get("rs-0").regions).containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
+    assertThat(c.hbase.servers.get("rs-1").regions).contains("b0", "b1");
+    assertThat(c.hbase.servers.get("rs-0").regions).containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
     assertThat(c.executed).filteredOn(a -> a instanceof RollModel.Recommission).hasSizeGreaterThan(3);
   }
 
@@ -160,7 +164,7 @@ class RollerTest {
     FakeCluster.Pod p = c.pods.get("rs-0");
     p.ready = false;
     p.stuck = "CrashLoopBackOff";
-    c.servers.get("rs-1").regions.addAll(c.servers.remove("rs-0").regions); // it serves nothing
+    c.hbase.servers.get("rs-1").regions.addAll(c.hbase.servers.remove("rs-0").regions); // it serves nothing
     Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
     assertThat(d.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-0");
     assertThat(d.state().getInFlight().get(0).getReason()).isEqualTo("Stuck: CrashLoopBackOff");
@@ -193,7 +197,7 @@ class RollerTest {
     Roller.Decision d = Roller.step(null, new RollModel.Input(full.settings(), full.pods(), full.hbase(), caches, full.now()));
     assertThat(d.state().getInFlight()).isEmpty();
     assertThat(d.actions()).isEmpty();
-    assertThat(d.progressReason()).isEqualTo("WaitingForCacheSample");
+    assertThat(reason(d)).isEqualTo(Reason.WaitingForCacheSample);
     // with the sample it goes, and records the L2 to compare after the restart
     Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
     assertThat(d2.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1");
@@ -212,40 +216,40 @@ class RollerTest {
   @Test
   void gateWaitsWhileRegionsAreInTransition() {
     FakeCluster c = threeServers();
-    c.regionsInTransition = 2;
+    c.hbase.regionsInTransition = 2;
     Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
     assertThat(d.actions()).isEmpty();
     assertThat(d.state().getInFlight()).isEmpty();
-    assertThat(d.progressReason()).isEqualTo("ClusterNotHealthy");
-    assertThat(d.progressMessage()).contains("2 regions in transition");
-    c.regionsInTransition = 0;
+    assertThat(reason(d)).isEqualTo(Reason.ClusterNotHealthy);
+    assertThat(message(d)).contains("2 regions in transition");
+    c.hbase.regionsInTransition = 0;
     Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
     // admission only records (regions, balancer state); the next step acts on the record
     assertThat(d2.actions()).isEmpty();
     PodRoll r = d2.state().getInFlight().get(0);
     assertThat(r.getPod()).isEqualTo("rs-1");
     assertThat(r.getRegions()).containsExactly("b0", "b1");
-    assertThat(r.getOldServer()).isEqualTo(c.servers.get("rs-1").id.toString());
+    assertThat(r.getOldServer()).isEqualTo(c.hbase.servers.get("rs-1").id.toString());
     assertThat(d2.state().getBalancerWasOn()).isTrue();
     Roller.Decision d3 = Roller.step(d2.state(), c.input(FakeCluster.settings(NEW)));
-    assertThat(d3.actions()).containsExactly(new RollModel.SwitchBalancer(false), new RollModel.Decommission(c.servers.get("rs-1").id));
+    assertThat(d3.actions()).containsExactly(new RollModel.SwitchBalancer(false), new RollModel.Decommission(c.hbase.servers.get("rs-1").id));
   }
 
   @Test
   void gateWaitsForDeadServersUnregisteredPodsAndAnUnreachableMaster() {
     FakeCluster c = threeServers();
-    c.dead.add(new ServerId("gone.example", 16020, 1));
-    assertThat(Roller.step(null, c.input(FakeCluster.settings(NEW))).progressMessage()).contains("dead RegionServers: gone.example,16020,1");
-    c.dead.clear();
+    c.hbase.dead.add(new ServerId("gone.example", 16020, 1));
+    assertThat(message(Roller.step(null, c.input(FakeCluster.settings(NEW))))).contains("dead RegionServers: gone.example,16020,1");
+    c.hbase.dead.clear();
 
-    FakeCluster.Server s = c.servers.remove("rs-0");
-    assertThat(Roller.step(null, c.input(FakeCluster.settings(NEW))).progressMessage()).contains("2 RegionServers registered with the master, 3 pods should serve");
-    c.servers.put("rs-0", s);
+    SimulatedHBase.Server s = c.hbase.servers.remove("rs-0");
+    assertThat(message(Roller.step(null, c.input(FakeCluster.settings(NEW))))).contains("2 RegionServers registered with the master, 3 pods should serve");
+    c.hbase.servers.put("rs-0", s);
 
-    c.masterReachable = false;
+    c.hbase.masterReachable = false;
     Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
     assertThat(d.actions()).isEmpty();
-    assertThat(d.progressMessage()).contains("HBase master unreachable");
+    assertThat(message(d)).contains("HBase master unreachable");
   }
 
   @Test
@@ -257,7 +261,8 @@ class RollerTest {
     Roller.Decision last = log.get(log.size() - 1);
     assertThat(s.getPhase()).isEqualTo(Phase.Blocked);
     assertThat(last.degraded()).isTrue();
-    assertThat(last.degradedReason()).isEqualTo("PodNotReady");
+    assertThat(last.outcome()).isInstanceOf(Blocked.class);
+    assertThat(reason(last)).isEqualTo(Reason.PodNotReady);
     assertThat(s.getMessage()).contains("rs-1").contains("not Ready");
     assertThat(log).flatExtracting(Roller.Decision::events).filteredOn(RollModel.Event::warning).extracting(RollModel.Event::reason).containsExactly("RollBlocked");
 
@@ -337,7 +342,7 @@ class RollerTest {
   @Test
   void warmGateWaitsForTheCacheAndReportsAColdPod() {
     FakeCluster c = threeServers();
-    c.retainOnRestart = 0.5;
+    c.hbase.retainOnRestart = 0.5;
     List<Roller.Decision> log = new ArrayList<>();
     RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 800, st -> idle(st) && c.allAt(NEW), log);
     assertThat(idle(s)).isTrue();
@@ -354,7 +359,7 @@ class RollerTest {
   @Test
   void withoutPersistenceRetentionIsNotRequired() {
     FakeCluster c = threeServers();
-    c.retainOnRestart = 0;
+    c.hbase.retainOnRestart = 0;
     var s = new RollModel.Settings(NEW, RolloutSpec.Strategy.DrainAndReload, 1, false, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), false);
     List<Roller.Decision> log = new ArrayList<>();
     c.run(null, s, 500, st -> idle(st) && c.allAt(NEW), log);
@@ -391,8 +396,8 @@ class RollerTest {
     assertThat(c.allAt(NEW)).isTrue();
     assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
     assertThat(c.maxDown).isEqualTo(1);
-    assertThat(c.balancerOn).isTrue();
-    assertThat(c.decommissioned).isEmpty();
+    assertThat(c.hbase.balancerOn).isTrue();
+    assertThat(c.hbase.decommissioned).isEmpty();
   }
 
   @Test
@@ -416,5 +421,13 @@ class RollerTest {
     Roller.Decision second = Roller.step(first.state(), c.input(s));
     List<Action> a = second.actions();
     assertThat(a).containsExactly(new RollModel.DeletePod("rs-0", "rs-0-uid-0"));
+  }
+
+  static Reason reason(Roller.Decision d) {
+    return d.outcome() instanceof Wait w ? w.reason() : d.outcome() instanceof Blocked b ? b.reason() : null;
+  }
+
+  static String message(Roller.Decision d) {
+    return d.outcome() instanceof Wait w ? w.message() : d.outcome() instanceof Blocked b ? b.message() : null;
   }
 }

@@ -1,0 +1,137 @@
+package dev.hbase.cache.operator.controller;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
+import dev.hbase.cache.operator.controller.Observation.Observed;
+import dev.hbase.cache.operator.controller.PlanStep.Planned;
+import dev.hbase.cache.operator.plan.Plan;
+import dev.hbase.cache.operator.render.Desired;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The apply step: the derived ConfigMap, the cache volume, the StatefulSet fields the operator
+ * owns, and the master's keys. Each write is skipped when the informer cache already shows the
+ * desired state ({@link InSync}): an idle cluster gets no PATCH.
+ */
+final class ApplyStep {
+
+  sealed interface Outcome {}
+
+  /** Everything is in place: the roll may run. */
+  record Applied() implements Outcome {}
+
+  /** The StatefulSet is being recreated with the cache volume template: look again soon. */
+  record Recreating(String message) implements Outcome {}
+
+  /** The cache volume cannot be provided as planned; nothing was changed. */
+  record StorageBlocked(String message) implements Outcome {}
+
+  private final InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
+  private final StorageManager storage;
+  private final Events events;
+
+  ApplyStep(InformerEventSource<ConfigMap, BlockCachePolicy> configMaps, StorageManager storage, Events events) {
+    this.configMaps = configMaps;
+    this.storage = storage;
+    this.events = events;
+  }
+
+  Outcome apply(KubernetesClient client, Observed o, Planned p) {
+    BlockCachePolicy policy = o.policy();
+    ConfigMap derived = Desired.configMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
+    if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
+      apply(client, derived);
+    }
+    if (p.plan().pvcSize() > 0) {
+      StorageManager.Outcome s = storage.ensureClaimTemplate(client, policy, o.target(), p.plan(), events);
+      if (s.blocked() != null) {
+        return new StorageBlocked(s.blocked());
+      }
+      if (s.recreating()) {
+        return new Recreating(s.message());
+      }
+    }
+    ensureOnDelete(client, o.target());
+    StatefulSet patch = Desired.regionServerPatch(policy, p.plan(), p.revision(), o.container().getName(), o.configVolume());
+    if (!InSync.covers(o.target(), patch)) {
+      apply(client, patch);
+    }
+    if (policy.getSpec().getMasterRef() != null) {
+      applyMaster(client, policy, o.base(), p.plan());
+    }
+    return new Applied();
+  }
+
+  /**
+   * The API server defaults updateStrategy.rollingUpdate on every StatefulSet, owned by whoever
+   * created it; server-side apply cannot set type OnDelete while that field stays. Replace the
+   * strategy once with a JSON merge patch (type OnDelete, rollingUpdate removed): idempotent, so no
+   * optimistic lock is needed, and it needs only the {@code patch} verb the chart's RBAC grants
+   * (an update/PUT is forbidden there).
+   */
+  private static void ensureOnDelete(KubernetesClient client, StatefulSet sts) {
+    var strategy = sts.getSpec().getUpdateStrategy();
+    if (strategy != null && "OnDelete".equals(strategy.getType()) && strategy.getRollingUpdate() == null) {
+      return;
+    }
+    client.apps().statefulSets().inNamespace(sts.getMetadata().getNamespace()).withName(sts.getMetadata().getName())
+        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"updateStrategy\":{\"type\":\"OnDelete\",\"rollingUpdate\":null}}}");
+  }
+
+  static void apply(KubernetesClient client, HasMetadata desired) {
+    client.resource(desired).fieldManager(Desired.FIELD_MANAGER).forceConflicts().serverSideApply();
+  }
+
+  /** The master's derived ConfigMap and its config volume (the master is not rolled). */
+  private void applyMaster(KubernetesClient client, BlockCachePolicy policy, ConfigMap base, Plan plan) {
+    MasterRef ref = policy.getSpec().getMasterRef();
+    String ns = policy.getMetadata().getNamespace();
+    Map<String, String> data = Desired.siteData(base.getData(), plan.masterSite(), Set.of(),
+        "hbase-site.xml of " + base.getMetadata().getName() + " with the master keys of BlockCachePolicy " + policy.getMetadata().getName());
+    ConfigMap derived = Desired.configMap(policy, Desired.masterConfigMapName(policy), data);
+    if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
+      apply(client, derived);
+    }
+    boolean deployment = ref.getKind() == MasterRef.Kind.Deployment;
+    HasMetadata workload = deployment
+        ? client.apps().deployments().inNamespace(ns).withName(ref.getName()).get()
+        : client.apps().statefulSets().inNamespace(ns).withName(ref.getName()).get();
+    if (workload == null) {
+      events.warn(client, policy, "MasterNotFound", (deployment ? "Deployment " : "StatefulSet ") + ref.getName() + " not found");
+      return;
+    }
+    PodSpec podSpec = deployment
+        ? ((Deployment) workload).getSpec().getTemplate().getSpec()
+        : ((StatefulSet) workload).getSpec().getTemplate().getSpec();
+    Optional<String> volume = Desired.configVolume(podSpec, base.getMetadata().getName(), Desired.masterConfigMapName(policy));
+    if (volume.isEmpty()) {
+      events.warn(client, policy, "MasterConfigVolumeNotFound",
+          ref.getName() + " mounts no volume from ConfigMap " + base.getMetadata().getName() + ": master keys not applied");
+      return;
+    }
+    var patch = Map.of(
+        "apiVersion", "apps/v1", "kind", deployment ? "Deployment" : "StatefulSet",
+        "metadata", Map.of("name", ref.getName(), "namespace", ns),
+        "spec", Map.of("template", Map.of("spec", Map.of("volumes", List.of(Desired.masterConfigVolume(policy, volume.get()))))));
+    HasMetadata desired = deployment
+        ? Serialization.unmarshal(Serialization.asJson(patch), Deployment.class)
+        : Serialization.unmarshal(Serialization.asJson(patch), StatefulSet.class);
+    if (!InSync.covers(workload, desired)) {
+      apply(client, desired);
+    }
+  }
+}

@@ -1,0 +1,64 @@
+package dev.hbase.cache.operator.controller;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import java.util.List;
+
+/** What the observe step saw of a policy's target: everything needed to plan, or why not. */
+sealed interface Observation {
+
+  /**
+   * The target as the informer caches show it.
+   *
+   * @param target the RegionServer StatefulSet
+   * @param base the base hbase-site ConfigMap (spec.hbaseSiteConfigMap)
+   * @param container the RegionServer container of the pod template
+   * @param configVolume the template's volume that mounts the base (or already the derived)
+   *     ConfigMap: the operator points it at the derived one
+   * @param pods the StatefulSet's pods below its replicas, by ordinal
+   */
+  record Observed(
+      BlockCachePolicy policy,
+      StatefulSet target,
+      ConfigMap base,
+      Container container,
+      String configVolume,
+      List<PodView> pods) implements Observation {
+
+    String namespace() {
+      return policy.getMetadata().getNamespace();
+    }
+
+    int replicas() {
+      return Observer.replicas(target);
+    }
+  }
+
+  /** The target cannot be planned for now; {@code backup} is set for {@link Why#RecreateInterrupted}. */
+  record Unobservable(Why why, String message, ConfigMap backup) implements Observation {
+    Unobservable(Why why, String message) {
+      this(why, message, null);
+    }
+  }
+
+  /** Why a target cannot be observed. The invalid ones need a change by the user. */
+  enum Why {
+    TargetNotFound(true),
+    ContainerNotFound(true),
+    BaseConfigNotFound(true),
+    ConfigVolumeNotFound(true),
+    /** The StatefulSet is being deleted (orphan) for a recreate with the cache volume template. */
+    RecreatingStatefulSet(false),
+    /** The StatefulSet was deleted for a recreate and not created again yet: finish it. */
+    RecreateInterrupted(false);
+
+    final boolean invalid;
+
+    Why(boolean invalid) {
+      this.invalid = invalid;
+    }
+  }
+}

@@ -1,0 +1,155 @@
+package dev.hbase.cache.operator.controller;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
+import dev.hbase.cache.operator.controller.Observation.Observed;
+import dev.hbase.cache.operator.controller.Observation.Unobservable;
+import dev.hbase.cache.operator.controller.Observation.Why;
+import dev.hbase.cache.operator.render.Desired;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.client.readiness.Readiness;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The observe step: the policy's StatefulSet, base ConfigMap and pods from the informer caches,
+ * checked for what planning needs. Reads only; no API call.
+ */
+final class Observer {
+  private static final Set<String> STUCK_REASONS =
+      Set.of("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError");
+  private static final Pattern ORDINAL = Pattern.compile("^(.*)-([0-9]+)$");
+
+  private final InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets;
+  private final InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
+  private final InformerEventSource<Pod, BlockCachePolicy> pods;
+
+  Observer(
+      InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets,
+      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
+      InformerEventSource<Pod, BlockCachePolicy> pods) {
+    this.statefulSets = statefulSets;
+    this.configMaps = configMaps;
+    this.pods = pods;
+  }
+
+  Observation observe(BlockCachePolicy policy) {
+    BlockCachePolicySpec spec = policy.getSpec();
+    String ns = policy.getMetadata().getNamespace();
+    Optional<StatefulSet> target = statefulSets.get(new ResourceID(spec.getTargetRef().getName(), ns));
+    if (target.isEmpty()) {
+      Optional<ConfigMap> backup = configMaps.get(new ResourceID(StorageManager.backupName(policy), ns));
+      if (backup.isPresent()) {
+        return new Unobservable(Why.RecreateInterrupted,
+            "StatefulSet " + spec.getTargetRef().getName() + " was deleted for a recreate: creating it again", backup.get());
+      }
+      return new Unobservable(Why.TargetNotFound, "StatefulSet " + spec.getTargetRef().getName() + " not found in namespace " + ns);
+    }
+    StatefulSet sts = target.get();
+    if (sts.getMetadata().getDeletionTimestamp() != null) {
+      return new Unobservable(Why.RecreatingStatefulSet,
+          "waiting for StatefulSet " + sts.getMetadata().getName() + " to be deleted (orphan: pods keep running)");
+    }
+    var podSpec = sts.getSpec().getTemplate().getSpec();
+    Optional<Container> container = Desired.container(podSpec, spec.getTargetRef().getContainer());
+    if (container.isEmpty()) {
+      return new Unobservable(Why.ContainerNotFound, "StatefulSet " + sts.getMetadata().getName() + " has no container "
+          + Objects.toString(spec.getTargetRef().getContainer(), "at all"));
+    }
+    Optional<ConfigMap> base = configMaps.get(new ResourceID(spec.getHbaseSiteConfigMap(), ns));
+    if (base.isEmpty()) {
+      return new Unobservable(Why.BaseConfigNotFound,
+          "ConfigMap " + spec.getHbaseSiteConfigMap() + " (spec.hbaseSiteConfigMap) not found in namespace " + ns);
+    }
+    Optional<String> configVolume =
+        Desired.configVolume(podSpec, spec.getHbaseSiteConfigMap(), Desired.regionServerConfigMapName(policy));
+    if (configVolume.isEmpty()) {
+      return new Unobservable(Why.ConfigVolumeNotFound,
+          "no volume of StatefulSet " + sts.getMetadata().getName() + " mounts ConfigMap " + spec.getHbaseSiteConfigMap()
+              + ": the operator repoints that volume to the derived ConfigMap");
+    }
+    return new Observed(policy, sts, base.get(), container.get(), configVolume.get(), podViews(sts, ns));
+  }
+
+  /** The StatefulSet's pods below its replicas, as the roller sees them, by ordinal. */
+  List<PodView> podViews(StatefulSet sts, String ns) {
+    String name = sts.getMetadata().getName();
+    int replicas = replicas(sts);
+    List<PodView> out = new ArrayList<>();
+    for (Pod p : pods.list(ns, p -> true).toList()) {
+      int ordinal = ordinal(p, name);
+      if (ordinal >= 0 && ordinal < replicas) {
+        out.add(podView(p, ordinal, missingClaimVolumes(sts, p, ordinal)));
+      }
+    }
+    out.sort(Comparator.comparingInt(PodView::ordinal));
+    return out;
+  }
+
+  static int replicas(StatefulSet sts) {
+    return sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
+  }
+
+  static int ordinal(Pod p, String stsName) {
+    Matcher m = ORDINAL.matcher(p.getMetadata().getName());
+    return m.matches() && m.group(1).equals(stsName) ? Integer.parseInt(m.group(2)) : -1;
+  }
+
+  /**
+   * The StatefulSet controller's storageMatches: every volumeClaimTemplate has a pod volume of its
+   * name on the claim {@code <template>-<statefulset>-<ordinal>}. A pod created before the cache
+   * template was added fails it (see {@link PodView#missingClaimVolumes()}).
+   */
+  static boolean missingClaimVolumes(StatefulSet sts, Pod p, int ordinal) {
+    var templates = sts.getSpec().getVolumeClaimTemplates();
+    if (templates == null || templates.isEmpty()) {
+      return false;
+    }
+    List<Volume> volumes = p.getSpec() == null || p.getSpec().getVolumes() == null ? List.of() : p.getSpec().getVolumes();
+    for (var t : templates) {
+      String claim = t.getMetadata().getName() + "-" + sts.getMetadata().getName() + "-" + ordinal;
+      boolean found = volumes.stream().anyMatch(v -> t.getMetadata().getName().equals(v.getName())
+          && v.getPersistentVolumeClaim() != null && claim.equals(v.getPersistentVolumeClaim().getClaimName()));
+      if (!found) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static PodView podView(Pod p, int ordinal) {
+    return podView(p, ordinal, false);
+  }
+
+  static PodView podView(Pod p, int ordinal, boolean missingClaimVolumes) {
+    var meta = p.getMetadata();
+    String revision = meta.getAnnotations() == null ? null : meta.getAnnotations().get(Desired.HASH_ANNOTATION);
+    var st = p.getStatus();
+    String stuck = null;
+    if (st != null && st.getContainerStatuses() != null) {
+      stuck = st.getContainerStatuses().stream()
+          .map(c -> c.getState() == null || c.getState().getWaiting() == null ? null : c.getState().getWaiting().getReason())
+          .filter(Objects::nonNull)
+          .filter(STUCK_REASONS::contains).findFirst().orElse(null);
+    }
+    if (stuck == null && st != null && st.getConditions() != null
+        && st.getConditions().stream().anyMatch(c -> "PodScheduled".equals(c.getType()) && "False".equals(c.getStatus()) && "Unschedulable".equals(c.getReason()))) {
+      stuck = "Unschedulable";
+    }
+    return new PodView(meta.getName(), meta.getUid(), ordinal, revision, Readiness.isPodReady(p), meta.getDeletionTimestamp() != null, stuck,
+        st == null ? null : st.getPodIP(), missingClaimVolumes);
+  }
+}

@@ -1,0 +1,76 @@
+package dev.hbase.cache.operator.controller;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
+import dev.hbase.cache.operator.controller.Observation.Observed;
+import dev.hbase.cache.operator.plan.Plan;
+import dev.hbase.cache.operator.plan.PlanResult;
+import dev.hbase.cache.operator.plan.Planner;
+import dev.hbase.cache.operator.plan.Refusal;
+import dev.hbase.cache.operator.plan.Sizes;
+import dev.hbase.cache.operator.render.Desired;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Quantity;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The validate step, a pure function: the plan for the observed container, the derived
+ * hbase-site, the revision pods are compared against, and whether the change drops persisted
+ * caches. What the API server could not check is refused here, and nothing is applied.
+ */
+final class PlanStep {
+  private PlanStep() {}
+
+  sealed interface Result {}
+
+  /** The policy cannot be applied to this target: {@code reason} is the condition reason. */
+  record Refused(String reason, String message) implements Result {}
+
+  /**
+   * @param siteData the derived ConfigMap's data (the base with the plan's keys)
+   * @param revision the pods' target revision: plan, derived files and the restart token
+   * @param cacheResets why the next restarts drop the persisted caches (empty: they keep them);
+   *     only for a new plan, compared with the one in the status
+   */
+  record Planned(Plan plan, Map<String, String> siteData, String revision, List<String> cacheResets) implements Result {
+
+    String summary() {
+      return plan.mode() + ": heap " + Sizes.quantity(plan.heap()) + ", direct " + Sizes.quantity(plan.directMemory())
+          + (plan.bucketCache() > 0 ? ", L2 " + Sizes.quantity(plan.bucketCache()) : "");
+    }
+  }
+
+  static Result plan(Observed o, PlanStatus previous) {
+    BlockCachePolicy policy = o.policy();
+    var spec = policy.getSpec();
+    PlanResult result = Planner.plan(spec, bytes(o.container(), "limits"), bytes(o.container(), "requests"));
+    if (result instanceof Refusal r) {
+      return new Refused("PlanRefused", r.summary());
+    }
+    Plan plan = (Plan) result;
+    Map<String, String> data;
+    try {
+      data = Desired.siteData(o.base().getData(), plan.regionServerSite(), plan.regionServerSiteRemoved(),
+          "hbase-site.xml of " + spec.getHbaseSiteConfigMap() + " with the cache settings of BlockCachePolicy "
+              + policy.getMetadata().getName() + " (managed by hbase-cache-operator, edits are overwritten)");
+    } catch (IllegalArgumentException e) {
+      return new Refused("BaseConfigInvalid", e.getMessage());
+    }
+    String token = policy.getMetadata().getAnnotations() == null
+        ? null : policy.getMetadata().getAnnotations().get(BlockCachePolicy.RESTART_ANNOTATION);
+    List<String> resets = previous != null && !plan.configHash().equals(previous.getConfigHash())
+        ? Planner.cacheResetReasons(previous.getRegionServerSite(), plan)
+        : List.of();
+    return new Planned(plan, data, Desired.revision(plan, data, token), resets);
+  }
+
+  private static Long bytes(Container c, String which) {
+    var res = c.getResources();
+    if (res == null) {
+      return null;
+    }
+    Map<String, Quantity> m = "limits".equals(which) ? res.getLimits() : res.getRequests();
+    return m == null ? null : Sizes.bytes(m.get("memory"));
+  }
+}

@@ -1,0 +1,124 @@
+package dev.hbase.cache.operator.controller;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.spec.WarmGate;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.controller.Observation.Observed;
+import dev.hbase.cache.operator.controller.PlanStep.Planned;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.HBaseCluster;
+import dev.hbase.cache.operator.hbase.RecommissionResult;
+import dev.hbase.cache.operator.plan.Durations;
+import dev.hbase.cache.operator.plan.Plan;
+import dev.hbase.cache.operator.roll.RollModel;
+import dev.hbase.cache.operator.roll.RollModel.CacheView;
+import dev.hbase.cache.operator.roll.Roller;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The roll step: one {@link Roller} step on what the pods and HBase show now, and the actions it
+ * asks for, carried out in order. HBase is asked only when the roller needs it. Every call here
+ * returns at once; the roller owns every wait (it looks again after its requeue delay).
+ */
+final class RollStep {
+  private static final Logger log = LoggerFactory.getLogger(RollStep.class);
+
+  private final HBaseClusters clusters;
+  private final MetricsCollector metrics;
+  private final Events events;
+
+  RollStep(HBaseClusters clusters, MetricsCollector metrics, Events events) {
+    this.clusters = clusters;
+    this.metrics = metrics;
+    this.events = events;
+  }
+
+  /**
+   * The roller's decision with its actions carried out, or empty when an action failed: then the
+   * previous roll state stays and the step is taken again (the roller is idempotent).
+   */
+  Optional<Roller.Decision> roll(KubernetesClient client, Observed o, Planned p, RolloutStatus previous, Instant now) {
+    BlockCachePolicy policy = o.policy();
+    boolean ask = Roller.needsHBase(previous, o.pods(), p.revision());
+    ClusterSnapshot hbase = ask ? snapshot(policy, o, now) : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
+    Map<String, CacheView> caches = ask ? metrics.probeNow(policy, o.pods()) : Map.of();
+    Roller.Decision d = Roller.step(previous,
+        new RollModel.Input(settings(policy.getSpec(), p.plan(), p.revision()), o.pods(), hbase, caches, now, o.replicas()));
+    for (RollModel.Action a : d.actions()) {
+      if (!execute(client, o, a)) {
+        return Optional.empty();
+      }
+    }
+    d.events().forEach(e -> events.record(client, policy, e.warning(), e.reason(), e.message()));
+    return Optional.of(d);
+  }
+
+  static RollModel.Settings settings(BlockCachePolicySpec spec, Plan plan, String revision) {
+    RolloutSpec r = spec.getRollout() == null ? new RolloutSpec() : spec.getRollout();
+    WarmGate w = r.getWarmGate() == null ? new WarmGate() : r.getWarmGate();
+    return new RollModel.Settings(
+        revision,
+        r.getStrategy() == null ? RolloutSpec.Strategy.DrainAndReload : r.getStrategy(),
+        r.getMaxUnavailable() == null ? 1 : r.getMaxUnavailable(),
+        Boolean.TRUE.equals(r.getPaused()),
+        Durations.parse(r.getPodReadyTimeout(), "10m"),
+        w.getMinRetainedFraction(),
+        w.getMinHitRatio(),
+        Durations.parse(w.getTimeout(), "5m"),
+        plan.persistentPath() != null);
+  }
+
+  private ClusterSnapshot snapshot(BlockCachePolicy policy, Observed o, Instant now) {
+    try {
+      return cluster(o).snapshot();
+    } catch (RuntimeException e) {
+      return ClusterSnapshot.unreachable(now, e.getMessage());
+    }
+  }
+
+  private HBaseCluster cluster(Observed o) {
+    return clusters.of(o.policy().getSpec(), o.base());
+  }
+
+  /** Carries out one action; false if it failed (an ActionFailed event says why). */
+  private boolean execute(KubernetesClient client, Observed o, RollModel.Action a) {
+    BlockCachePolicy policy = o.policy();
+    String ns = o.namespace();
+    try {
+      if (a instanceof RollModel.DeletePod d) {
+        // Only the instance the roll recorded: same UID, and the delete is conditional on the
+        // resourceVersion just read, so a successor with the same name is never deleted.
+        Pod live = client.pods().inNamespace(ns).withName(d.pod()).get();
+        if (live != null && d.uid().equals(live.getMetadata().getUid()) && live.getMetadata().getDeletionTimestamp() == null) {
+          client.pods().inNamespace(ns).withName(d.pod()).lockResourceVersion(live.getMetadata().getResourceVersion()).delete();
+        }
+      } else if (a instanceof RollModel.SwitchBalancer b) {
+        cluster(o).balancer(b.on());
+      } else if (a instanceof RollModel.Decommission d) {
+        cluster(o).decommission(d.server(), true);
+      } else if (a instanceof RollModel.Recommission r) {
+        RecommissionResult result = cluster(o).recommission(r.oldServer(), r.regions());
+        log.info("policy {}/{}: {}", ns, policy.getMetadata().getName(), result);
+        return true;
+      }
+      log.info("policy {}/{}: {}", ns, policy.getMetadata().getName(), a);
+      return true;
+    } catch (Exception e) {
+      if (a instanceof RollModel.DeletePod && e instanceof KubernetesClientException k && k.getCode() == 409) {
+        return false; // the pod changed since it was read: decide again with fresh state
+      }
+      log.warn("policy {}/{}: {} failed: {}", ns, policy.getMetadata().getName(), a, e.toString());
+      events.warn(client, policy, "ActionFailed", a + " failed: " + e.getMessage());
+      return false;
+    }
+  }
+}

@@ -1,0 +1,174 @@
+package dev.hbase.cache.operator.controller;
+
+import static dev.hbase.cache.operator.controller.Conditions.CACHE_RESET_PENDING;
+import static dev.hbase.cache.operator.controller.Conditions.DEGRADED;
+import static dev.hbase.cache.operator.controller.Conditions.PROGRESSING;
+import static dev.hbase.cache.operator.controller.Conditions.READY;
+import static dev.hbase.cache.operator.controller.Conditions.VALID;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
+import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
+import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.controller.Observation.Unobservable;
+import dev.hbase.cache.operator.controller.PlanStep.Planned;
+import dev.hbase.cache.operator.roll.RollModel;
+import dev.hbase.cache.operator.roll.RollModel.Blocked;
+import dev.hbase.cache.operator.roll.RollModel.Wait;
+import dev.hbase.cache.operator.roll.Roller;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The status step: every condition of a reconcile is set here, from what the steps found, on a
+ * copy of the previous status (lastTransitionTime moves only when a condition flips). The
+ * reconciler writes the result once, and only when it differs from the previous status.
+ */
+final class StatusAggregator {
+  static final String RECONCILE_ERROR = "ReconcileError";
+
+  private final BlockCachePolicyStatus old;
+  private final BlockCachePolicyStatus status;
+  private final Long generation;
+  private final Instant now;
+  private final Set<String> set = new HashSet<>();
+
+  StatusAggregator(BlockCachePolicy policy, Instant now) {
+    this.old = policy.getStatus();
+    this.status = old == null ? new BlockCachePolicyStatus() : Serialization.clone(old);
+    this.generation = policy.getMetadata().getGeneration();
+    this.now = now;
+    status.setObservedGeneration(generation);
+  }
+
+  /** The status being built: the roll state, the plan, the RegionServer rows and the hit ratios. */
+  BlockCachePolicyStatus status() {
+    return status;
+  }
+
+  RolloutStatus rollout() {
+    return status.getRollout();
+  }
+
+  PlanStatus previousPlan() {
+    return status.getPlan();
+  }
+
+  // ------------------------------------------------------------------ what the steps found
+
+  /** The target could not be observed: invalid until the user fixes it, or a recreate in progress. */
+  StatusAggregator unobservable(Unobservable u) {
+    if (u.why().invalid) {
+      return invalid(u.why().name(), u.message());
+    }
+    return recreating(u.message());
+  }
+
+  /** The policy cannot be applied; nothing was touched. */
+  StatusAggregator invalid(String reason, String message) {
+    condition(VALID, false, reason, message);
+    condition(READY, false, reason, "the policy is not applied: " + message);
+    return this;
+  }
+
+  StatusAggregator planned(Planned p) {
+    condition(VALID, true, "Planned", p.summary());
+    if (!p.cacheResets().isEmpty()) {
+      condition(CACHE_RESET_PENDING, true, "CacheLayoutChanged", cacheResetMessage(p));
+    }
+    status.setPlan(p.plan().toStatus());
+    return this;
+  }
+
+  static String cacheResetMessage(Planned p) {
+    return "the next restarts drop the persisted caches: " + String.join("; ", p.cacheResets());
+  }
+
+  StatusAggregator storageBlocked(String message) {
+    condition(DEGRADED, true, "StorageBlocked", message);
+    condition(READY, false, "StorageBlocked", message);
+    status.setRollout(Optional.ofNullable(status.getRollout()).orElseGet(RolloutStatus::new)
+        .setPhase(Phase.Blocked).setMessage(message));
+    return this;
+  }
+
+  StatusAggregator recreating(String message) {
+    condition(PROGRESSING, true, "RecreatingStatefulSet", message);
+    return this;
+  }
+
+  /** The roller's step: its state, the restarts it completed, and the roll conditions. */
+  StatusAggregator rolled(Roller.Decision d) {
+    RolloutStatus r = d.state();
+    status.setRollout(r);
+    d.restarted().forEach(this::restarted);
+    status.getRegionServers().sort(Comparator.comparing(RegionServerStatus::getPod));
+
+    boolean idle = r.getPhase() == Phase.Idle;
+    if (d.outcome() instanceof Blocked b) {
+      condition(DEGRADED, true, b.reason().name(), b.message());
+    } else {
+      condition(DEGRADED, false, "AsPlanned", "");
+    }
+    Wait wait = d.outcome() instanceof Wait w ? w : null;
+    condition(PROGRESSING, r.getPhase() == Phase.Rolling,
+        switch (r.getPhase()) {
+          case Idle -> "UpToDate";
+          case Paused -> "Paused";
+          case Blocked -> "Blocked";
+          case Rolling -> wait != null ? wait.reason().name() : "Rolling";
+        },
+        r.getPhase() == Phase.Rolling
+            ? r.getProgress() + " RegionServers updated" + (wait != null ? "; " + wait.message() : "")
+            : Objects.toString(r.getMessage(), ""));
+    condition(READY, idle, idle ? "Applied" : "RollPending",
+        idle ? "all RegionServers run the planned cache" : r.getProgress() + " RegionServers updated");
+    if (idle && Conditions.isTrue(status.getConditions(), CACHE_RESET_PENDING)) {
+      condition(CACHE_RESET_PENDING, false, "RollFinished", "the new cache layout is in place");
+    }
+    return this;
+  }
+
+  /** A reconcile failed with an exception (an API or HBase call): say so until one succeeds. */
+  StatusAggregator failed(Exception e) {
+    String message = Objects.toString(e.getMessage(), e.getClass().getSimpleName());
+    message = message.length() > 500 ? message.substring(0, 500) + "..." : message;
+    condition(READY, false, RECONCILE_ERROR, message);
+    condition(DEGRADED, true, RECONCILE_ERROR, message);
+    return this;
+  }
+
+  /** The status to write, or null when it equals the previous one. */
+  BlockCachePolicyStatus changed() {
+    if (!set.contains(DEGRADED) && Conditions.find(status.getConditions(), DEGRADED)
+        .map(c -> RECONCILE_ERROR.equals(c.getReason())).orElse(false)) {
+      condition(DEGRADED, false, "Recovered", "the last reconcile succeeded");
+    }
+    return Objects.equals(old, status) ? null : status;
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private void restarted(RollModel.Restarted r) {
+    RegionServerStatus rs = status.getRegionServers().stream().filter(x -> r.pod().equals(x.getPod())).findFirst()
+        .orElseGet(() -> {
+          RegionServerStatus n = new RegionServerStatus().setPod(r.pod());
+          status.getRegionServers().add(n);
+          return n;
+        });
+    rs.setRestartedAt(r.readyAt().toString());
+    rs.setRetainedFraction(r.retainedFraction() == null ? null : Math.round(r.retainedFraction() * 10000) / 10000.0);
+  }
+
+  private void condition(String type, boolean value, String reason, String message) {
+    set.add(type);
+    Conditions.set(status.getConditions(), type, value, reason, message, generation, now);
+  }
+}

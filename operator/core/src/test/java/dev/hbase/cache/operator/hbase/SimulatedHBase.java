@@ -1,0 +1,264 @@
+package dev.hbase.cache.operator.hbase;
+
+import dev.hbase.cache.operator.controller.CacheProbe;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * One simulated HBase master with its RegionServers and their /jmx, shared by the roller tests
+ * (virtual time, one thread) and the operator tests on a real kube-apiserver (wall clock, called
+ * from the operator's and the fake kubelet's threads; every method is synchronized).
+ *
+ * <p>What it models, because the roller depends on it: a RegionServer registers under a new start
+ * code when its pod starts and sends its first load report {@link #reportDelay} later (regions sent
+ * to it before that go astray: {@link #recommission} refuses, as the real one must not be called
+ * then); hbase:meta is a region like the others and moves first and alone on a decommission; a
+ * decommission mark stays on the instance's name until cleared; a server that goes away without a
+ * drain has its regions reassigned round-robin to the others (the master's crash handling); a
+ * persistent cache keeps {@link #retainOnRestart} of its L2 across a restart.
+ */
+public final class SimulatedHBase implements HBaseCluster {
+  public static final int PORT = 16020;
+  public static final int INFO_PORT = 16030;
+  public static final String META = "1588230740";
+
+  /** One live RegionServer instance. */
+  public static final class Server {
+    public final ServerId id;
+    public final String ip;
+    public final List<String> regions = new ArrayList<>();
+    final Instant reportAt;
+    long l2Used;
+    long dataHits;
+    long dataMisses;
+
+    Server(ServerId id, String ip, Instant reportAt) {
+      this.id = id;
+      this.ip = ip;
+      this.reportAt = reportAt;
+    }
+  }
+
+  private final Supplier<Instant> clock;
+  /** Live servers by pod name. */
+  public final Map<String, Server> servers = new LinkedHashMap<>();
+  public final Set<ServerId> decommissioned = new LinkedHashSet<>();
+  public final List<ServerId> dead = new ArrayList<>();
+  private final Map<String, Long> persistedL2 = new HashMap<>();
+  public volatile int regionsInTransition;
+  public volatile boolean balancerOn = true;
+  public volatile boolean masterReachable = true;
+  /** From registration to the first load report. */
+  public volatile Duration reportDelay = Duration.ofSeconds(3);
+  /** L2 kept across a restart, as a fraction (1.0 persistent, 0 not). */
+  public volatile double retainOnRestart = 1.0;
+  /** Regions the next recommission sends elsewhere (HBase's early-recommission behaviour). */
+  public volatile int misplaceOnRecommission;
+  /** Connections opened to this cluster (the operator caches them). */
+  public volatile int connects;
+  /** /jmx scrapes answered. */
+  public volatile int scrapes;
+  private long startCodes = 1000;
+
+  public SimulatedHBase(Supplier<Instant> clock) {
+    this.clock = clock;
+  }
+
+  // ------------------------------------------------------------------ what the kubelet causes
+
+  /** The pod's RegionServer starts: a new instance, reporting after {@link #reportDelay}. */
+  public synchronized Server register(String pod, String host, String ip, List<String> regions) {
+    Server s = new Server(new ServerId(host, PORT, startCodes++), ip, clock.get().plus(reportDelay));
+    s.regions.addAll(regions);
+    s.l2Used = persistedL2.getOrDefault(pod, 64L << 20);
+    servers.put(pod, s);
+    return s;
+  }
+
+  /** The pod's RegionServer is gone: its regions go to the others, its cache persists (partly). */
+  public synchronized void unregister(String pod) {
+    Server s = servers.remove(pod);
+    if (s == null) {
+      return;
+    }
+    persistedL2.put(pod, (long) (s.l2Used * retainOnRestart));
+    List<Server> others = servers.values().stream().filter(x -> !decommissioned.contains(x.id)).toList();
+    spread(s.regions, others.isEmpty() ? List.copyOf(servers.values()) : others);
+  }
+
+  /** The L2 the pod's next RegionServer starts with (its persisted cache). */
+  public synchronized void persistedL2(String pod, long bytes) {
+    persistedL2.put(pod, bytes);
+  }
+
+  public synchronized Long l2Used(String pod) {
+    Server s = servers.get(pod);
+    return s == null ? null : s.l2Used;
+  }
+
+  public synchronized boolean registered(String pod) {
+    return servers.containsKey(pod);
+  }
+
+  public synchronized List<String> regionsOf(String pod) {
+    Server s = servers.get(pod);
+    return s == null ? List.of() : List.copyOf(s.regions);
+  }
+
+  public synchronized Set<ServerId> marks() {
+    return Set.copyOf(decommissioned);
+  }
+
+  /**
+   * Data reads on a pod, counted the way HBase 2.6.4 counts them with an L2 (measured by
+   * operator/hbase-it): a warm read is one data hit, a cold read two data misses.
+   */
+  public synchronized void reads(String pod, long warm, long cold) {
+    Server s = servers.get(pod);
+    s.dataHits += warm;
+    s.dataMisses += 2 * cold;
+  }
+
+  /** The RegionServers' /jmx, by pod IP. */
+  public CacheProbe probe() {
+    return (host, port) -> {
+      synchronized (this) {
+        Server s = servers.values().stream().filter(r -> r.ip.equals(host)).findFirst()
+            .orElseThrow(() -> new IOException("connection refused: " + host));
+        HitCounts data = new HitCounts(s.dataHits, s.dataMisses);
+        scrapes++;
+        return new CacheSample(clock.get(), s.id.startCode(), s.id.toString(), data, data, HitCounts.ZERO, data,
+            1 << 20, 9 << 20, s.l2Used, (256L << 20) - s.l2Used, 10, 8, 0, 0);
+      }
+    };
+  }
+
+  // ------------------------------------------------------------------ HBaseCluster
+
+  @Override
+  public synchronized ClusterSnapshot snapshot() {
+    Instant now = clock.get();
+    if (!masterReachable) {
+      return ClusterSnapshot.unreachable(now, "connection refused");
+    }
+    List<ClusterSnapshot.ServerState> live = new ArrayList<>();
+    ServerId meta = null;
+    for (Server s : servers.values()) {
+      live.add(new ClusterSnapshot.ServerState(s.id, INFO_PORT, s.regions, reported(s), decommissioned.contains(s.id)));
+      if (s.regions.contains(META)) {
+        meta = s.id;
+      }
+    }
+    return new ClusterSnapshot(now, true, null, live, dead, regionsInTransition, meta, List.copyOf(decommissioned), balancerOn);
+  }
+
+  @Override
+  public synchronized void decommission(ServerId server, boolean offload) throws HBaseClusterException {
+    reachable();
+    Server s = byId(server);
+    decommissioned.add(server);
+    if (!offload) {
+      return;
+    }
+    List<Server> others = servers.values().stream().filter(x -> x != s && !decommissioned.contains(x.id)).toList();
+    if (others.isEmpty()) {
+      throw new HBaseClusterException("decommission: no other server to take the regions of " + server);
+    }
+    if (s.regions.remove(META)) {
+      others.get(0).regions.add(META); // first and alone
+    }
+    spread(s.regions, others);
+  }
+
+  @Override
+  public synchronized RecommissionResult recommission(ServerId server, List<String> regions) throws HBaseClusterException {
+    reachable();
+    Server target = servers.values().stream().filter(x -> x.id.sameEndpoint(server)).findFirst()
+        .orElseThrow(() -> new HBaseClusterException.NotReady(server.hostAndPort() + " has not registered with the master"));
+    if (!reported(target)) {
+      throw new HBaseClusterException.NotReady(target.id + " has registered but sent no load report yet");
+    }
+    List<ServerId> cleared = decommissioned.stream().filter(x -> x.sameEndpoint(server)).toList();
+    cleared.forEach(decommissioned::remove);
+    List<String> onServer = new ArrayList<>();
+    List<String> sent = new ArrayList<>();
+    List<String> unknown = new ArrayList<>();
+    for (String region : regions) {
+      Server at = servers.values().stream().filter(x -> x.regions.contains(region)).findFirst().orElse(null);
+      if (at == null) {
+        unknown.add(region);
+      } else if (at == target) {
+        onServer.add(region);
+      } else {
+        at.regions.remove(region);
+        Server to = target;
+        if (misplaceOnRecommission > 0) {
+          misplaceOnRecommission--;
+          to = servers.values().stream().filter(x -> x != target).findFirst().orElse(target);
+        }
+        to.regions.add(region);
+        sent.add(region);
+      }
+    }
+    return new RecommissionResult(target.id, onServer, sent, unknown, cleared);
+  }
+
+  @Override
+  public synchronized void move(String encodedRegionName, ServerId target) throws HBaseClusterException {
+    reachable();
+    Server to = byId(target);
+    servers.values().forEach(s -> s.regions.remove(encodedRegionName));
+    to.regions.add(encodedRegionName);
+  }
+
+  @Override
+  public synchronized boolean balancer(boolean on) throws HBaseClusterException {
+    reachable();
+    boolean was = balancerOn;
+    balancerOn = on;
+    return was;
+  }
+
+  @Override
+  public synchronized List<ServerId> decommissioned() throws HBaseClusterException {
+    reachable();
+    return List.copyOf(decommissioned);
+  }
+
+  @Override
+  public void close() {}
+
+  // ------------------------------------------------------------------ helpers
+
+  private boolean reported(Server s) {
+    return !clock.get().isBefore(s.reportAt);
+  }
+
+  private Server byId(ServerId id) throws HBaseClusterException {
+    return servers.values().stream().filter(x -> x.id.equals(id)).findFirst()
+        .orElseThrow(() -> new HBaseClusterException(id + " is not live"));
+  }
+
+  private void reachable() throws HBaseClusterException {
+    if (!masterReachable) {
+      throw new HBaseClusterException("HBase master unreachable: connection refused");
+    }
+  }
+
+  /** Round-robin, the master's assignment when a server goes away. */
+  private static void spread(List<String> regions, List<Server> to) {
+    for (int i = 0; i < regions.size() && !to.isEmpty(); i++) {
+      to.get(i % to.size()).regions.add(regions.get(i));
+    }
+    regions.clear();
+  }
+}
