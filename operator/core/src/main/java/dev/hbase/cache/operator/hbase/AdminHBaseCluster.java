@@ -256,7 +256,18 @@ public final class AdminHBaseCluster implements HBaseCluster {
         elsewhere.add(region);
       }
     }
-    List<String> batch = elsewhere.stream().filter(r -> !r.equals(META_ENCODED)).toList();
+    // A region already moving is not sent again (the master refuses to move a region in
+    // transition, and would fail the whole call): it counts as sent.
+    Set<String> moving =
+        call(
+                "regions in transition",
+                () -> admin.getClusterMetrics(EnumSet.of(Option.REGIONS_IN_TRANSITION)))
+            .getRegionStatesInTransition()
+            .stream()
+            .map(rs -> rs.getRegion().getEncodedName())
+            .collect(java.util.stream.Collectors.toSet());
+    List<String> batch =
+        elsewhere.stream().filter(r -> !r.equals(META_ENCODED) && !moving.contains(r)).toList();
     // The target's own mark (if any) is cleared by the same call that sends the batch.
     call(
         "recommission " + targetName,
@@ -268,10 +279,13 @@ public final class AdminHBaseCluster implements HBaseCluster {
     if (marked.contains(targetName)) {
       cleared.add(target.id());
     }
-    List<String> sent = new ArrayList<>(batch);
-    if (batch.isEmpty() && elsewhere.contains(META_ENCODED)) {
+    List<String> sent = new ArrayList<>(elsewhere);
+    sent.remove(META_ENCODED);
+    if (sent.isEmpty() && elsewhere.contains(META_ENCODED) && !moving.contains(META_ENCODED)) {
       LOG.info("moving hbase:meta alone to {}", target.id());
       move(META_ENCODED, target.id());
+    }
+    if (elsewhere.contains(META_ENCODED)) {
       sent.add(META_ENCODED);
     }
     return new RecommissionResult(target.id(), onServer, sent, unknown, cleared);

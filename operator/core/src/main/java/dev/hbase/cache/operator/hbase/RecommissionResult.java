@@ -8,7 +8,8 @@ import java.util.List;
  *
  * @param server the instance the regions were sent to (the current one at the requested host:port)
  * @param onServer requested regions that were on it already
- * @param sent regions the master was asked to move to it (in the background)
+ * @param sent regions on their way to it: sent now (the master moves them in the background), or
+ *     already in transition
  * @param unknown requested regions the cluster does not know (split, merged or dropped since)
  * @param marksCleared instances whose decommission mark was cleared: the old instance's name (its
  *     mark outlives it in ZooKeeper), any other listed instance at this host:port, and this one's
