@@ -40,18 +40,12 @@ class CacheModesIT {
   @BeforeAll
   void startCluster() throws Exception {
     hbase = LocalHBase.start("modes", 1);
-    hbase.startRegionServer(0, Plans.settings(Plans.plan(CacheMode.Lru, hbase.dir)));
     admin = hbase.admin();
-    hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
-    table = TestTable.create(hbase.connection(), "modes", ROWS, 2);
-    assertThat(hbase.stopRegionServer(0)).isEqualTo(143);
+    table = hbase.loadWithLru(admin, "modes", ROWS, 2);
   }
 
   @AfterAll
   void stopCluster() {
-    if (admin != null) {
-      admin.close();
-    }
     if (hbase != null) {
       hbase.close();
     }

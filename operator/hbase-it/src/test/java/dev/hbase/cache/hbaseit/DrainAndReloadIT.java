@@ -71,9 +71,6 @@ class DrainAndReloadIT {
 
   @AfterAll
   void stopCluster() {
-    if (admin != null) {
-      admin.close();
-    }
     if (hbase != null) {
       hbase.close();
     }

@@ -47,6 +47,7 @@ final class LocalHBase implements AutoCloseable {
   private HBaseProcess master;
   private final Map<Integer, HBaseProcess> regionServers = new TreeMap<>();
   private final List<Connection> connections = new ArrayList<>();
+  private final List<AdminHBaseCluster> admins = new ArrayList<>();
 
   private LocalHBase(Path dir, int maxRegionServers) {
     this.dir = dir;
@@ -99,7 +100,24 @@ final class LocalHBase implements AutoCloseable {
   }
 
   AdminHBaseCluster admin() throws HBaseClusterException {
-    return AdminHBaseCluster.connect(clientSettings(), AdminHBaseCluster.Options.defaults());
+    AdminHBaseCluster admin = AdminHBaseCluster.connect(clientSettings(), AdminHBaseCluster.Options.defaults());
+    admins.add(admin);
+    return admin;
+  }
+
+  /**
+   * Loads a table through RegionServer 0 started with Lru settings, then stops it (SIGTERM): the
+   * data is in HFiles and the test starts RegionServer 0 again with the settings it examines.
+   */
+  TestTable loadWithLru(AdminHBaseCluster admin, String table, int rows, int regions) throws Exception {
+    startRegionServer(0, Plans.settings(Plans.plan(dev.hbase.cache.api.v1alpha1.CacheMode.Lru, dir)));
+    awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
+    TestTable t = TestTable.create(connection(), table, rows, regions);
+    int exit = stopRegionServer(0);
+    if (exit != 143) {
+      throw new IllegalStateException("RegionServer 0 did not stop cleanly after loading: exit " + exit);
+    }
+    return t;
   }
 
   /** A plain client connection for the test's own reads and writes (closed with the cluster). */
@@ -197,6 +215,7 @@ final class LocalHBase implements AutoCloseable {
 
   @Override
   public void close() {
+    admins.forEach(AdminHBaseCluster::close);
     for (Connection c : connections) {
       try {
         c.close();

@@ -41,18 +41,12 @@ class PersistenceIT {
   @BeforeAll
   void startClusterAndLoad() throws Exception {
     hbase = LocalHBase.start("persistence", 1);
-    hbase.startRegionServer(0, Plans.settings(Plans.plan(CacheMode.Lru, hbase.dir)));
     admin = hbase.admin();
-    hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
-    table = TestTable.create(hbase.connection(), "persistence", ROWS, 4);
-    assertThat(hbase.stopRegionServer(0)).isEqualTo(143);
+    table = hbase.loadWithLru(admin, "persistence", ROWS, 4);
   }
 
   @AfterAll
   void stopCluster() {
-    if (admin != null) {
-      admin.close();
-    }
     if (hbase != null) {
       hbase.close();
     }
