@@ -192,7 +192,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
       return write(ctx, policy, status.recreating(r.message()), RECREATE_REQUEUE);
     }
 
-    Optional<Roller.Decision> d = roll.roll(client, observed, planned, status.rollout(), now);
+    Optional<Roller.Decision> d = roll.roll(client, observed, planned, status.rollout(), status.cacheResetPending(), now);
     if (d.isEmpty()) {
       return write(ctx, policy, status, RETRY_ACTION); // an action failed: the same step again
     }

@@ -46,13 +46,13 @@ final class RollStep {
    * The roller's decision with its actions carried out, or empty when an action failed: then the
    * previous roll state stays and the step is taken again (the roller is idempotent).
    */
-  Optional<Roller.Decision> roll(KubernetesClient client, Observed o, Planned p, RolloutStatus previous, Instant now) {
+  Optional<Roller.Decision> roll(KubernetesClient client, Observed o, Planned p, RolloutStatus previous, boolean cacheReset, Instant now) {
     BlockCachePolicy policy = o.policy();
     boolean ask = Roller.needsHBase(previous, o.pods(), p.revision());
     ClusterSnapshot hbase = ask ? snapshot(policy, o, now) : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
     Map<String, CacheView> caches = ask ? metrics.probeNow(policy, o.pods()) : Map.of();
     Roller.Decision d = Roller.step(previous,
-        new RollModel.Input(settings(policy.getSpec(), p.plan(), p.revision()), o.pods(), hbase, caches, now, o.replicas()));
+        new RollModel.Input(settings(policy.getSpec(), p.plan(), p.revision(), cacheReset), o.pods(), hbase, caches, now, o.replicas()));
     for (RollModel.Action a : d.actions()) {
       if (!execute(client, o, a)) {
         return Optional.empty();
@@ -62,7 +62,7 @@ final class RollStep {
     return Optional.of(d);
   }
 
-  static RollModel.Settings settings(BlockCachePolicySpec spec, Plan plan, String revision) {
+  static RollModel.Settings settings(BlockCachePolicySpec spec, Plan plan, String revision, boolean cacheReset) {
     RolloutSpec r = spec.getRollout() == null ? new RolloutSpec() : spec.getRollout();
     WarmGate w = r.getWarmGate() == null ? new WarmGate() : r.getWarmGate();
     return new RollModel.Settings(
@@ -74,7 +74,8 @@ final class RollStep {
         w.getMinRetainedFraction(),
         w.getMinHitRatio(),
         Durations.parse(w.getTimeout(), "5m"),
-        plan.persistentPath() != null);
+        plan.persistentPath() != null,
+        cacheReset);
   }
 
   private ClusterSnapshot snapshot(BlockCachePolicy policy, Observed o, Instant now) {

@@ -61,6 +61,11 @@ final class StatusAggregator {
     return status.getPlan();
   }
 
+  /** The running roll drops the persisted caches by design (announced by CacheResetPending). */
+  boolean cacheResetPending() {
+    return Conditions.isTrue(status.getConditions(), CACHE_RESET_PENDING);
+  }
+
   // ------------------------------------------------------------------ what the steps found
 
   /** The target could not be observed: invalid until the user fixes it, or a recreate in progress. */

@@ -58,7 +58,12 @@ public final class RollModel {
   /** A fresh cache sample of a pod: L2 used bytes and its data-block hit ratio since start. */
   public record CacheView(Long l2UsedBytes, Double hitRatioSinceStart) {}
 
-  /** The roll's knobs, from the spec and the plan. */
+  /**
+   * The roll's knobs, from the spec and the plan.
+   *
+   * @param cacheReset the plan drops the persisted caches (CacheResetPending): the warm gate does
+   *     not wait for a retained fraction that cannot come
+   */
   public record Settings(
       String revision,
       RolloutSpec.Strategy strategy,
@@ -68,7 +73,15 @@ public final class RollModel {
       Double minRetainedFraction,
       Double minHitRatio,
       Duration warmTimeout,
-      boolean persistent) {}
+      boolean persistent,
+      boolean cacheReset) {
+
+    /** Without a planned cache reset. */
+    public Settings(String revision, RolloutSpec.Strategy strategy, int maxUnavailable, boolean paused, Duration podReadyTimeout,
+        Double minRetainedFraction, Double minHitRatio, Duration warmTimeout, boolean persistent) {
+      this(revision, strategy, maxUnavailable, paused, podReadyTimeout, minRetainedFraction, minHitRatio, warmTimeout, persistent, false);
+    }
+  }
 
   /**
    * What one roller step sees.

@@ -173,6 +173,9 @@ public final class Roller {
       Optional<ServerState> old = h.live(oldId);
       int left = old.map(ServerState::regionCount).orElse(0);
       if (old.isPresent() && !h.decommissioned().contains(oldId)) {
+        if (!gateStillOpen(r)) {
+          return;
+        }
         actions.add(new Decommission(oldId)); // idempotent; sent from the recorded state only
         requeue(FAST);
         return;
@@ -192,6 +195,9 @@ public final class Roller {
 
     void deleting(PodRoll r, Optional<PodView> pod) {
       if (pod.isPresent() && pod.get().uid().equals(r.getUid()) && !pod.get().terminating()) {
+        if (r.getOldServer() != null && !gateStillOpen(r)) {
+          return; // a drained pod: what was true at admission is checked again before the delete
+        }
         actions.add(new DeletePod(r.getPod(), r.getUid()));
         events.add(new Event(false, "RestartingPod", "restarting " + r.getPod() + reasonSuffix(r)));
       }
@@ -271,7 +277,7 @@ public final class Roller {
         retained = Math.min(1.0, (double) c.l2UsedBytes() / r.getL2UsedBytesBefore());
       }
       double minRetained = s.minRetainedFraction() != null ? s.minRetainedFraction() : DEFAULT_MIN_RETAINED;
-      boolean retainedOk = !s.persistent() || r.getL2UsedBytesBefore() == null || r.getL2UsedBytesBefore() == 0
+      boolean retainedOk = !s.persistent() || s.cacheReset() || r.getL2UsedBytesBefore() == null || r.getL2UsedBytesBefore() == 0
           || (retained != null && retained >= minRetained);
       boolean hitOk =
           s.minHitRatio() == null
@@ -287,7 +293,7 @@ public final class Roller {
                 warm ? "PodRestarted" : "PodRestartedCold",
                 r.getPod()
                     + " is back"
-                    + (retained != null ? String.format(", %.1f%% of its L2 retained", retained * 100) : "")
+                    + (s.cacheReset() ? ", its cache reset as planned" : retained != null ? String.format(", %.1f%% of its L2 retained", retained * 100) : "")
                     + (warm ? "" : " but its cache did not warm up within " + s.warmTimeout())));
         requeue(Duration.ZERO);
         return;
@@ -311,13 +317,23 @@ public final class Roller {
               .filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name())))
               .sorted(order())
               .toList();
-      while (!outdated.isEmpty() && st.getInFlight().size() < s.maxUnavailable()) {
+      if (s.paused()) {
+        return; // no pod is started while paused; pods in flight finish their restart
+      }
+      while (!outdated.isEmpty()) {
         PodView next = outdated.get(0);
-        boolean servesNothing = next.stuck() != null || !next.ready();
-        if (!servesNothing) {
-          if (s.paused()) {
-            return;
+        boolean servesNothing = servesNothing(next);
+        // A pod that serves nothing is down already: restarting it takes nothing more down, but
+        // no more than maxUnavailable restart at once. A Ready pod needs room in the budget (an
+        // unready one that still serves regions is counted as down already).
+        if (servesNothing ? st.getInFlight().size() >= s.maxUnavailable() : down() + (next.ready() ? 1 : 0) > maxDown()) {
+          if (down() > st.getInFlight().size()) { // something else is down too: say what
+            waitFor(Reason.ClusterNotHealthy, Objects.requireNonNullElse(clusterGate(next),
+                down() + " RegionServers down, at most " + maxDown() + " at a time"));
           }
+          return;
+        }
+        if (!servesNothing) {
           String gate = clusterGate(next);
           if (gate != null) {
             waitFor(Reason.ClusterNotHealthy, gate);
@@ -327,7 +343,7 @@ public final class Roller {
           // The warm gate compares the L2 after the restart with the L2 before it: without a
           // sample now, retention could never be checked (seen on kind: a /jmx scrape that did
           // not answer left l2UsedBytesBefore null and the gate passed unchecked).
-          if (s.persistent() && !in.caches().containsKey(next.name())) {
+          if (s.persistent() && !s.cacheReset() && !in.caches().containsKey(next.name())) {
             waitFor(Reason.WaitingForCacheSample,
                 "no cache sample of " + next.name() + " (its /jmx did not answer): the warm gate needs its L2 used bytes before the restart");
             requeue(POLL);
@@ -337,6 +353,58 @@ public final class Roller {
         startRollIfIdle();
         start(next, servesNothing);
         outdated = outdated.subList(1, outdated.size());
+      }
+    }
+
+    /**
+     * A pod that holds no regions, so restarting it costs nothing: stuck (crash-looping, image
+     * pull errors, unschedulable), or not Ready and not registered with the master (or registered
+     * with no region). A pod that is not Ready but still serves regions (overloaded, a slow probe)
+     * is drained like any other. When the master cannot be asked, an unready pod counts as serving.
+     */
+    boolean servesNothing(PodView p) {
+      if (p.stuck() != null) {
+        return true;
+      }
+      if (p.ready()) {
+        return false;
+      }
+      ClusterSnapshot h = in.hbase();
+      return h.masterReachable() && serverFor(h, p).map(x -> x.regionCount() == 0).orElse(true);
+    }
+
+    /**
+     * The most RegionServers down at once: maxUnavailable, but never every one (with a single
+     * replica, that one: a restart of a one-server cluster always costs availability).
+     */
+    int maxDown() {
+      return in.replicas() <= 1 ? 1 : Math.min(s.maxUnavailable(), in.replicas() - 1);
+    }
+
+    /** RegionServers down now: pods in flight, other pods not Ready or terminating, missing replicas. */
+    long down() {
+      long others = in.pods().stream().filter(p -> !inFlight(p.name())).filter(p -> !p.ready() || p.terminating()).count();
+      return st.getInFlight().size() + others + missingOutsideRoll();
+    }
+
+    /** Replicas without a pod that the roll did not delete. */
+    long missingOutsideRoll() {
+      return java.util.stream.IntStream.range(0, in.replicas())
+          .filter(i -> in.pods().stream().noneMatch(p -> p.ordinal() == i))
+          .filter(i -> st.getInFlight().stream().noneMatch(r -> ordinalOf(r.getPod()) == i))
+          .count();
+    }
+
+    boolean inFlight(String pod) {
+      return st.getInFlight().stream().anyMatch(r -> r.getPod().equals(pod));
+    }
+
+    static int ordinalOf(String pod) {
+      int dash = pod.lastIndexOf('-');
+      try {
+        return Integer.parseInt(pod.substring(dash + 1));
+      } catch (NumberFormatException | IndexOutOfBoundsException e) {
+        return -1;
       }
     }
 
@@ -352,6 +420,20 @@ public final class Roller {
           .thenComparing(p -> serverFor(h, p).map(x -> h.hostsMeta(x.id())).orElse(false))
           .thenComparingInt(p -> serverFor(h, p).map(ServerState::regionCount).orElse(0))
           .thenComparingInt(PodView::ordinal);
+    }
+
+    /**
+     * The cluster gate again, before a destructive step (decommission, delete) of a pod admitted
+     * earlier: something else may have gone down since (a RegionServer killed, a pod evicted).
+     */
+    boolean gateStillOpen(PodRoll r) {
+      Optional<PodView> pod = podByName(r.getPod());
+      String gate = pod.isEmpty() ? r.getPod() + " does not exist" : clusterGate(pod.get());
+      if (gate != null) {
+        waitFor(Reason.ClusterNotHealthy, gate);
+        return false;
+      }
+      return true;
     }
 
     /** Why a ready pod may not go down now, or null. */
@@ -375,7 +457,7 @@ public final class Roller {
       if (othersDown > 0) {
         return othersDown + " other RegionServer pods are not Ready";
       }
-      if (in.missing() > 0) {
+      if (missingOutsideRoll() > 0) {
         return missingMessage();
       }
       long serving = in.pods().size() - st.getInFlight().size();

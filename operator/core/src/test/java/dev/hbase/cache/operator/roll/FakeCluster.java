@@ -100,7 +100,9 @@ final class FakeCluster {
 
   Map<String, CacheView> caches() {
     Map<String, CacheView> m = new HashMap<>();
-    pods.values().stream().filter(p -> p.ready && hbase.registered(p.name)).forEach(p -> m.put(p.name, new CacheView(hbase.l2Used(p.name), 0.97)));
+    // the operator scrapes every running pod that is not stuck: its RegionServer answers once registered
+    pods.values().stream().filter(p -> !p.terminating && p.stuck == null && hbase.registered(p.name))
+        .forEach(p -> m.put(p.name, new CacheView(hbase.l2Used(p.name), 0.97)));
     return m;
   }
 

@@ -1,6 +1,7 @@
 package dev.hbase.cache.operator.roll;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
@@ -13,6 +14,7 @@ import dev.hbase.cache.operator.roll.RollModel.Blocked;
 import dev.hbase.cache.operator.roll.RollModel.Reason;
 import dev.hbase.cache.operator.roll.RollModel.Wait;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +49,6 @@ class RollerTest {
     FakeCluster c = threeServers();
     List<Roller.Decision> log = new ArrayList<>();
     RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
-
     assertThat(idle(s)).isTrue();
     assertThat(c.restartOrder).containsExactly("rs-1", "rs-0", "rs-2");
     assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
@@ -211,6 +212,94 @@ class RollerTest {
     Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
     assertThat(d.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-2");
     assertThat(d.state().getInFlight().get(0).getReason()).isEqualTo("Unready");
+  }
+
+  @Test
+  void anUnreadyPodThatStillServesRegionsIsDrainedNotJustDeleted() {
+    FakeCluster c = threeServers();
+    c.pods.get("rs-2").ready = false; // overloaded, a slow readiness probe: its regions are still on it
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.state().getInFlight()).extracting(PodRoll::getPod, PodRoll::getStep).containsExactly(tuple("rs-2", PodRoll.Step.Draining));
+    assertThat(d.state().getInFlight().get(0).getRegions()).containsExactly("c0", "c1", "c2");
+    Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
+    assertThat(d2.actions()).contains(new RollModel.Decommission(c.hbase.servers.get("rs-2").id));
+    assertThat(d2.actions()).noneMatch(a -> a instanceof RollModel.DeletePod);
+  }
+
+  @Test
+  void anUnreadyPodWithoutRegionsIsRestartedWithoutADrain() {
+    FakeCluster c = threeServers();
+    c.pods.get("rs-1").ready = false;
+    c.hbase.unregister("rs-1"); // not registered with the master: it serves nothing
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.state().getInFlight()).extracting(PodRoll::getPod, PodRoll::getStep).containsExactly(tuple("rs-1", PodRoll.Step.Deleting));
+  }
+
+  @Test
+  void pausedStartsNoPodAtAllNotEvenAnUnreadyOne() {
+    FakeCluster c = threeServers();
+    c.pods.get("rs-1").ready = false;
+    c.hbase.unregister("rs-1");
+    var paused = new RollModel.Settings(NEW, RolloutSpec.Strategy.DrainAndReload, 1, true, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), true);
+    Roller.Decision d = Roller.step(null, c.input(paused));
+    assertThat(d.state().getInFlight()).isEmpty();
+    assertThat(d.actions()).isEmpty();
+    assertThat(d.state().getPhase()).isEqualTo(Phase.Paused);
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {3, 5})
+  void maxUnavailableAtOrAboveReplicasNeverTakesEveryServerDown(int maxUnavailable) {
+    FakeCluster c = threeServers();
+    var wide = new RollModel.Settings(NEW, RolloutSpec.Strategy.DrainAndReload, maxUnavailable, false, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), true);
+    RolloutStatus s = c.run(null, wide, 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(idle(s)).isTrue();
+    assertThat(c.maxDown).as("at most replicas - 1 down").isEqualTo(2);
+    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+  }
+
+  @Test
+  void aServerLostMidRollStopsTheNextDestructiveStep() {
+    FakeCluster c = threeServers();
+    // rs-1 (fewest regions) is admitted and recorded as Draining
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1");
+    // then rs-0 is evicted, before the decommission is sent
+    c.vanish("rs-0");
+    Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
+    assertThat(d2.actions()).noneMatch(a -> a instanceof RollModel.Decommission);
+    assertThat(reason(d2)).isEqualTo(Reason.ClusterNotHealthy);
+    assertThat(message(d2)).contains("do not exist");
+  }
+
+  @Test
+  void aServerDyingAfterTheDrainHoldsTheDelete() {
+    FakeCluster c = threeServers();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 50,
+        st -> !st.getInFlight().isEmpty() && st.getInFlight().get(0).getStep() == PodRoll.Step.Deleting, null);
+    assertThat(s.getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1"); // drained, about to be deleted
+    c.hbase.dead.add(new ServerId("crashed.example", 16020, 7)); // another RegionServer dies meanwhile
+    Roller.Decision d = Roller.step(s, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.actions()).noneMatch(a -> a instanceof RollModel.DeletePod);
+    assertThat(message(d)).contains("dead RegionServers");
+    c.hbase.dead.clear();
+    Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
+    assertThat(d2.actions()).contains(new RollModel.DeletePod("rs-1", "rs-1-uid-0"));
+  }
+
+  @Test
+  void aPlannedCacheResetDoesNotWaitForRetainedBytes() {
+    FakeCluster c = threeServers();
+    c.hbase.retainOnRestart = 0; // the new layout drops the persisted cache
+    var reset = new RollModel.Settings(NEW, RolloutSpec.Strategy.DrainAndReload, 1, false, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), true, true);
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s = c.run(null, reset, 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).isTrue();
+    assertThat(Duration.between(Instant.parse("2026-11-21T10:00:00Z"), c.now)).as("no pod waited out the 5 min warm timeout")
+        .isLessThan(Duration.ofMinutes(5));
+    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).doesNotContain("PodRestartedCold");
+    assertThat(log).flatExtracting(Roller.Decision::events).filteredOn(e -> e.reason().equals("PodRestarted"))
+        .allSatisfy(e -> assertThat(e.message()).contains("cache reset as planned"));
   }
 
   @Test

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import lombok.Data;
 import lombok.experimental.Accessors;
 import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.ValidationRule;
@@ -28,10 +29,13 @@ public class RolloutSpec {
 
   @Default("1")
   @Min(1)
-  @JsonPropertyDescription("RegionServer pods restarted at the same time (>= 1).")
+  @Max(100)
+  @JsonPropertyDescription(
+      "RegionServer pods restarted at the same time (1-100). Never more than replicas - 1 are down at"
+          + " once, counting pods down for other reasons.")
   private Integer maxUnavailable;
 
-  @JsonPropertyDescription("Stop the roll between pods.")
+  @JsonPropertyDescription("Start no pod's restart while true (pods already restarting finish theirs).")
   private Boolean paused;
 
   @Default("10m")
