@@ -137,7 +137,7 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
                 .withPrimaryToSecondaryMapper((BlockCachePolicy p) -> Set.of())
                 .build(),
             ctx);
-    observer = new Observer(statefulSets, configMaps, pods);
+    observer = new Observer(statefulSets, configMaps, pods, ctx.getPrimaryCache());
     apply = new ApplyStep(configMaps, storage, events);
     return List.of(statefulSets, configMaps, pods);
   }

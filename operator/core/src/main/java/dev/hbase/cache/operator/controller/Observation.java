@@ -47,6 +47,8 @@ sealed interface Observation {
   /** Why a target cannot be observed. The invalid ones need a change by the user. */
   enum Why {
     TargetNotFound(true),
+    /** Another policy, created earlier, manages the same StatefulSet. */
+    Conflict(true),
     ContainerNotFound(true),
     BaseConfigNotFound(true),
     ConfigVolumeNotFound(true),

@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.readiness.Readiness;
+import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import java.util.ArrayList;
@@ -36,19 +37,40 @@ final class Observer {
   private final InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets;
   private final InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
   private final InformerEventSource<Pod, BlockCachePolicy> pods;
+  private final IndexerResourceCache<BlockCachePolicy> policies;
 
   Observer(
       InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets,
       InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
-      InformerEventSource<Pod, BlockCachePolicy> pods) {
+      InformerEventSource<Pod, BlockCachePolicy> pods,
+      IndexerResourceCache<BlockCachePolicy> policies) {
     this.statefulSets = statefulSets;
     this.configMaps = configMaps;
     this.pods = pods;
+    this.policies = policies;
+  }
+
+  /**
+   * The policy that manages the StatefulSet when several name it: the oldest (then by name). The
+   * others touch nothing.
+   */
+  Optional<BlockCachePolicy> owner(BlockCachePolicy policy) {
+    String target = policy.getSpec().getTargetRef().getName();
+    return policies.list(policy.getMetadata().getNamespace())
+        .filter(p -> p.getMetadata().getDeletionTimestamp() == null || p.getMetadata().getUid().equals(policy.getMetadata().getUid()))
+        .filter(p -> p.getSpec() != null && p.getSpec().getTargetRef() != null && target.equals(p.getSpec().getTargetRef().getName()))
+        .min(Comparator.comparing((BlockCachePolicy p) -> Objects.toString(p.getMetadata().getCreationTimestamp(), ""))
+            .thenComparing(p -> p.getMetadata().getName()));
   }
 
   Observation observe(BlockCachePolicy policy) {
     BlockCachePolicySpec spec = policy.getSpec();
     String ns = policy.getMetadata().getNamespace();
+    Optional<BlockCachePolicy> owner = owner(policy);
+    if (owner.isPresent() && !owner.get().getMetadata().getName().equals(policy.getMetadata().getName())) {
+      return new Unobservable(Why.Conflict, "StatefulSet " + spec.getTargetRef().getName() + " is managed by BlockCachePolicy "
+          + owner.get().getMetadata().getName() + " (created first); this policy changes nothing while that one exists");
+    }
     Optional<StatefulSet> target = statefulSets.get(new ResourceID(spec.getTargetRef().getName(), ns));
     if (target.isEmpty()) {
       Optional<ConfigMap> backup = configMaps.get(new ResourceID(StorageManager.backupName(policy), ns));

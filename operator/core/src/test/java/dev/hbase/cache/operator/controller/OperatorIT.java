@@ -305,6 +305,29 @@ class OperatorIT {
   }
 
   @Test
+  void aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing() {
+    cluster("4Gi", false);
+    operator(null);
+    policy("first", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("first"));
+    String rv = sts().getMetadata().getResourceVersion();
+    int deletes = kube.deletes.size();
+
+    policy("second", "  mode: Offheap\n  memory:\n    bucketCache: 1Gi\n");
+    await().atMost(Duration.ofSeconds(30)).until(() -> condition("second", "Valid", "False"));
+    var valid = Conditions.find(get("second").getStatus().getConditions(), "Valid").orElseThrow();
+    assertThat(valid.getReason()).isEqualTo("Conflict");
+    assertThat(valid.getMessage()).contains("BlockCachePolicy first");
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .anyMatch(e -> "Conflict".equals(e.getReason()) && e.getInvolvedObject().getName().equals("second"));
+    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
+    assertThat(sts().getMetadata().getResourceVersion()).as("the StatefulSet is untouched").isEqualTo(rv);
+    assertThat(client.configMaps().inNamespace(ns).withName("second-rs-site").get()).isNull();
+    assertThat(kube.deletes).hasSize(deletes);
+    assertThat(idleAndApplied("first")).isTrue();
+  }
+
+  @Test
   void aPlanThatCannotWorkTouchesNothing() {
     cluster("2Gi", false);
     String rv = sts().getMetadata().getResourceVersion();
