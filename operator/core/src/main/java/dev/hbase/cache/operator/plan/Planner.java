@@ -38,6 +38,9 @@ import java.util.stream.Collectors;
  * </pre>
  */
 public final class Planner {
+  /** Options that load code into the RegionServer JVM: a policy author may not add them. */
+  static final List<String> AGENT_OPTIONS = List.of("-javaagent", "-agentpath", "-agentlib", "-Xbootclasspath");
+
 
   // --- HBase's own rules ---
   /** memstore + L1 may use at most this share of the heap (HBase keeps 20% free). */
@@ -544,6 +547,14 @@ public final class Planner {
           reasons.add(
               "jvm.extraOptions must not set -Xmx, -Xms, -XX:MaxDirectMemorySize or the collector"
                   + " (got " + o + "): the planner sizes them from memory.* and jvm.gc");
+        }
+        if (!o.startsWith("-") || o.chars().anyMatch(Character::isWhitespace)) {
+          reasons.add("each jvm.extraOptions item must be one JVM option starting with '-', without spaces (got \""
+              + o + "\"): write each option as its own item");
+        }
+        if (AGENT_OPTIONS.stream().anyMatch(o::startsWith)) {
+          reasons.add("jvm.extraOptions must not load agents or change the boot class path (got " + o
+              + "): -javaagent, -agentpath, -agentlib and -Xbootclasspath run code in every RegionServer");
         }
       }
     }

@@ -31,6 +31,20 @@ public class JvmSpec {
       message =
           "jvm.extraOptions must not set -Xmx, -Xms, -XX:MaxDirectMemorySize or the collector:"
               + " the planner sizes them from memory.* and jvm.gc")
-  @JsonPropertyDescription("Extra JVM options appended for the RegionServer.")
+  @ValidationRule(
+      value = "self.all(o, o.startsWith('-') && !o.matches('\\\\s'))",
+      message =
+          "each jvm.extraOptions item must be one JVM option starting with '-', without spaces:"
+              + " write each option as its own item")
+  @ValidationRule(
+      value =
+          "self.all(o, !o.startsWith('-javaagent') && !o.startsWith('-agentpath')"
+              + " && !o.startsWith('-agentlib') && !o.startsWith('-Xbootclasspath'))",
+      message =
+          "jvm.extraOptions must not load agents or change the boot class path (-javaagent,"
+              + " -agentpath, -agentlib, -Xbootclasspath): they run code in every RegionServer")
+  @JsonPropertyDescription(
+      "Extra JVM options appended for the RegionServer, one option per item (agents and boot class"
+          + " path changes are refused).")
   private List<@Size(max = 512) String> extraOptions;
 }
