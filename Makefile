@@ -41,6 +41,10 @@ lint: ## compiler warnings as errors, shell scripts syntax-checked
 	cd operator && $(MVN) $(MVN_FLAGS) -DskipTests -Dmaven.compiler.failOnWarning=true compile
 	@for f in $$(git ls-files '*.sh' .ci/run); do bash -n $$f || exit 1; done; echo "shell scripts: ok"
 
+.PHONY: fmt
+fmt: ## format the Java sources (spotless:apply: google-java-format, imports); `make test` checks it
+	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it spotless:apply
+
 .PHONY: plan
 plan: ## print a plan: make plan POLICY=examples/persistent-file.yaml LIMIT=16Gi
 	@test -f $(OPERATOR_JAR) || $(MAKE) build
