@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code WATCH_NAMESPACES}: comma-separated namespaces; empty or unset: all namespaces.
  *   <li>{@code LEADER_ELECTION}: {@code true} to run several replicas, one active.
- *   <li>{@code LEADER_ELECTION_LEASE} (default {@code hbase-cache-operator}), {@code POD_NAMESPACE}.
+ *   <li>{@code LEADER_ELECTION_LEASE} (default {@code hbase-cache-operator}), {@code
+ *       POD_NAMESPACE}.
  *   <li>{@code HTTP_PORT} (default 8080): {@code /healthz}, {@code /readyz}, {@code /metrics}.
  * </ul>
  */
@@ -65,19 +66,23 @@ public final class BlockCacheOperator {
         new Operator(
             o -> {
               o.withKubernetesClient(client)
-                  .withMetrics(MicrometerMetrics.newPerResourceCollectingMicrometerMetricsBuilder(registry).build())
+                  .withMetrics(
+                      MicrometerMetrics.newPerResourceCollectingMicrometerMetricsBuilder(registry)
+                          .build())
                   .withCloseClientOnStop(false);
               if (leaderElection != null) {
                 o.withLeaderElectionConfiguration(leaderElection);
               }
             });
-    operator.register(reconciler, c -> {
-      if (namespaces.isEmpty()) {
-        c.watchingAllNamespaces();
-      } else {
-        c.settingNamespaces(namespaces);
-      }
-    });
+    operator.register(
+        reconciler,
+        c -> {
+          if (namespaces.isEmpty()) {
+            c.watchingAllNamespaces();
+          } else {
+            c.settingNamespaces(namespaces);
+          }
+        });
   }
 
   public void start() {
@@ -88,11 +93,14 @@ public final class BlockCacheOperator {
   public void serveHttp(int port) throws IOException {
     http = HttpServer.create(new InetSocketAddress(port), 0);
     http.createContext("/healthz", ex -> respond(ex, 200, "ok"));
-    http.createContext("/readyz", ex -> {
-      var info = operator.getRuntimeInfo();
-      boolean ready = info.isStarted() && info.allEventSourcesAreHealthy();
-      respond(ex, ready ? 200 : 503, ready ? "ok" : "not ready: " + info.unhealthyEventSources());
-    });
+    http.createContext(
+        "/readyz",
+        ex -> {
+          var info = operator.getRuntimeInfo();
+          boolean ready = info.isStarted() && info.allEventSourcesAreHealthy();
+          respond(
+              ex, ready ? 200 : 503, ready ? "ok" : "not ready: " + info.unhealthyEventSources());
+        });
     http.createContext("/metrics", ex -> respond(ex, 200, registry.scrape()));
     http.start();
   }
@@ -109,7 +117,8 @@ public final class BlockCacheOperator {
     return registry;
   }
 
-  private static void respond(com.sun.net.httpserver.HttpExchange ex, int code, String body) throws IOException {
+  private static void respond(com.sun.net.httpserver.HttpExchange ex, int code, String body)
+      throws IOException {
     byte[] b = body.getBytes(StandardCharsets.UTF_8);
     ex.sendResponseHeaders(code, b.length);
     try (OutputStream o = ex.getResponseBody()) {
@@ -171,11 +180,18 @@ public final class BlockCacheOperator {
     KubernetesClient client = new KubernetesClientBuilder().build();
     BlockCacheOperator op = new BlockCacheOperator(client, namespaces, le, productionReconciler());
     op.serveHttp(Integer.parseInt(env.getOrDefault("HTTP_PORT", "8080")));
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      stopping.set(true);
-      op.stop();
-    }, "shutdown"));
-    log.info("starting; namespaces={} leaderElection={}", namespaces.isEmpty() ? "all" : namespaces, le != null);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  stopping.set(true);
+                  op.stop();
+                },
+                "shutdown"));
+    log.info(
+        "starting; namespaces={} leaderElection={}",
+        namespaces.isEmpty() ? "all" : namespaces,
+        le != null);
     op.start();
   }
 }

@@ -12,11 +12,13 @@ public final class Main {
     List<String> args = Arrays.asList(argv);
     String command = args.isEmpty() ? "run" : args.get(0);
     switch (command) {
-      case "plan" -> System.exit(PlanCommand.run(args.subList(1, args.size()), System.out, System.err));
+      case "plan" ->
+          System.exit(PlanCommand.run(args.subList(1, args.size()), System.out, System.err));
       case "run" -> BlockCacheOperator.main(args.isEmpty() ? args : args.subList(1, args.size()));
       case "-h", "--help", "help" -> {
         System.out.println("usage: hbase-cache-operator [run]   run the operator (default)");
-        System.out.println("       hbase-cache-operator plan -f POLICY.yaml --memory-limit 16Gi [--memory-request Q]");
+        System.out.println(
+            "       hbase-cache-operator plan -f POLICY.yaml --memory-limit 16Gi [--memory-request Q]");
       }
       default -> {
         System.err.println("unknown command " + command + ": use run or plan");

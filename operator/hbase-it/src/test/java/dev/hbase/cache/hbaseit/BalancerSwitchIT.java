@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
 import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.ServerId;
-import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.plan.Planner;
 import java.io.IOException;
@@ -31,9 +31,9 @@ import org.junit.jupiter.api.Test;
 /**
  * Why {@link AdminHBaseCluster#balancer} switches asynchronously. HMaster.balance holds the
  * balancer's lock for its whole run, and the CacheAwareLoadBalancer (which the planner configures
- * on the master for PersistentFile) sleeps {@code hbase.master.balancer.move.throttlingMillis}
- * (60 s by default) after each move of a region without cache affinity. A synchronous switch
- * waits for that lock: on kind, the "balancer off" at the start of a roll timed out for ~4.5 min.
+ * on the master for PersistentFile) sleeps {@code hbase.master.balancer.move.throttlingMillis} (60
+ * s by default) after each move of a region without cache affinity. A synchronous switch waits for
+ * that lock: on kind, the "balancer off" at the start of a roll timed out for ~4.5 min.
  *
  * <p>Here, with the planner's master keys on a real HMaster and two RegionServers: all regions of a
  * table on one server, balancer on, the balancer chore starts moving them and sleeps after the
@@ -45,19 +45,29 @@ class BalancerSwitchIT {
   @Test
   void switchingTheBalancerOffDoesNotWaitForACacheAwareBalanceRun() throws Exception {
     // the master keys the operator applies through spec.masterRef
-    Plan plan = (Plan) Planner.plan(
-        Plans.policy(CacheMode.PersistentFile, Path.of("/unused")).setMasterRef(new MasterRef().setName("hbase-master")),
-        Plans.MEMORY_LIMIT, null);
+    Plan plan =
+        (Plan)
+            Planner.plan(
+                Plans.policy(CacheMode.PersistentFile, Path.of("/unused"))
+                    .setMasterRef(new MasterRef().setName("hbase-master")),
+                Plans.MEMORY_LIMIT,
+                null);
     Map<String, String> masterSite = new LinkedHashMap<>(plan.masterSite());
-    assertThat(masterSite).containsEntry("hbase.master.loadbalancer.class",
-        "org.apache.hadoop.hbase.master.balancer.CacheAwareLoadBalancer");
+    assertThat(masterSite)
+        .containsEntry(
+            "hbase.master.loadbalancer.class",
+            "org.apache.hadoop.hbase.master.balancer.CacheAwareLoadBalancer");
     masterSite.put("hbase.balancer.period", "3000"); // the chore runs soon after the switch
     masterSite.put("hbase.balancer.max.balancing", "300000");
 
     try (LocalHBase hbase = LocalHBase.start("balancer", 2, masterSite)) {
       for (int i = 0; i < 2; i++) {
-        hbase.startRegionServer(i, Plans.settings(Plans.plan(CacheMode.PersistentFile,
-            Files.createDirectories(hbase.dir.resolve("cache-rs" + i)))));
+        hbase.startRegionServer(
+            i,
+            Plans.settings(
+                Plans.plan(
+                    CacheMode.PersistentFile,
+                    Files.createDirectories(hbase.dir.resolve("cache-rs" + i)))));
       }
       try (AdminHBaseCluster admin = hbase.admin()) {
         ServerId rs0 = hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
@@ -74,14 +84,17 @@ class BalancerSwitchIT {
         // 60 s holding the lock.
         Map<String, ServerId> before = locations(admin.snapshot());
         assertThat(admin.balancer(true)).isFalse();
-        await("the balancer's first move").atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(250))
+        await("the balancer's first move")
+            .atMost(Duration.ofSeconds(90))
+            .pollInterval(Duration.ofMillis(250))
             .until(() -> !locations(admin.snapshot()).equals(before));
 
         Instant t0 = Instant.now();
         boolean wasOn = admin.balancer(false);
         Duration took = Duration.between(t0, Instant.now());
         assertThat(wasOn).isTrue();
-        try (Connection c = shortTimeouts(hbase); Admin raw = c.getAdmin()) {
+        try (Connection c = shortTimeouts(hbase);
+            Admin raw = c.getAdmin()) {
           assertThat(raw.isBalancerEnabled()).as("off at once").isFalse();
           int moved = regionsOffRs0(admin.snapshot(), rs0, regions);
           // What the operator did before: the synchronous switch waits for the running balance.
@@ -96,11 +109,12 @@ class BalancerSwitchIT {
   }
 
   private static int regionsOffRs0(ClusterSnapshot s, ServerId rs0, List<String> regions) {
-    return (int) s.live().stream()
-        .filter(x -> !x.id().equals(rs0))
-        .flatMap(x -> x.regions().stream())
-        .filter(regions::contains)
-        .count();
+    return (int)
+        s.live().stream()
+            .filter(x -> !x.id().equals(rs0))
+            .flatMap(x -> x.regions().stream())
+            .filter(regions::contains)
+            .count();
   }
 
   private static Map<String, ServerId> locations(ClusterSnapshot s) {
@@ -111,7 +125,9 @@ class BalancerSwitchIT {
 
   private static List<String> tableRegions(LocalHBase hbase, String table) throws IOException {
     try (Admin a = hbase.connection().getAdmin()) {
-      return a.getRegions(TableName.valueOf(table)).stream().map(RegionInfo::getEncodedName).toList();
+      return a.getRegions(TableName.valueOf(table)).stream()
+          .map(RegionInfo::getEncodedName)
+          .toList();
     }
   }
 

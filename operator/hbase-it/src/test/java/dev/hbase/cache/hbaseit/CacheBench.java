@@ -36,18 +36,20 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The cache benchmark behind `make bench-cache` (not a test: not matched by *IT). One RegionServer
- * per mode, planned for a 2 GiB container with a ~256 MiB block cache, a table of ~3x that size, and
- * time-bounded random gets from 4 client threads: a working set that fits in the cache (the first
- * half-cache of rows) and one several times the cache (every row). For File and PersistentFile, the
- * throughput of the first minute after a graceful restart too. Every measurement follows a warm-up
- * of the same random gets (JIT of client and server). Writes target/bench/results.json.
+ * per mode, planned for a 2 GiB container with a ~256 MiB block cache, a table of ~3x that size,
+ * and time-bounded random gets from 4 client threads: a working set that fits in the cache (the
+ * first half-cache of rows) and one several times the cache (every row). For File and
+ * PersistentFile, the throughput of the first minute after a graceful restart too. Every
+ * measurement follows a warm-up of the same random gets (JIT of client and server). Writes
+ * target/bench/results.json.
  */
 class CacheBench {
 
   static final int ROWS = Integer.getInteger("bench.rows", 780_000);
   static final int FITS_ROWS = Integer.getInteger("bench.fitsRows", 120_000);
   static final Duration WARMUP = Duration.ofSeconds(Integer.getInteger("bench.warmupSeconds", 20));
-  static final Duration MEASURE = Duration.ofSeconds(Integer.getInteger("bench.measureSeconds", 30));
+  static final Duration MEASURE =
+      Duration.ofSeconds(Integer.getInteger("bench.measureSeconds", 30));
   static final Duration AFTER_RESTART =
       Duration.ofSeconds(Integer.getInteger("bench.restartSeconds", 60));
   static final Duration BUCKET = Duration.ofSeconds(5);
@@ -127,8 +129,15 @@ class CacheBench {
   }
 
   private Map<String, Object> run(
-      CacheMode mode, String loading, long capacity, Connection c, TestTable table, int rows,
-      int infoPort, Duration warmup) throws Exception {
+      CacheMode mode,
+      String loading,
+      long capacity,
+      Connection c,
+      TestTable table,
+      int rows,
+      int infoPort,
+      Duration warmup)
+      throws Exception {
     if (!warmup.isZero()) {
       load(c, table, rows, warmup);
     }
@@ -155,8 +164,8 @@ class CacheBench {
     return r;
   }
 
-  private Map<String, Object> afterRestart(CacheMode mode, Connection c, TestTable table, int infoPort)
-      throws Exception {
+  private Map<String, Object> afterRestart(
+      CacheMode mode, Connection c, TestTable table, int infoPort) throws Exception {
     // the load runs in the background; every BUCKET the RegionServer's counters are read, so the
     // hit ratio of each 5 s (lagging the reads by up to the 1 s metrics period) is known too
     CacheSample first = scraper.scrape(LocalHBase.HOST, infoPort);
@@ -171,7 +180,8 @@ class CacheBench {
         Thread.sleep(wait / 1_000_000);
       }
       CacheSample now = scraper.scrape(LocalHBase.HOST, infoPort);
-      ratios.add(CacheRatios.dataReadHitRatio(CacheRatios.between(previous, now).data(), now.hasL2()));
+      ratios.add(
+          CacheRatios.dataReadHitRatio(CacheRatios.between(previous, now).data(), now.hasL2()));
       previous = now;
     }
     long[] buckets = load.get();
@@ -187,7 +197,9 @@ class CacheBench {
     r.put("bucketSeconds", BUCKET.toSeconds());
     r.put("opsPerSecond", opsPerSecond);
     r.put("dataReadHitRatios", ratios);
-    r.put("meanOpsPerSecond", java.util.Arrays.stream(buckets).sum() / (double) AFTER_RESTART.toSeconds());
+    r.put(
+        "meanOpsPerSecond",
+        java.util.Arrays.stream(buckets).sum() / (double) AFTER_RESTART.toSeconds());
     r.put("dataHitRatio", d.data().ratioOrNull());
     r.put("dataReadHitRatio", CacheRatios.dataReadHitRatio(d.data(), after.hasL2()));
     r.put("l2UsedBytesAtStart", first.l2UsedBytes());

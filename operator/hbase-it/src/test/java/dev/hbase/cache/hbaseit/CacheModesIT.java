@@ -23,8 +23,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 /**
  * For each cache mode, the settings the planner renders start a real RegionServer whose /jmx shows
  * the planned cache, and the scraper's counts match the reads the test does: N gets of rows in N
- * distinct cold blocks raise the data-block misses by N; the same gets again raise the data hits
- * by N (by 0 in MetaOnly, which does not cache data blocks).
+ * distinct cold blocks raise the data-block misses by N; the same gets again raise the data hits by
+ * N (by 0 in MetaOnly, which does not cache data blocks).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CacheModesIT {
@@ -62,7 +62,8 @@ class CacheModesIT {
       awaitTableOnline();
       int infoPort = hbase.regionServerInfoPort(0);
 
-      CacheSample first = TestTable.awaitSample(scraper, infoPort, Duration.ofSeconds(30), s -> true);
+      CacheSample first =
+          TestTable.awaitSample(scraper, infoPort, Duration.ofSeconds(30), s -> true);
       // L1: HBase sizes it as hfile.block.cache.size x the heap the JVM reports (a bit under -Xmx)
       assertThat((double) first.l1CapacityBytes())
           .as("%s L1 capacity vs planned %d", mode, plan.l1())
@@ -85,8 +86,10 @@ class CacheModesIT {
       CacheSample before = TestTable.settledSample(scraper, infoPort);
       table.get(rows);
       TestTable.awaitSample(
-              scraper, infoPort, Duration.ofSeconds(30),
-              s -> CacheRatios.between(before, s).all().requests() >= READS);
+          scraper,
+          infoPort,
+          Duration.ofSeconds(30),
+          s -> CacheRatios.between(before, s).all().requests() >= READS);
       CacheDelta cold = CacheRatios.between(before, TestTable.settledSample(scraper, infoPort));
       System.out.printf("%s cold: %s%n", mode, cold);
       assertThat(cold.restarts()).isZero();
@@ -97,17 +100,25 @@ class CacheModesIT {
       } else if (plan.bucketCache() > 0) {
         // measured on 2.6.4: with an L2 (CombinedBlockCache) a cold data block counts two data
         // misses and two L2 misses (the reader looks it up again under its lock); a hit counts once
-        assertThat(cold.data().misses()).as("%s cold data misses", mode).isBetween(2L * READS, 2L * READS + 5);
-        assertThat(cold.l2().misses()).as("%s cold L2 misses", mode).isBetween(2L * READS, 2L * READS + 5);
+        assertThat(cold.data().misses())
+            .as("%s cold data misses", mode)
+            .isBetween(2L * READS, 2L * READS + 5);
+        assertThat(cold.l2().misses())
+            .as("%s cold L2 misses", mode)
+            .isBetween(2L * READS, 2L * READS + 5);
       } else {
-        assertThat(cold.data().misses()).as("%s cold data misses", mode).isBetween((long) READS, READS + 5L);
+        assertThat(cold.data().misses())
+            .as("%s cold data misses", mode)
+            .isBetween((long) READS, READS + 5L);
       }
 
       // the same rows again: cached unless MetaOnly
       CacheSample warmBefore = TestTable.settledSample(scraper, infoPort);
       table.get(rows);
       TestTable.awaitSample(
-          scraper, infoPort, Duration.ofSeconds(30),
+          scraper,
+          infoPort,
+          Duration.ofSeconds(30),
           s -> CacheRatios.between(warmBefore, s).all().requests() >= READS);
       CacheSample after = TestTable.settledSample(scraper, infoPort);
       CacheDelta warm = CacheRatios.between(warmBefore, after);
@@ -118,11 +129,15 @@ class CacheModesIT {
         assertThat(after.dataBlockCount()).as("MetaOnly caches no data block").isZero();
         assertThat(warm.all().hits()).as("index blocks are cached").isGreaterThanOrEqualTo(READS);
       } else {
-        assertThat(warm.data().hits()).as("%s warm data hits", mode).isBetween(READS - 5L, (long) READS);
+        assertThat(warm.data().hits())
+            .as("%s warm data hits", mode)
+            .isBetween(READS - 5L, (long) READS);
         assertThat(warm.data().misses()).as("%s warm data misses", mode).isLessThanOrEqualTo(5);
         assertThat(after.dataBlockCount()).isGreaterThanOrEqualTo(READS);
         if (plan.bucketCache() > 0) {
-          assertThat(warm.l2().hits()).as("%s data hits come from the L2", mode).isGreaterThanOrEqualTo(READS - 5L);
+          assertThat(warm.l2().hits())
+              .as("%s data hits come from the L2", mode)
+              .isGreaterThanOrEqualTo(READS - 5L);
           assertThat(after.l2UsedBytes()).as("L2 used bytes").isGreaterThan(READS * 60_000L);
         } else {
           assertThat(after.l1UsedBytes()).as("L1 used bytes").isGreaterThan(READS * 60_000L);
@@ -143,7 +158,8 @@ class CacheModesIT {
     java.net.http.HttpResponse<String> r =
         java.net.http.HttpClient.newHttpClient()
             .send(
-                java.net.http.HttpRequest.newBuilder(JmxScraper.uri(LocalHBase.HOST, infoPort)).build(),
+                java.net.http.HttpRequest.newBuilder(JmxScraper.uri(LocalHBase.HOST, infoPort))
+                    .build(),
                 java.net.http.HttpResponse.BodyHandlers.ofString());
     Files.writeString(hbase.dir.resolve("jmx-" + mode + ".json"), r.body());
   }

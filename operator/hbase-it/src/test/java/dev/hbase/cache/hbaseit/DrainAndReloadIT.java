@@ -97,7 +97,8 @@ class DrainAndReloadIT {
     assertThat(admin.decommissioned()).containsExactly(old);
     ClusterSnapshot drained =
         awaitSnapshot(
-            "drained", s -> s.regionsInTransition() == 0 && s.live(old).orElseThrow().regionCount() == 0);
+            "drained",
+            s -> s.regionsInTransition() == 0 && s.live(old).orElseThrow().regionCount() == 0);
     assertThat(drained.metaServer()).isNotNull().matches(m -> !m.sameEndpoint(old));
 
     Instant stop = Instant.now();
@@ -146,19 +147,28 @@ class DrainAndReloadIT {
     // their blocks are still cached there: the L2 came back and reads hit it
     CacheSample back =
         TestTable.awaitSample(
-            scraper, infoPort, Duration.ofSeconds(60), s -> s.l2UsedBytes() >= 0.95 * warm.l2UsedBytes());
+            scraper,
+            infoPort,
+            Duration.ofSeconds(60),
+            s -> s.l2UsedBytes() >= 0.95 * warm.l2UsedBytes());
     CacheSample s0 = TestTable.settledSample(scraper, infoPort);
     table.get(victimRows);
     TestTable.awaitSample(
-        scraper, infoPort, Duration.ofSeconds(30),
+        scraper,
+        infoPort,
+        Duration.ofSeconds(30),
         s -> CacheRatios.between(s0, s).data().hits() >= victimRows.size() * 0.9);
     CacheDelta reads = CacheRatios.between(s0, TestTable.settledSample(scraper, infoPort));
     System.out.printf(
         "RESULT drain/reload: L2 used before %d after %d (%.4f); reads on the reloaded server %s%n",
-        warm.l2UsedBytes(), back.l2UsedBytes(),
-        CacheRatios.retainedFraction(warm.l2UsedBytes(), back.l2UsedBytes()), reads);
+        warm.l2UsedBytes(),
+        back.l2UsedBytes(),
+        CacheRatios.retainedFraction(warm.l2UsedBytes(), back.l2UsedBytes()),
+        reads);
     assertThat(reads.restarts()).isZero();
-    assertThat(reads.data().ratioOrNull()).as("data hit ratio after reload").isGreaterThanOrEqualTo(0.95);
+    assertThat(reads.data().ratioOrNull())
+        .as("data hit ratio after reload")
+        .isGreaterThanOrEqualTo(0.95);
 
     assertThat(admin.balancer(balancerWasOn)).isFalse();
   }
@@ -176,7 +186,8 @@ class DrainAndReloadIT {
     assertThat(s.error()).isNotBlank();
 
     Instant t1 = Instant.now();
-    assertThatThrownBy(() -> admin.decommission(someone, true)).isInstanceOf(HBaseClusterException.class);
+    assertThatThrownBy(() -> admin.decommission(someone, true))
+        .isInstanceOf(HBaseClusterException.class);
     Duration decommissionTook = Duration.between(t1, Instant.now());
     System.out.printf(
         "RESULT dead master: snapshot failed in %s (%s), decommission in %s%n",
@@ -203,10 +214,12 @@ class DrainAndReloadIT {
 
   private ClusterSnapshot awaitHealthy() {
     return awaitSnapshot(
-        "healthy", s -> s.healthy(2) && s.live().stream().allMatch(ClusterSnapshot.ServerState::reported));
+        "healthy",
+        s -> s.healthy(2) && s.live().stream().allMatch(ClusterSnapshot.ServerState::reported));
   }
 
-  private ClusterSnapshot awaitSnapshot(String what, java.util.function.Predicate<ClusterSnapshot> ok) {
+  private ClusterSnapshot awaitSnapshot(
+      String what, java.util.function.Predicate<ClusterSnapshot> ok) {
     ClusterSnapshot[] last = new ClusterSnapshot[1];
     await(what)
         .atMost(Duration.ofSeconds(90))

@@ -41,8 +41,13 @@ final class HBaseProcess {
     List<String> command = new ArrayList<>();
     command.addAll(
         List.of(
-            "timeout", "-k", "20", Integer.toString(MAX_LIFE_SECONDS),
-            "bash", LocalHBase.ENTRYPOINT.toString(), role));
+            "timeout",
+            "-k",
+            "20",
+            Integer.toString(MAX_LIFE_SECONDS),
+            "bash",
+            LocalHBase.ENTRYPOINT.toString(),
+            role));
     command.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(command);
     pb.environment().put("HBASE_LIB_DIR", LocalHBase.LIB_DIR.toString());

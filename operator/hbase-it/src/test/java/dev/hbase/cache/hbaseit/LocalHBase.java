@@ -66,17 +66,21 @@ final class LocalHBase implements AutoCloseable {
   }
 
   /** Same, with extra hbase-site keys for the HMaster (balancer class and timings, say). */
-  static LocalHBase start(String name, int maxRegionServers, Map<String, String> masterSite) throws IOException {
+  static LocalHBase start(String name, int maxRegionServers, Map<String, String> masterSite)
+      throws IOException {
     if (!Files.isRegularFile(LIB_DIR.resolve("hbase-server-2.6.4-hadoop3.jar"))) {
       throw new IllegalStateException(
-          "no HBase classpath in " + LIB_DIR + ": run `mvn -f images/hbase/pom.xml package` (make test-hbase does)");
+          "no HBase classpath in "
+              + LIB_DIR
+              + ": run `mvn -f images/hbase/pom.xml package` (make test-hbase does)");
     }
     Path dir = IT_DIR.resolve(name + "-" + System.currentTimeMillis()).toAbsolutePath();
     Files.createDirectories(dir.resolve("logs"));
     LocalHBase hbase = new LocalHBase(dir, maxRegionServers);
     try {
       hbase.zk =
-          hbase.daemon("zookeeper", "zookeeper", Map.of(), Map.of("HBASE_HEAPSIZE", "128m"), List.of());
+          hbase.daemon(
+              "zookeeper", "zookeeper", Map.of(), Map.of("HBASE_HEAPSIZE", "128m"), List.of());
       awaitPort(hbase.zkPort, Duration.ofSeconds(60), hbase.zk);
       hbase.master =
           hbase.daemon(
@@ -96,11 +100,15 @@ final class LocalHBase implements AutoCloseable {
   /** Client settings that reach this cluster (what the operator gets from hbase-site). */
   Map<String, String> clientSettings() {
     return Map.of(
-        "hbase.zookeeper.quorum", HOST, "hbase.zookeeper.property.clientPort", Integer.toString(zkPort));
+        "hbase.zookeeper.quorum",
+        HOST,
+        "hbase.zookeeper.property.clientPort",
+        Integer.toString(zkPort));
   }
 
   AdminHBaseCluster admin() throws HBaseClusterException {
-    AdminHBaseCluster admin = AdminHBaseCluster.connect(clientSettings(), AdminHBaseCluster.Options.defaults());
+    AdminHBaseCluster admin =
+        AdminHBaseCluster.connect(clientSettings(), AdminHBaseCluster.Options.defaults());
     admins.add(admin);
     return admin;
   }
@@ -109,13 +117,16 @@ final class LocalHBase implements AutoCloseable {
    * Loads a table through RegionServer 0 started with Lru settings, then stops it (SIGTERM): the
    * data is in HFiles and the test starts RegionServer 0 again with the settings it examines.
    */
-  TestTable loadWithLru(AdminHBaseCluster admin, String table, int rows, int regions) throws Exception {
-    startRegionServer(0, Plans.settings(Plans.plan(dev.hbase.cache.api.v1alpha1.CacheMode.Lru, dir)));
+  TestTable loadWithLru(AdminHBaseCluster admin, String table, int rows, int regions)
+      throws Exception {
+    startRegionServer(
+        0, Plans.settings(Plans.plan(dev.hbase.cache.api.v1alpha1.CacheMode.Lru, dir)));
     awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
     TestTable t = TestTable.create(connection(), table, rows, regions);
     int exit = stopRegionServer(0);
     if (exit != 143) {
-      throw new IllegalStateException("RegionServer 0 did not stop cleanly after loading: exit " + exit);
+      throw new IllegalStateException(
+          "RegionServer 0 did not stop cleanly after loading: exit " + exit);
     }
     return t;
   }
@@ -252,7 +263,11 @@ final class LocalHBase implements AutoCloseable {
   }
 
   private HBaseProcess daemon(
-      String name, String role, Map<String, String> roleSite, Map<String, String> env, List<String> args)
+      String name,
+      String role,
+      Map<String, String> roleSite,
+      Map<String, String> env,
+      List<String> args)
       throws IOException {
     Path conf = dir.resolve("conf-" + name);
     Files.createDirectories(conf);
@@ -261,7 +276,8 @@ final class LocalHBase implements AutoCloseable {
     Files.writeString(conf.resolve("hbase-site.xml"), siteXml(site));
     // metrics2 refresh every second instead of 10 s, so tests read fresh counters sooner
     Files.writeString(conf.resolve("hadoop-metrics2-hbase.properties"), "*.period=1\n");
-    return HBaseProcess.start(name, role, conf, env, dir.resolve("logs").resolve(name + ".log"), args);
+    return HBaseProcess.start(
+        name, role, conf, env, dir.resolve("logs").resolve(name + ".log"), args);
   }
 
   private Map<String, String> commonSite() {

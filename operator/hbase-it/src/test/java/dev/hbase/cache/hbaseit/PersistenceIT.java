@@ -30,6 +30,7 @@ class PersistenceIT {
 
   /** ~137 MB of values: fits the planned 384 MiB L2. */
   static final int ROWS = 130_000;
+
   /** Reads measured before and after the restart, one per distinct data block. */
   static final int READS = 800;
 
@@ -53,7 +54,9 @@ class PersistenceIT {
   }
 
   @ParameterizedTest
-  @EnumSource(value = CacheMode.class, names = {"PersistentFile", "File"})
+  @EnumSource(
+      value = CacheMode.class,
+      names = {"PersistentFile", "File"})
   void gracefulRestartKeepsTheCacheOnlyWhenPersistent(CacheMode mode) throws Exception {
     boolean persistent = mode == CacheMode.PersistentFile;
     Path cacheDir = Files.createDirectories(hbase.dir.resolve("cache-" + mode));
@@ -81,14 +84,24 @@ class PersistenceIT {
       CacheSample back =
           persistent
               ? TestTable.awaitSample(
-                  scraper, infoPort, Duration.ofSeconds(90), s -> s.l2UsedBytes() >= 0.95 * l2Before)
+                  scraper,
+                  infoPort,
+                  Duration.ofSeconds(90),
+                  s -> s.l2UsedBytes() >= 0.95 * l2Before)
               : TestTable.awaitSample(scraper, infoPort, Duration.ofSeconds(30), s -> true);
       double retained = CacheRatios.retainedFraction(l2Before, back.l2UsedBytes());
       double after = readRatio(table.rowsInDistinctBlocks(0, READS, 2), infoPort, "after");
       System.out.printf(
           "RESULT %s: L2 capacity %d, used before %d, after %d, retained %.4f; data hit ratio"
               + " before %.4f, first %d reads after restart %.4f; stop->serving %s%n",
-          mode, back.l2CapacityBytes(), l2Before, back.l2UsedBytes(), retained, before, READS, after,
+          mode,
+          back.l2CapacityBytes(),
+          l2Before,
+          back.l2UsedBytes(),
+          retained,
+          before,
+          READS,
+          after,
           Duration.between(stop, Instant.now()));
 
       assertThat(before).as("%s ratio before the stop", mode).isGreaterThanOrEqualTo(0.99);
@@ -109,8 +122,13 @@ class PersistenceIT {
     CacheSample s0 = TestTable.settledSample(scraper, infoPort);
     table.get(rows);
     TestTable.awaitSample(
-        scraper, infoPort, Duration.ofSeconds(30),
-        s -> CacheRatios.between(s0, s).data().hits() + CacheRatios.between(s0, s).data().misses() / 2 >= rows.size());
+        scraper,
+        infoPort,
+        Duration.ofSeconds(30),
+        s ->
+            CacheRatios.between(s0, s).data().hits()
+                    + CacheRatios.between(s0, s).data().misses() / 2
+                >= rows.size());
     CacheDelta d = CacheRatios.between(s0, TestTable.settledSample(scraper, infoPort));
     System.out.printf("%s: %s%n", what, d);
     assertThat(d.restarts()).isZero();

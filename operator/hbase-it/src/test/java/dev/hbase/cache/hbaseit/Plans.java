@@ -27,11 +27,15 @@ final class Plans {
             .setHbaseSiteConfigMap("hbase-site")
             .setMode(mode);
     switch (mode) {
-      case Offheap -> spec.setMemory(
-          new MemorySpec().setHeap(new Quantity("512Mi")).setBucketCache(new Quantity("256Mi")));
-      case File, PersistentFile -> spec.setMemory(new MemorySpec().setBucketCache(new Quantity("384Mi")))
-          .setStorage(
-              new StorageSpec().setSize(new Quantity("2Gi")).setMountPath(cacheDir.toString()));
+      case Offheap ->
+          spec.setMemory(
+              new MemorySpec()
+                  .setHeap(new Quantity("512Mi"))
+                  .setBucketCache(new Quantity("256Mi")));
+      case File, PersistentFile ->
+          spec.setMemory(new MemorySpec().setBucketCache(new Quantity("384Mi")))
+              .setStorage(
+                  new StorageSpec().setSize(new Quantity("2Gi")).setMountPath(cacheDir.toString()));
       default -> {}
     }
     return spec;

@@ -25,15 +25,17 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
 import org.apache.hadoop.hbase.util.Bytes;
 
 /**
- * A test table of {@code rows} rows of {@value #VALUE_BYTES} random bytes, flushed to HFiles (64 KiB
- * blocks, about 60 rows each). Rows {@code STRIDE*j + r} for distinct j lie in distinct data blocks,
- * so reading one row per stride touches exactly one new data block per get (see {@link #STRIDE}).
+ * A test table of {@code rows} rows of {@value #VALUE_BYTES} random bytes, flushed to HFiles (64
+ * KiB blocks, about 60 rows each). Rows {@code STRIDE*j + r} for distinct j lie in distinct data
+ * blocks, so reading one row per stride touches exactly one new data block per get (see {@link
+ * #STRIDE}).
  */
 final class TestTable {
 
   static final byte[] FAMILY = Bytes.toBytes("f");
   static final byte[] QUALIFIER = Bytes.toBytes("q");
   static final int VALUE_BYTES = 1000;
+
   /**
    * Rows per stride; a row is picked in the first half of its stride, so two picks are at least
    * STRIDE/2 = 80 rows apart, more than the ~62 rows of one 64 KiB block.
@@ -132,7 +134,9 @@ final class TestTable {
     }
   }
 
-  /** Scrapes until the sample satisfies the condition (HBase refreshes its counters periodically). */
+  /**
+   * Scrapes until the sample satisfies the condition (HBase refreshes its counters periodically).
+   */
   static CacheSample awaitSample(
       JmxScraper scraper, int infoPort, Duration timeout, Predicate<CacheSample> condition) {
     CacheSample[] last = new CacheSample[1];

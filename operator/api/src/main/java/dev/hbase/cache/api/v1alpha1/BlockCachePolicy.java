@@ -11,12 +11,30 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Group(BlockCachePolicy.GROUP)
 @Version(BlockCachePolicy.VERSION)
 @ShortNames("bcp")
-@AdditionalPrinterColumn(name = "Mode", jsonPath = ".spec.mode", type = AdditionalPrinterColumn.Type.STRING)
-@AdditionalPrinterColumn(name = "Target", jsonPath = ".spec.targetRef.name", type = AdditionalPrinterColumn.Type.STRING)
-@AdditionalPrinterColumn(name = "Hit Ratio", jsonPath = ".status.cache.hitRatio", type = AdditionalPrinterColumn.Type.NUMBER)
-@AdditionalPrinterColumn(name = "Updated", jsonPath = ".status.rollout.progress", type = AdditionalPrinterColumn.Type.STRING)
-@AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.rollout.phase", type = AdditionalPrinterColumn.Type.STRING)
-@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+@AdditionalPrinterColumn(
+    name = "Mode",
+    jsonPath = ".spec.mode",
+    type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(
+    name = "Target",
+    jsonPath = ".spec.targetRef.name",
+    type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(
+    name = "Hit Ratio",
+    jsonPath = ".status.cache.hitRatio",
+    type = AdditionalPrinterColumn.Type.NUMBER)
+@AdditionalPrinterColumn(
+    name = "Updated",
+    jsonPath = ".status.rollout.progress",
+    type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(
+    name = "Phase",
+    jsonPath = ".status.rollout.phase",
+    type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(
+    name = "Age",
+    jsonPath = ".metadata.creationTimestamp",
+    type = AdditionalPrinterColumn.Type.DATE)
 public class BlockCachePolicy extends CustomResource<BlockCachePolicySpec, BlockCachePolicyStatus>
     implements Namespaced {
 

@@ -19,9 +19,9 @@ import lombok.Data;
 import lombok.experimental.Accessors;
 
 /**
- * What the user asks for. Cross-field rules live here as CEL so the API server refuses bad
- * input; the planner checks the same rules (and those that need the pod's memory limit) so the
- * {@code plan} command refuses the same input offline.
+ * What the user asks for. Cross-field rules live here as CEL so the API server refuses bad input;
+ * the planner checks the same rules (and those that need the pod's memory limit) so the {@code
+ * plan} command refuses the same input offline.
  */
 @Data
 @Accessors(chain = true)

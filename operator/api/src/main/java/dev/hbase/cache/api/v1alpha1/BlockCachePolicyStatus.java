@@ -1,8 +1,6 @@
 package dev.hbase.cache.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import lombok.Data;
-import lombok.experimental.Accessors;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
@@ -10,14 +8,18 @@ import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.util.ArrayList;
 import java.util.List;
+import lombok.Data;
+import lombok.experimental.Accessors;
 
 @Data
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class BlockCachePolicyStatus {
   private Long observedGeneration;
+
   /** Valid, Ready, Progressing, Degraded, CacheResetPending. */
   private List<Condition> conditions = new ArrayList<>();
+
   private PlanStatus plan;
   private RolloutStatus rollout;
   private CacheStatus cache;

@@ -58,6 +58,8 @@ public enum CacheMode {
                     "unknown mode \""
                         + name
                         + "\": allowed are "
-                        + Arrays.stream(values()).map(Enum::name).collect(Collectors.joining(", "))));
+                        + Arrays.stream(values())
+                            .map(Enum::name)
+                            .collect(Collectors.joining(", "))));
   }
 }

@@ -15,9 +15,7 @@ class CrdUpToDateTest {
     Path generated = Path.of(System.getProperty("generated.crds.dir"), FILE);
     Path committed = Path.of(System.getProperty("crds.dir"), FILE);
     assertThat(generated).exists();
-    assertThat(committed)
-        .as("crds/%s is missing: run `make crds`", FILE)
-        .exists();
+    assertThat(committed).as("crds/%s is missing: run `make crds`", FILE).exists();
     assertThat(Files.readString(committed))
         .as("crds/%s is stale: run `make crds` and commit the result", FILE)
         .isEqualTo(Files.readString(generated));

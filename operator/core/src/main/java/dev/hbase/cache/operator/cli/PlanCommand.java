@@ -74,7 +74,9 @@ public final class PlanCommand {
       limitBytes = Sizes.parse(limit);
       requestBytes = request == null ? null : Sizes.parse(request);
     } catch (RuntimeException e) {
-      err.println("not a memory quantity (like 16Gi or 4096Mi): " + (request != null && limit != null ? limit + " / " + request : limit));
+      err.println(
+          "not a memory quantity (like 16Gi or 4096Mi): "
+              + (request != null && limit != null ? limit + " / " + request : limit));
       return USAGE;
     }
     String yaml;

@@ -44,7 +44,10 @@ final class ApplyStep {
   private final StorageManager storage;
   private final Events events;
 
-  ApplyStep(InformerEventSource<ConfigMap, BlockCachePolicy> configMaps, StorageManager storage, Events events) {
+  ApplyStep(
+      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
+      StorageManager storage,
+      Events events) {
     this.configMaps = configMaps;
     this.storage = storage;
     this.events = events;
@@ -52,12 +55,14 @@ final class ApplyStep {
 
   Outcome apply(KubernetesClient client, Observed o, Planned p) {
     BlockCachePolicy policy = o.policy();
-    ConfigMap derived = Desired.configMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
+    ConfigMap derived =
+        Desired.configMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
     if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
       apply(client, derived);
     }
     if (p.plan().pvcSize() > 0) {
-      StorageManager.Outcome s = storage.ensureClaimTemplate(client, policy, o.target(), p.plan(), events);
+      StorageManager.Outcome s =
+          storage.ensureClaimTemplate(client, policy, o.target(), p.plan(), events);
       if (s.blocked() != null) {
         return new StorageBlocked(s.blocked());
       }
@@ -66,7 +71,9 @@ final class ApplyStep {
       }
     }
     ensureOnDelete(client, o.target());
-    StatefulSet patch = Desired.regionServerPatch(policy, p.plan(), p.revision(), o.container().getName(), o.configVolume());
+    StatefulSet patch =
+        Desired.regionServerPatch(
+            policy, p.plan(), p.revision(), o.container().getName(), o.configVolume());
     if (!InSync.covers(o.target(), patch)) {
       apply(client, patch);
     }
@@ -80,16 +87,24 @@ final class ApplyStep {
    * The API server defaults updateStrategy.rollingUpdate on every StatefulSet, owned by whoever
    * created it; server-side apply cannot set type OnDelete while that field stays. Replace the
    * strategy once with a JSON merge patch (type OnDelete, rollingUpdate removed): idempotent, so no
-   * optimistic lock is needed, and it needs only the {@code patch} verb the chart's RBAC grants
-   * (an update/PUT is forbidden there).
+   * optimistic lock is needed, and it needs only the {@code patch} verb the chart's RBAC grants (an
+   * update/PUT is forbidden there).
    */
   private static void ensureOnDelete(KubernetesClient client, StatefulSet sts) {
     var strategy = sts.getSpec().getUpdateStrategy();
-    if (strategy != null && "OnDelete".equals(strategy.getType()) && strategy.getRollingUpdate() == null) {
+    if (strategy != null
+        && "OnDelete".equals(strategy.getType())
+        && strategy.getRollingUpdate() == null) {
       return;
     }
-    client.apps().statefulSets().inNamespace(sts.getMetadata().getNamespace()).withName(sts.getMetadata().getName())
-        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"updateStrategy\":{\"type\":\"OnDelete\",\"rollingUpdate\":null}}}");
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(sts.getMetadata().getNamespace())
+        .withName(sts.getMetadata().getName())
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE),
+            "{\"spec\":{\"updateStrategy\":{\"type\":\"OnDelete\",\"rollingUpdate\":null}}}");
   }
 
   static void apply(KubernetesClient client, HasMetadata desired) {
@@ -97,39 +112,72 @@ final class ApplyStep {
   }
 
   /** The master's derived ConfigMap and its config volume (the master is not rolled). */
-  private void applyMaster(KubernetesClient client, BlockCachePolicy policy, ConfigMap base, Plan plan) {
+  private void applyMaster(
+      KubernetesClient client, BlockCachePolicy policy, ConfigMap base, Plan plan) {
     MasterRef ref = policy.getSpec().getMasterRef();
     String ns = policy.getMetadata().getNamespace();
-    Map<String, String> data = Desired.siteData(base.getData(), plan.masterSite(), Set.of(),
-        "hbase-site.xml of " + base.getMetadata().getName() + " with the master keys of BlockCachePolicy " + policy.getMetadata().getName());
+    Map<String, String> data =
+        Desired.siteData(
+            base.getData(),
+            plan.masterSite(),
+            Set.of(),
+            "hbase-site.xml of "
+                + base.getMetadata().getName()
+                + " with the master keys of BlockCachePolicy "
+                + policy.getMetadata().getName());
     ConfigMap derived = Desired.configMap(policy, Desired.masterConfigMapName(policy), data);
     if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
       apply(client, derived);
     }
     boolean deployment = ref.getKind() == MasterRef.Kind.Deployment;
-    HasMetadata workload = deployment
-        ? client.apps().deployments().inNamespace(ns).withName(ref.getName()).get()
-        : client.apps().statefulSets().inNamespace(ns).withName(ref.getName()).get();
+    HasMetadata workload =
+        deployment
+            ? client.apps().deployments().inNamespace(ns).withName(ref.getName()).get()
+            : client.apps().statefulSets().inNamespace(ns).withName(ref.getName()).get();
     if (workload == null) {
-      events.warn(client, policy, "MasterNotFound", (deployment ? "Deployment " : "StatefulSet ") + ref.getName() + " not found");
+      events.warn(
+          client,
+          policy,
+          "MasterNotFound",
+          (deployment ? "Deployment " : "StatefulSet ") + ref.getName() + " not found");
       return;
     }
-    PodSpec podSpec = deployment
-        ? ((Deployment) workload).getSpec().getTemplate().getSpec()
-        : ((StatefulSet) workload).getSpec().getTemplate().getSpec();
-    Optional<String> volume = Desired.configVolume(podSpec, base.getMetadata().getName(), Desired.masterConfigMapName(policy));
+    PodSpec podSpec =
+        deployment
+            ? ((Deployment) workload).getSpec().getTemplate().getSpec()
+            : ((StatefulSet) workload).getSpec().getTemplate().getSpec();
+    Optional<String> volume =
+        Desired.configVolume(
+            podSpec, base.getMetadata().getName(), Desired.masterConfigMapName(policy));
     if (volume.isEmpty()) {
-      events.warn(client, policy, "MasterConfigVolumeNotFound",
-          ref.getName() + " mounts no volume from ConfigMap " + base.getMetadata().getName() + ": master keys not applied");
+      events.warn(
+          client,
+          policy,
+          "MasterConfigVolumeNotFound",
+          ref.getName()
+              + " mounts no volume from ConfigMap "
+              + base.getMetadata().getName()
+              + ": master keys not applied");
       return;
     }
-    var patch = Map.of(
-        "apiVersion", "apps/v1", "kind", deployment ? "Deployment" : "StatefulSet",
-        "metadata", Map.of("name", ref.getName(), "namespace", ns),
-        "spec", Map.of("template", Map.of("spec", Map.of("volumes", List.of(Desired.masterConfigVolume(policy, volume.get()))))));
-    HasMetadata desired = deployment
-        ? Serialization.unmarshal(Serialization.asJson(patch), Deployment.class)
-        : Serialization.unmarshal(Serialization.asJson(patch), StatefulSet.class);
+    var patch =
+        Map.of(
+            "apiVersion",
+            "apps/v1",
+            "kind",
+            deployment ? "Deployment" : "StatefulSet",
+            "metadata",
+            Map.of("name", ref.getName(), "namespace", ns),
+            "spec",
+            Map.of(
+                "template",
+                Map.of(
+                    "spec",
+                    Map.of("volumes", List.of(Desired.masterConfigVolume(policy, volume.get()))))));
+    HasMetadata desired =
+        deployment
+            ? Serialization.unmarshal(Serialization.asJson(patch), Deployment.class)
+            : Serialization.unmarshal(Serialization.asJson(patch), StatefulSet.class);
     if (!InSync.covers(workload, desired)) {
       apply(client, desired);
     }

@@ -60,13 +60,16 @@ import org.slf4j.LoggerFactory;
  * An invalid policy touches nothing.
  */
 @ControllerConfiguration(name = BlockCachePolicyReconciler.NAME)
-public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>, Cleaner<BlockCachePolicy> {
+public class BlockCachePolicyReconciler
+    implements Reconciler<BlockCachePolicy>, Cleaner<BlockCachePolicy> {
   public static final String NAME = "blockcachepolicy";
+
   /**
-   * The StatefulSet controller labels every pod it creates with its name: the pods informer
-   * watches only those, not every pod of the namespace.
+   * The StatefulSet controller labels every pod it creates with its name: the pods informer watches
+   * only those, not every pod of the namespace.
    */
   static final String STATEFULSET_POD_LABEL = "statefulset.kubernetes.io/pod-name";
+
   private static final Logger log = LoggerFactory.getLogger(BlockCachePolicyReconciler.class);
   private static final Duration INVALID_REQUEUE = Duration.ofSeconds(60);
   private static final Duration RECREATE_REQUEUE = Duration.ofSeconds(2);
@@ -96,14 +99,28 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
   // ------------------------------------------------------------------ watches
 
   @Override
-  public List<EventSource<?, BlockCachePolicy>> prepareEventSources(EventSourceContext<BlockCachePolicy> ctx) {
+  public List<EventSource<?, BlockCachePolicy>> prepareEventSources(
+      EventSourceContext<BlockCachePolicy> ctx) {
     statefulSets =
         new InformerEventSource<>(
             InformerEventSourceConfiguration.from(StatefulSet.class, BlockCachePolicy.class)
                 .withName("statefulsets")
-                .withSecondaryToPrimaryMapper(sts -> policies(ctx, sts, p -> p.getSpec().getTargetRef().getName().equals(sts.getMetadata().getName())))
+                .withSecondaryToPrimaryMapper(
+                    sts ->
+                        policies(
+                            ctx,
+                            sts,
+                            p ->
+                                p.getSpec()
+                                    .getTargetRef()
+                                    .getName()
+                                    .equals(sts.getMetadata().getName())))
                 .withPrimaryToSecondaryMapper(
-                    (BlockCachePolicy p) -> Set.of(new ResourceID(p.getSpec().getTargetRef().getName(), p.getMetadata().getNamespace())))
+                    (BlockCachePolicy p) ->
+                        Set.of(
+                            new ResourceID(
+                                p.getSpec().getTargetRef().getName(),
+                                p.getMetadata().getNamespace())))
                 .build(),
             ctx);
     configMaps =
@@ -116,15 +133,27 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
                             ctx,
                             cm,
                             p ->
-                                cm.getMetadata().getName().equals(p.getSpec().getHbaseSiteConfigMap())
-                                    || cm.getMetadata().getName().equals(Desired.regionServerConfigMapName(p))
-                                    || cm.getMetadata().getName().equals(Desired.masterConfigMapName(p))
-                                    || cm.getMetadata().getName().equals(StorageManager.backupName(p))))
+                                cm.getMetadata()
+                                        .getName()
+                                        .equals(p.getSpec().getHbaseSiteConfigMap())
+                                    || cm.getMetadata()
+                                        .getName()
+                                        .equals(Desired.regionServerConfigMapName(p))
+                                    || cm.getMetadata()
+                                        .getName()
+                                        .equals(Desired.masterConfigMapName(p))
+                                    || cm.getMetadata()
+                                        .getName()
+                                        .equals(StorageManager.backupName(p))))
                 .withPrimaryToSecondaryMapper(
                     (BlockCachePolicy p) ->
                         Set.of(
-                            new ResourceID(p.getSpec().getHbaseSiteConfigMap(), p.getMetadata().getNamespace()),
-                            new ResourceID(Desired.regionServerConfigMapName(p), p.getMetadata().getNamespace())))
+                            new ResourceID(
+                                p.getSpec().getHbaseSiteConfigMap(),
+                                p.getMetadata().getNamespace()),
+                            new ResourceID(
+                                Desired.regionServerConfigMapName(p),
+                                p.getMetadata().getNamespace())))
                 .build(),
             ctx);
     pods =
@@ -133,7 +162,11 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
                 .withName("pods")
                 .withLabelSelector(STATEFULSET_POD_LABEL)
                 .withSecondaryToPrimaryMapper(
-                    pod -> policies(ctx, pod, p -> Observer.ordinal(pod, p.getSpec().getTargetRef().getName()) >= 0))
+                    pod ->
+                        policies(
+                            ctx,
+                            pod,
+                            p -> Observer.ordinal(pod, p.getSpec().getTargetRef().getName()) >= 0))
                 .withPrimaryToSecondaryMapper((BlockCachePolicy p) -> Set.of())
                 .build(),
             ctx);
@@ -147,7 +180,11 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
     String ns = r.getMetadata().getNamespace();
     return ctx.getPrimaryCache()
         .list(ns)
-        .filter(p -> p.getSpec() != null && p.getSpec().getTargetRef() != null && p.getSpec().getTargetRef().getName() != null)
+        .filter(
+            p ->
+                p.getSpec() != null
+                    && p.getSpec().getTargetRef() != null
+                    && p.getSpec().getTargetRef().getName() != null)
         .filter(match)
         .map(ResourceID::fromResource)
         .collect(Collectors.toSet());
@@ -156,7 +193,8 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
   // ------------------------------------------------------------------ reconcile
 
   @Override
-  public UpdateControl<BlockCachePolicy> reconcile(BlockCachePolicy policy, Context<BlockCachePolicy> ctx) {
+  public UpdateControl<BlockCachePolicy> reconcile(
+      BlockCachePolicy policy, Context<BlockCachePolicy> ctx) {
     Instant now = clock.instant();
     KubernetesClient client = ctx.getClient();
     StatusAggregator status = new StatusAggregator(policy, now);
@@ -168,7 +206,11 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
       } else if (u.why().invalid) {
         events.warn(client, policy, u.why().name(), u.message());
       }
-      return write(ctx, policy, status.unobservable(u), u.why().invalid ? INVALID_REQUEUE : RECREATE_REQUEUE);
+      return write(
+          ctx,
+          policy,
+          status.unobservable(u),
+          u.why().invalid ? INVALID_REQUEUE : RECREATE_REQUEUE);
     }
     Observed observed = (Observed) seen;
 
@@ -192,14 +234,16 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
       return write(ctx, policy, status.recreating(r.message()), RECREATE_REQUEUE);
     }
 
-    Optional<Roller.Decision> d = roll.roll(client, observed, planned, status.rollout(), status.cacheResetPending(), now);
+    Optional<Roller.Decision> d =
+        roll.roll(client, observed, planned, status.rollout(), status.cacheResetPending(), now);
     if (d.isEmpty()) {
       return write(ctx, policy, status, RETRY_ACTION); // an action failed: the same step again
     }
     status.rolled(d.get());
 
     metrics.update(policy, status.status(), observed.pods(), now);
-    return write(ctx, policy, status, min(metricsInterval(policy.getSpec()), d.get().requeueAfter()));
+    return write(
+        ctx, policy, status, min(metricsInterval(policy.getSpec()), d.get().requeueAfter()));
   }
 
   /**
@@ -210,11 +254,18 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
   @Override
   public ErrorStatusUpdateControl<BlockCachePolicy> updateErrorStatus(
       BlockCachePolicy policy, Context<BlockCachePolicy> ctx, Exception e) {
-    log.warn("policy {}/{}: reconcile failed: {}", policy.getMetadata().getNamespace(), policy.getMetadata().getName(), e.toString());
+    log.warn(
+        "policy {}/{}: reconcile failed: {}",
+        policy.getMetadata().getNamespace(),
+        policy.getMetadata().getName(),
+        e.toString());
     try {
       write(ctx, policy, new StatusAggregator(policy, clock.instant()).failed(e), INVALID_REQUEUE);
     } catch (RuntimeException writeFailed) {
-      log.warn("policy {}: could not write the error status: {}", policy.getMetadata().getName(), writeFailed.toString());
+      log.warn(
+          "policy {}: could not write the error status: {}",
+          policy.getMetadata().getName(),
+          writeFailed.toString());
     }
     return ErrorStatusUpdateControl.noStatusUpdate();
   }
@@ -224,18 +275,29 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
     // Nothing Kubernetes-side is deleted: the StatefulSet, its pods, PVCs and the derived
     // ConfigMap stay. HBase is left as a roll would leave it: balancer restored, marks cleared.
     RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
-    if (r != null && (Boolean.TRUE.equals(r.getBalancerWasOn()) || (r.getInFlight() != null && !r.getInFlight().isEmpty()))) {
+    if (r != null
+        && (Boolean.TRUE.equals(r.getBalancerWasOn())
+            || (r.getInFlight() != null && !r.getInFlight().isEmpty()))) {
       String ns = policy.getMetadata().getNamespace();
-      ConfigMap base = configMaps.get(new ResourceID(policy.getSpec().getHbaseSiteConfigMap(), ns)).orElse(null);
+      ConfigMap base =
+          configMaps.get(new ResourceID(policy.getSpec().getHbaseSiteConfigMap(), ns)).orElse(null);
       // Each step on its own: the balancer matters most. A mark that cannot be cleared belongs
       // to an instance that is gone (its pod restarts under a new start code, unmarked).
       if (Boolean.TRUE.equals(r.getBalancerWasOn())) {
-        bestEffort(policy, "switch the balancer back on", () -> clusters.of(policy.getSpec(), base).balancer(true));
+        bestEffort(
+            policy,
+            "switch the balancer back on",
+            () -> clusters.of(policy.getSpec(), base).balancer(true));
       }
       for (var f : r.getInFlight()) {
         if (f.getOldServer() != null) {
-          bestEffort(policy, "clear the decommission mark of " + f.getOldServer(),
-              () -> clusters.of(policy.getSpec(), base).recommission(ServerId.parse(f.getOldServer()), List.of()));
+          bestEffort(
+              policy,
+              "clear the decommission mark of " + f.getOldServer(),
+              () ->
+                  clusters
+                      .of(policy.getSpec(), base)
+                      .recommission(ServerId.parse(f.getOldServer()), List.of()));
         }
       }
     }
@@ -253,7 +315,11 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
     try {
       call.call();
     } catch (Exception e) {
-      log.warn("policy {} deleted mid-roll: could not {}: {}", policy.getMetadata().getName(), what, e.toString());
+      log.warn(
+          "policy {} deleted mid-roll: could not {}: {}",
+          policy.getMetadata().getName(),
+          what,
+          e.toString());
     }
   }
 
@@ -266,14 +332,18 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
    * and keeps the written resource in a cache over the informer until the informer has it.
    */
   private static UpdateControl<BlockCachePolicy> write(
-      Context<BlockCachePolicy> ctx, BlockCachePolicy policy, StatusAggregator status, Duration requeue) {
+      Context<BlockCachePolicy> ctx,
+      BlockCachePolicy policy,
+      StatusAggregator status,
+      Duration requeue) {
     BlockCachePolicyStatus changed = status.changed();
     if (changed != null) {
       BlockCachePolicy fresh = new BlockCachePolicy();
-      fresh.setMetadata(new ObjectMetaBuilder()
-          .withName(policy.getMetadata().getName())
-          .withNamespace(policy.getMetadata().getNamespace())
-          .build());
+      fresh.setMetadata(
+          new ObjectMetaBuilder()
+              .withName(policy.getMetadata().getName())
+              .withNamespace(policy.getMetadata().getNamespace())
+              .build());
       fresh.setStatus(changed);
       PrimaryUpdateAndCacheUtils.ssaPatchStatusAndCacheResource(policy, fresh, ctx);
     }
@@ -281,7 +351,8 @@ public class BlockCachePolicyReconciler implements Reconciler<BlockCachePolicy>,
   }
 
   static Duration metricsInterval(BlockCachePolicySpec spec) {
-    return Durations.parse(spec.getMetrics() == null ? null : spec.getMetrics().getInterval(), "30s");
+    return Durations.parse(
+        spec.getMetrics() == null ? null : spec.getMetrics().getInterval(), "30s");
   }
 
   private static Duration min(Duration a, Duration b) {

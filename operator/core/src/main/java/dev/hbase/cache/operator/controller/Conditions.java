@@ -27,7 +27,9 @@ public final class Conditions {
     String s = status ? "True" : "False";
     Optional<Condition> old = find(conditions, type);
     String since =
-        old.filter(c -> s.equals(c.getStatus())).map(Condition::getLastTransitionTime).orElse(now.toString());
+        old.filter(c -> s.equals(c.getStatus()))
+            .map(Condition::getLastTransitionTime)
+            .orElse(now.toString());
     Condition c =
         new ConditionBuilder()
             .withType(type)

@@ -12,9 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Kubernetes events on a policy. {@link #warn} is for conditions that every reconcile sees again
- * (a refused plan, a missing StatefulSet): a reason+message already sent is not sent again.
- * {@link #record} is for occurrences (a pod restarted), sent each time.
+ * Kubernetes events on a policy. {@link #warn} is for conditions that every reconcile sees again (a
+ * refused plan, a missing StatefulSet): a reason+message already sent is not sent again. {@link
+ * #record} is for occurrences (a pod restarted), sent each time.
  */
 public final class Events {
   private static final Logger log = LoggerFactory.getLogger(Events.class);
@@ -25,7 +25,8 @@ public final class Events {
     this.clock = clock;
   }
 
-  public void warn(KubernetesClient client, BlockCachePolicy policy, String reason, String message) {
+  public void warn(
+      KubernetesClient client, BlockCachePolicy policy, String reason, String message) {
     String key = policy.getMetadata().getUid() + "/" + reason;
     if (message.equals(last.put(key, message))) {
       return;
@@ -33,34 +34,56 @@ public final class Events {
     record(client, policy, true, reason, message);
   }
 
-  public void record(KubernetesClient client, BlockCachePolicy policy, boolean warning, String reason, String message) {
+  public void record(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      boolean warning,
+      String reason,
+      String message) {
     String now = clock.instant().toString();
     try {
-      client.v1().events().inNamespace(policy.getMetadata().getNamespace()).resource(
-          new EventBuilder()
-              .withNewMetadata()
-              .withName(policy.getMetadata().getName() + "." + UUID.randomUUID().toString().substring(0, 8))
-              .withNamespace(policy.getMetadata().getNamespace())
-              .endMetadata()
-              .withInvolvedObject(
-                  new ObjectReferenceBuilder()
-                      .withApiVersion(policy.getApiVersion())
-                      .withKind(policy.getKind())
-                      .withName(policy.getMetadata().getName())
-                      .withNamespace(policy.getMetadata().getNamespace())
-                      .withUid(policy.getMetadata().getUid())
-                      .build())
-              .withType(warning ? "Warning" : "Normal")
-              .withReason(reason)
-              .withMessage(message.length() > 1000 ? message.substring(0, 1000) : message)
-              .withFirstTimestamp(now)
-              .withLastTimestamp(now)
-              .withCount(1)
-              .withNewSource("hbase-cache-operator", null)
-              .build()).create();
+      client
+          .v1()
+          .events()
+          .inNamespace(policy.getMetadata().getNamespace())
+          .resource(
+              new EventBuilder()
+                  .withNewMetadata()
+                  .withName(
+                      policy.getMetadata().getName()
+                          + "."
+                          + UUID.randomUUID().toString().substring(0, 8))
+                  .withNamespace(policy.getMetadata().getNamespace())
+                  .endMetadata()
+                  .withInvolvedObject(
+                      new ObjectReferenceBuilder()
+                          .withApiVersion(policy.getApiVersion())
+                          .withKind(policy.getKind())
+                          .withName(policy.getMetadata().getName())
+                          .withNamespace(policy.getMetadata().getNamespace())
+                          .withUid(policy.getMetadata().getUid())
+                          .build())
+                  .withType(warning ? "Warning" : "Normal")
+                  .withReason(reason)
+                  .withMessage(message.length() > 1000 ? message.substring(0, 1000) : message)
+                  .withFirstTimestamp(now)
+                  .withLastTimestamp(now)
+                  .withCount(1)
+                  .withNewSource("hbase-cache-operator", null)
+                  .build())
+          .create();
     } catch (RuntimeException e) {
-      log.warn("could not record event {} on {}: {}", reason, policy.getMetadata().getName(), e.toString());
+      log.warn(
+          "could not record event {} on {}: {}",
+          reason,
+          policy.getMetadata().getName(),
+          e.toString());
     }
-    log.info("{} {}/{}: {}", reason, policy.getMetadata().getNamespace(), policy.getMetadata().getName(), message);
+    log.info(
+        "{} {}/{}: {}",
+        reason,
+        policy.getMetadata().getNamespace(),
+        policy.getMetadata().getName(),
+        message);
   }
 }

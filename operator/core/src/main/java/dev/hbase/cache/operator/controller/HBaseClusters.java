@@ -8,7 +8,9 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** One admin connection per HBase cluster (ZooKeeper quorum + znode parent), opened on first use. */
+/**
+ * One admin connection per HBase cluster (ZooKeeper quorum + znode parent), opened on first use.
+ */
 final class HBaseClusters implements AutoCloseable {
   private final HBaseConnector connector;
   private final Map<String, HBaseCluster> open = new ConcurrentHashMap<>();
@@ -20,7 +22,9 @@ final class HBaseClusters implements AutoCloseable {
   /** The cluster the policy's RegionServers belong to: spec.hbase, else the base hbase-site. */
   HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base) {
     Map<String, String> site =
-        base == null || base.getData() == null ? Map.of() : SiteXml.parse(base.getData().get(Desired.SITE_FILE));
+        base == null || base.getData() == null
+            ? Map.of()
+            : SiteXml.parse(base.getData().get(Desired.SITE_FILE));
     String quorum = quorum(spec, site);
     String parent = znodeParent(spec, site);
     return open.computeIfAbsent(quorum + parent, k -> connector.connect(quorum, parent));

@@ -12,16 +12,18 @@ import java.util.Objects;
 /**
  * Whether an object as the informer cache shows it already carries what a server-side apply would
  * set, so the apply can be skipped (no PATCH while nothing changed). A desired object is covered
- * when every field it sets has that value in the actual one; list items are matched by
- * {@code name} where they have one (containers, env, volumes), else by value. Fields the operator
- * stops setting are not seen here: every desired object of the operator carries the revision (or,
- * for a ConfigMap, its whole data, compared exactly), which changes whenever the plan does.
+ * when every field it sets has that value in the actual one; list items are matched by {@code name}
+ * where they have one (containers, env, volumes), else by value. Fields the operator stops setting
+ * are not seen here: every desired object of the operator carries the revision (or, for a
+ * ConfigMap, its whole data, compared exactly), which changes whenever the plan does.
  */
 final class InSync {
   private InSync() {}
 
   static boolean configMap(ConfigMap actual, ConfigMap desired) {
-    return actual != null && Objects.equals(actual.getData(), desired.getData()) && covers(actual, desired);
+    return actual != null
+        && Objects.equals(actual.getData(), desired.getData())
+        && covers(actual, desired);
   }
 
   static boolean covers(HasMetadata actual, HasMetadata desired) {
@@ -55,7 +57,9 @@ final class InSync {
         JsonNode key = want.isObject() ? want.get("name") : null;
         boolean found = false;
         for (JsonNode have : actual) {
-          if (key != null ? key.equals(have.get("name")) && covers(have, want) : covers(have, want)) {
+          if (key != null
+              ? key.equals(have.get("name")) && covers(have, want)
+              : covers(have, want)) {
             found = true;
             break;
           }
@@ -75,7 +79,9 @@ final class InSync {
       return false;
     }
     try {
-      return Quantity.getAmountInBytes(new Quantity(a.asText())).compareTo(Quantity.getAmountInBytes(new Quantity(b.asText()))) == 0;
+      return Quantity.getAmountInBytes(new Quantity(a.asText()))
+              .compareTo(Quantity.getAmountInBytes(new Quantity(b.asText())))
+          == 0;
     } catch (RuntimeException e) {
       return false;
     }

@@ -30,6 +30,7 @@ import org.slf4j.LoggerFactory;
 final class MetricsCollector {
   private static final Logger log = LoggerFactory.getLogger(MetricsCollector.class);
   private final CacheProbe probe;
+
   /** policy uid -> pod -> last interval sample. */
   private final Map<String, Map<String, CacheSample>> previous = new ConcurrentHashMap<>();
 
@@ -50,19 +51,23 @@ final class MetricsCollector {
       }
       CacheSample s = scrape(policy, p);
       if (s != null) {
-        out.put(p.name(), new CacheView(s.l2UsedBytes(), CacheRatios.dataReadHitRatio(s.data(), s.hasL2())));
+        out.put(
+            p.name(),
+            new CacheView(s.l2UsedBytes(), CacheRatios.dataReadHitRatio(s.data(), s.hasL2())));
       }
     }
     return out;
   }
 
   /** Refreshes status.regionServers and status.cache when the interval is due. */
-  void update(BlockCachePolicy policy, BlockCachePolicyStatus status, List<PodView> podViews, Instant now) {
+  void update(
+      BlockCachePolicy policy, BlockCachePolicyStatus status, List<PodView> podViews, Instant now) {
     Map<String, RegionServerStatus> byPod = new HashMap<>();
     status.getRegionServers().forEach(r -> byPod.put(r.getPod(), r));
     List<RegionServerStatus> rows = new ArrayList<>();
     for (PodView p : podViews) {
-      RegionServerStatus r = byPod.getOrDefault(p.name(), new RegionServerStatus().setPod(p.name()));
+      RegionServerStatus r =
+          byPod.getOrDefault(p.name(), new RegionServerStatus().setPod(p.name()));
       r.setReady(p.ready());
       r.setConfigHash(p.revision());
       rows.add(r);
@@ -71,7 +76,8 @@ final class MetricsCollector {
 
     Duration interval = BlockCachePolicyReconciler.metricsInterval(policy.getSpec());
     CacheStatus cache = status.getCache();
-    Map<String, CacheSample> prev = previous.computeIfAbsent(policy.getMetadata().getUid(), k -> new ConcurrentHashMap<>());
+    Map<String, CacheSample> prev =
+        previous.computeIfAbsent(policy.getMetadata().getUid(), k -> new ConcurrentHashMap<>());
     Instant last = prev.values().stream().map(CacheSample::at).max(Instant::compareTo).orElse(null);
     if (last != null && Duration.between(last, now).compareTo(interval.minusSeconds(1)) < 0) {
       return;
@@ -83,7 +89,8 @@ final class MetricsCollector {
     long size = 0;
     long used = 0;
     for (RegionServerStatus r : rows) {
-      PodView p = podViews.stream().filter(v -> v.name().equals(r.getPod())).findFirst().orElseThrow();
+      PodView p =
+          podViews.stream().filter(v -> v.name().equals(r.getPod())).findFirst().orElseThrow();
       if (!p.ready() || p.ip() == null) {
         prev.remove(p.name());
         continue;
@@ -126,13 +133,14 @@ final class MetricsCollector {
             .setEvictions(all.evictions())
             .setFailedInsertions(all.failedInsertions());
     // Unchanged figures are not news: keep the old sampledAt so the status is not rewritten.
-    next.setSampledAt(cache != null && sameFigures(cache, next) ? cache.getSampledAt() : now.toString());
+    next.setSampledAt(
+        cache != null && sameFigures(cache, next) ? cache.getSampledAt() : now.toString());
     status.setCache(next);
   }
 
   /**
-   * Data-block reads summed over pods: served from cache vs all. Pods are summed by reads, not
-   * by averaging ratios, and each pod's counts are read the way its HBase counts them (a cold read
+   * Data-block reads summed over pods: served from cache vs all. Pods are summed by reads, not by
+   * averaging ratios, and each pod's counts are read the way its HBase counts them (a cold read
    * with an L2 counts as two misses: {@link CacheRatios#dataReadHitRatio}).
    */
   private static final class Reads {
@@ -154,8 +162,10 @@ final class MetricsCollector {
   }
 
   private CacheSample scrape(BlockCachePolicy policy, PodView p) {
-    int port = policy.getSpec().getHbase() == null || policy.getSpec().getHbase().getInfoPort() == null
-        ? 16030 : policy.getSpec().getHbase().getInfoPort();
+    int port =
+        policy.getSpec().getHbase() == null || policy.getSpec().getHbase().getInfoPort() == null
+            ? 16030
+            : policy.getSpec().getHbase().getInfoPort();
     try {
       return probe.scrape(p.ip(), port);
     } catch (IOException | RuntimeException e) {

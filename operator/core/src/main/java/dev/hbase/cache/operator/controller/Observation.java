@@ -26,7 +26,8 @@ sealed interface Observation {
       ConfigMap base,
       Container container,
       String configVolume,
-      List<PodView> pods) implements Observation {
+      List<PodView> pods)
+      implements Observation {
 
     String namespace() {
       return policy.getMetadata().getNamespace();
@@ -37,7 +38,10 @@ sealed interface Observation {
     }
   }
 
-  /** The target cannot be planned for now; {@code backup} is set for {@link Why#RecreateInterrupted}. */
+  /**
+   * The target cannot be planned for now; {@code backup} is set for {@link
+   * Why#RecreateInterrupted}.
+   */
   record Unobservable(Why why, String message, ConfigMap backup) implements Observation {
     Unobservable(Why why, String message) {
       this(why, message, null);

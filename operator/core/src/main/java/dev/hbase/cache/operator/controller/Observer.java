@@ -13,8 +13,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.readiness.Readiness;
-import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -31,7 +31,13 @@ import java.util.regex.Pattern;
  */
 final class Observer {
   private static final Set<String> STUCK_REASONS =
-      Set.of("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError");
+      Set.of(
+          "CrashLoopBackOff",
+          "ImagePullBackOff",
+          "ErrImagePull",
+          "InvalidImageName",
+          "CreateContainerConfigError",
+          "CreateContainerError");
   private static final Pattern ORDINAL = Pattern.compile("^(.*)-([0-9]+)$");
 
   private final InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets;
@@ -56,54 +62,96 @@ final class Observer {
    */
   Optional<BlockCachePolicy> owner(BlockCachePolicy policy) {
     String target = policy.getSpec().getTargetRef().getName();
-    return policies.list(policy.getMetadata().getNamespace())
-        .filter(p -> p.getMetadata().getDeletionTimestamp() == null || p.getMetadata().getUid().equals(policy.getMetadata().getUid()))
-        .filter(p -> p.getSpec() != null && p.getSpec().getTargetRef() != null && target.equals(p.getSpec().getTargetRef().getName()))
-        .min(Comparator.comparing((BlockCachePolicy p) -> Objects.toString(p.getMetadata().getCreationTimestamp(), ""))
-            .thenComparing(p -> p.getMetadata().getName()));
+    return policies
+        .list(policy.getMetadata().getNamespace())
+        .filter(
+            p ->
+                p.getMetadata().getDeletionTimestamp() == null
+                    || p.getMetadata().getUid().equals(policy.getMetadata().getUid()))
+        .filter(
+            p ->
+                p.getSpec() != null
+                    && p.getSpec().getTargetRef() != null
+                    && target.equals(p.getSpec().getTargetRef().getName()))
+        .min(
+            Comparator.comparing(
+                    (BlockCachePolicy p) ->
+                        Objects.toString(p.getMetadata().getCreationTimestamp(), ""))
+                .thenComparing(p -> p.getMetadata().getName()));
   }
 
   Observation observe(BlockCachePolicy policy) {
     BlockCachePolicySpec spec = policy.getSpec();
     String ns = policy.getMetadata().getNamespace();
     Optional<BlockCachePolicy> owner = owner(policy);
-    if (owner.isPresent() && !owner.get().getMetadata().getName().equals(policy.getMetadata().getName())) {
-      return new Unobservable(Why.Conflict, "StatefulSet " + spec.getTargetRef().getName() + " is managed by BlockCachePolicy "
-          + owner.get().getMetadata().getName() + " (created first); this policy changes nothing while that one exists");
+    if (owner.isPresent()
+        && !owner.get().getMetadata().getName().equals(policy.getMetadata().getName())) {
+      return new Unobservable(
+          Why.Conflict,
+          "StatefulSet "
+              + spec.getTargetRef().getName()
+              + " is managed by BlockCachePolicy "
+              + owner.get().getMetadata().getName()
+              + " (created first); this policy changes nothing while that one exists");
     }
-    Optional<StatefulSet> target = statefulSets.get(new ResourceID(spec.getTargetRef().getName(), ns));
+    Optional<StatefulSet> target =
+        statefulSets.get(new ResourceID(spec.getTargetRef().getName(), ns));
     if (target.isEmpty()) {
-      Optional<ConfigMap> backup = configMaps.get(new ResourceID(StorageManager.backupName(policy), ns));
+      Optional<ConfigMap> backup =
+          configMaps.get(new ResourceID(StorageManager.backupName(policy), ns));
       if (backup.isPresent()) {
-        return new Unobservable(Why.RecreateInterrupted,
-            "StatefulSet " + spec.getTargetRef().getName() + " was deleted for a recreate: creating it again", backup.get());
+        return new Unobservable(
+            Why.RecreateInterrupted,
+            "StatefulSet "
+                + spec.getTargetRef().getName()
+                + " was deleted for a recreate: creating it again",
+            backup.get());
       }
-      return new Unobservable(Why.TargetNotFound, "StatefulSet " + spec.getTargetRef().getName() + " not found in namespace " + ns);
+      return new Unobservable(
+          Why.TargetNotFound,
+          "StatefulSet " + spec.getTargetRef().getName() + " not found in namespace " + ns);
     }
     StatefulSet sts = target.get();
     if (sts.getMetadata().getDeletionTimestamp() != null) {
-      return new Unobservable(Why.RecreatingStatefulSet,
-          "waiting for StatefulSet " + sts.getMetadata().getName() + " to be deleted (orphan: pods keep running)");
+      return new Unobservable(
+          Why.RecreatingStatefulSet,
+          "waiting for StatefulSet "
+              + sts.getMetadata().getName()
+              + " to be deleted (orphan: pods keep running)");
     }
     var podSpec = sts.getSpec().getTemplate().getSpec();
     Optional<Container> container = Desired.container(podSpec, spec.getTargetRef().getContainer());
     if (container.isEmpty()) {
-      return new Unobservable(Why.ContainerNotFound, "StatefulSet " + sts.getMetadata().getName() + " has no container "
-          + Objects.toString(spec.getTargetRef().getContainer(), "at all"));
+      return new Unobservable(
+          Why.ContainerNotFound,
+          "StatefulSet "
+              + sts.getMetadata().getName()
+              + " has no container "
+              + Objects.toString(spec.getTargetRef().getContainer(), "at all"));
     }
     Optional<ConfigMap> base = configMaps.get(new ResourceID(spec.getHbaseSiteConfigMap(), ns));
     if (base.isEmpty()) {
-      return new Unobservable(Why.BaseConfigNotFound,
-          "ConfigMap " + spec.getHbaseSiteConfigMap() + " (spec.hbaseSiteConfigMap) not found in namespace " + ns);
+      return new Unobservable(
+          Why.BaseConfigNotFound,
+          "ConfigMap "
+              + spec.getHbaseSiteConfigMap()
+              + " (spec.hbaseSiteConfigMap) not found in namespace "
+              + ns);
     }
     Optional<String> configVolume =
-        Desired.configVolume(podSpec, spec.getHbaseSiteConfigMap(), Desired.regionServerConfigMapName(policy));
+        Desired.configVolume(
+            podSpec, spec.getHbaseSiteConfigMap(), Desired.regionServerConfigMapName(policy));
     if (configVolume.isEmpty()) {
-      return new Unobservable(Why.ConfigVolumeNotFound,
-          "no volume of StatefulSet " + sts.getMetadata().getName() + " mounts ConfigMap " + spec.getHbaseSiteConfigMap()
+      return new Unobservable(
+          Why.ConfigVolumeNotFound,
+          "no volume of StatefulSet "
+              + sts.getMetadata().getName()
+              + " mounts ConfigMap "
+              + spec.getHbaseSiteConfigMap()
               + ": the operator repoints that volume to the derived ConfigMap");
     }
-    return new Observed(policy, sts, base.get(), container.get(), configVolume.get(), podViews(sts, ns));
+    return new Observed(
+        policy, sts, base.get(), container.get(), configVolume.get(), podViews(sts, ns));
   }
 
   /** The StatefulSet's pods below its replicas, as the roller sees them, by ordinal. */
@@ -140,11 +188,19 @@ final class Observer {
     if (templates == null || templates.isEmpty()) {
       return false;
     }
-    List<Volume> volumes = p.getSpec() == null || p.getSpec().getVolumes() == null ? List.of() : p.getSpec().getVolumes();
+    List<Volume> volumes =
+        p.getSpec() == null || p.getSpec().getVolumes() == null
+            ? List.of()
+            : p.getSpec().getVolumes();
     for (var t : templates) {
       String claim = t.getMetadata().getName() + "-" + sts.getMetadata().getName() + "-" + ordinal;
-      boolean found = volumes.stream().anyMatch(v -> t.getMetadata().getName().equals(v.getName())
-          && v.getPersistentVolumeClaim() != null && claim.equals(v.getPersistentVolumeClaim().getClaimName()));
+      boolean found =
+          volumes.stream()
+              .anyMatch(
+                  v ->
+                      t.getMetadata().getName().equals(v.getName())
+                          && v.getPersistentVolumeClaim() != null
+                          && claim.equals(v.getPersistentVolumeClaim().getClaimName()));
       if (!found) {
         return true;
       }
@@ -158,20 +214,43 @@ final class Observer {
 
   static PodView podView(Pod p, int ordinal, boolean missingClaimVolumes) {
     var meta = p.getMetadata();
-    String revision = meta.getAnnotations() == null ? null : meta.getAnnotations().get(Desired.HASH_ANNOTATION);
+    String revision =
+        meta.getAnnotations() == null ? null : meta.getAnnotations().get(Desired.HASH_ANNOTATION);
     var st = p.getStatus();
     String stuck = null;
     if (st != null && st.getContainerStatuses() != null) {
-      stuck = st.getContainerStatuses().stream()
-          .map(c -> c.getState() == null || c.getState().getWaiting() == null ? null : c.getState().getWaiting().getReason())
-          .filter(Objects::nonNull)
-          .filter(STUCK_REASONS::contains).findFirst().orElse(null);
+      stuck =
+          st.getContainerStatuses().stream()
+              .map(
+                  c ->
+                      c.getState() == null || c.getState().getWaiting() == null
+                          ? null
+                          : c.getState().getWaiting().getReason())
+              .filter(Objects::nonNull)
+              .filter(STUCK_REASONS::contains)
+              .findFirst()
+              .orElse(null);
     }
-    if (stuck == null && st != null && st.getConditions() != null
-        && st.getConditions().stream().anyMatch(c -> "PodScheduled".equals(c.getType()) && "False".equals(c.getStatus()) && "Unschedulable".equals(c.getReason()))) {
+    if (stuck == null
+        && st != null
+        && st.getConditions() != null
+        && st.getConditions().stream()
+            .anyMatch(
+                c ->
+                    "PodScheduled".equals(c.getType())
+                        && "False".equals(c.getStatus())
+                        && "Unschedulable".equals(c.getReason()))) {
       stuck = "Unschedulable";
     }
-    return new PodView(meta.getName(), meta.getUid(), ordinal, revision, Readiness.isPodReady(p), meta.getDeletionTimestamp() != null, stuck,
-        st == null ? null : st.getPodIP(), missingClaimVolumes);
+    return new PodView(
+        meta.getName(),
+        meta.getUid(),
+        ordinal,
+        revision,
+        Readiness.isPodReady(p),
+        meta.getDeletionTimestamp() != null,
+        stuck,
+        st == null ? null : st.getPodIP(),
+        missingClaimVolumes);
   }
 }

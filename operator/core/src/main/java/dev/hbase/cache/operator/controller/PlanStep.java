@@ -15,9 +15,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The validate step, a pure function: the plan for the observed container, the derived
- * hbase-site, the revision pods are compared against, and whether the change drops persisted
- * caches. What the API server could not check is refused here, and nothing is applied.
+ * The validate step, a pure function: the plan for the observed container, the derived hbase-site,
+ * the revision pods are compared against, and whether the change drops persisted caches. What the
+ * API server could not check is refused here, and nothing is applied.
  */
 final class PlanStep {
   private PlanStep() {}
@@ -33,10 +33,15 @@ final class PlanStep {
    * @param cacheResets why the next restarts drop the persisted caches (empty: they keep them);
    *     only for a new plan, compared with the one in the status
    */
-  record Planned(Plan plan, Map<String, String> siteData, String revision, List<String> cacheResets) implements Result {
+  record Planned(Plan plan, Map<String, String> siteData, String revision, List<String> cacheResets)
+      implements Result {
 
     String summary() {
-      return plan.mode() + ": heap " + Sizes.quantity(plan.heap()) + ", direct " + Sizes.quantity(plan.directMemory())
+      return plan.mode()
+          + ": heap "
+          + Sizes.quantity(plan.heap())
+          + ", direct "
+          + Sizes.quantity(plan.directMemory())
           + (plan.bucketCache() > 0 ? ", L2 " + Sizes.quantity(plan.bucketCache()) : "");
     }
   }
@@ -44,24 +49,35 @@ final class PlanStep {
   static Result plan(Observed o, PlanStatus previous) {
     BlockCachePolicy policy = o.policy();
     var spec = policy.getSpec();
-    PlanResult result = Planner.plan(spec, bytes(o.container(), "limits"), bytes(o.container(), "requests"));
+    PlanResult result =
+        Planner.plan(spec, bytes(o.container(), "limits"), bytes(o.container(), "requests"));
     if (result instanceof Refusal r) {
       return new Refused("PlanRefused", r.summary());
     }
     Plan plan = (Plan) result;
     Map<String, String> data;
     try {
-      data = Desired.siteData(o.base().getData(), plan.regionServerSite(), plan.regionServerSiteRemoved(),
-          "hbase-site.xml of " + spec.getHbaseSiteConfigMap() + " with the cache settings of BlockCachePolicy "
-              + policy.getMetadata().getName() + " (managed by hbase-cache-operator, edits are overwritten)");
+      data =
+          Desired.siteData(
+              o.base().getData(),
+              plan.regionServerSite(),
+              plan.regionServerSiteRemoved(),
+              "hbase-site.xml of "
+                  + spec.getHbaseSiteConfigMap()
+                  + " with the cache settings of BlockCachePolicy "
+                  + policy.getMetadata().getName()
+                  + " (managed by hbase-cache-operator, edits are overwritten)");
     } catch (IllegalArgumentException e) {
       return new Refused("BaseConfigInvalid", e.getMessage());
     }
-    String token = policy.getMetadata().getAnnotations() == null
-        ? null : policy.getMetadata().getAnnotations().get(BlockCachePolicy.RESTART_ANNOTATION);
-    List<String> resets = previous != null && !plan.configHash().equals(previous.getConfigHash())
-        ? Planner.cacheResetReasons(previous.getRegionServerSite(), plan)
-        : List.of();
+    String token =
+        policy.getMetadata().getAnnotations() == null
+            ? null
+            : policy.getMetadata().getAnnotations().get(BlockCachePolicy.RESTART_ANNOTATION);
+    List<String> resets =
+        previous != null && !plan.configHash().equals(previous.getConfigHash())
+            ? Planner.cacheResetReasons(previous.getRegionServerSite(), plan)
+            : List.of();
     return new Planned(plan, data, Desired.revision(plan, data, token), resets);
   }
 

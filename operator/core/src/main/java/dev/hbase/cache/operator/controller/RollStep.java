@@ -46,13 +46,30 @@ final class RollStep {
    * The roller's decision with its actions carried out, or empty when an action failed: then the
    * previous roll state stays and the step is taken again (the roller is idempotent).
    */
-  Optional<Roller.Decision> roll(KubernetesClient client, Observed o, Planned p, RolloutStatus previous, boolean cacheReset, Instant now) {
+  Optional<Roller.Decision> roll(
+      KubernetesClient client,
+      Observed o,
+      Planned p,
+      RolloutStatus previous,
+      boolean cacheReset,
+      Instant now) {
     BlockCachePolicy policy = o.policy();
     boolean ask = Roller.needsHBase(previous, o.pods(), p.revision());
-    ClusterSnapshot hbase = ask ? snapshot(policy, o, now) : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
+    ClusterSnapshot hbase =
+        ask
+            ? snapshot(policy, o, now)
+            : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
     Map<String, CacheView> caches = ask ? metrics.probeNow(policy, o.pods()) : Map.of();
-    Roller.Decision d = Roller.step(previous,
-        new RollModel.Input(settings(policy.getSpec(), p.plan(), p.revision(), cacheReset), o.pods(), hbase, caches, now, o.replicas()));
+    Roller.Decision d =
+        Roller.step(
+            previous,
+            new RollModel.Input(
+                settings(policy.getSpec(), p.plan(), p.revision(), cacheReset),
+                o.pods(),
+                hbase,
+                caches,
+                now,
+                o.replicas()));
     for (RollModel.Action a : d.actions()) {
       if (!execute(client, o, a)) {
         return Optional.empty();
@@ -62,7 +79,8 @@ final class RollStep {
     return Optional.of(d);
   }
 
-  static RollModel.Settings settings(BlockCachePolicySpec spec, Plan plan, String revision, boolean cacheReset) {
+  static RollModel.Settings settings(
+      BlockCachePolicySpec spec, Plan plan, String revision, boolean cacheReset) {
     RolloutSpec r = spec.getRollout() == null ? new RolloutSpec() : spec.getRollout();
     WarmGate w = r.getWarmGate() == null ? new WarmGate() : r.getWarmGate();
     return new RollModel.Settings(
@@ -99,8 +117,15 @@ final class RollStep {
         // Only the instance the roll recorded: same UID, and the delete is conditional on the
         // resourceVersion just read, so a successor with the same name is never deleted.
         Pod live = client.pods().inNamespace(ns).withName(d.pod()).get();
-        if (live != null && d.uid().equals(live.getMetadata().getUid()) && live.getMetadata().getDeletionTimestamp() == null) {
-          client.pods().inNamespace(ns).withName(d.pod()).lockResourceVersion(live.getMetadata().getResourceVersion()).delete();
+        if (live != null
+            && d.uid().equals(live.getMetadata().getUid())
+            && live.getMetadata().getDeletionTimestamp() == null) {
+          client
+              .pods()
+              .inNamespace(ns)
+              .withName(d.pod())
+              .lockResourceVersion(live.getMetadata().getResourceVersion())
+              .delete();
         }
       } else if (a instanceof RollModel.SwitchBalancer b) {
         cluster(o).balancer(b.on());
@@ -114,7 +139,9 @@ final class RollStep {
       log.info("policy {}/{}: {}", ns, policy.getMetadata().getName(), a);
       return true;
     } catch (Exception e) {
-      if (a instanceof RollModel.DeletePod && e instanceof KubernetesClientException k && k.getCode() == 409) {
+      if (a instanceof RollModel.DeletePod
+          && e instanceof KubernetesClientException k
+          && k.getCode() == 409) {
         return false; // the pod changed since it was read: decide again with fresh state
       }
       log.warn("policy {}/{}: {} failed: {}", ns, policy.getMetadata().getName(), a, e.toString());

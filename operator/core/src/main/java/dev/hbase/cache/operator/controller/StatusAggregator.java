@@ -27,9 +27,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The status step: every condition of a reconcile is set here, from what the steps found, on a
- * copy of the previous status (lastTransitionTime moves only when a condition flips). The
- * reconciler writes the result once, and only when it differs from the previous status.
+ * The status step: every condition of a reconcile is set here, from what the steps found, on a copy
+ * of the previous status (lastTransitionTime moves only when a condition flips). The reconciler
+ * writes the result once, and only when it differs from the previous status.
  */
 final class StatusAggregator {
   static final String RECONCILE_ERROR = "ReconcileError";
@@ -68,7 +68,9 @@ final class StatusAggregator {
 
   // ------------------------------------------------------------------ what the steps found
 
-  /** The target could not be observed: invalid until the user fixes it, or a recreate in progress. */
+  /**
+   * The target could not be observed: invalid until the user fixes it, or a recreate in progress.
+   */
   StatusAggregator unobservable(Unobservable u) {
     if (u.why().invalid) {
       return invalid(u.why().name(), u.message());
@@ -99,8 +101,11 @@ final class StatusAggregator {
   StatusAggregator storageBlocked(String message) {
     condition(DEGRADED, true, "StorageBlocked", message);
     condition(READY, false, "StorageBlocked", message);
-    status.setRollout(Optional.ofNullable(status.getRollout()).orElseGet(RolloutStatus::new)
-        .setPhase(Phase.Blocked).setMessage(message));
+    status.setRollout(
+        Optional.ofNullable(status.getRollout())
+            .orElseGet(RolloutStatus::new)
+            .setPhase(Phase.Blocked)
+            .setMessage(message));
     return this;
   }
 
@@ -123,7 +128,9 @@ final class StatusAggregator {
       condition(DEGRADED, false, "AsPlanned", "");
     }
     Wait wait = d.outcome() instanceof Wait w ? w : null;
-    condition(PROGRESSING, r.getPhase() == Phase.Rolling,
+    condition(
+        PROGRESSING,
+        r.getPhase() == Phase.Rolling,
         switch (r.getPhase()) {
           case Idle -> "UpToDate";
           case Paused -> "Paused";
@@ -131,10 +138,17 @@ final class StatusAggregator {
           case Rolling -> wait != null ? wait.reason().name() : "Rolling";
         },
         r.getPhase() == Phase.Rolling
-            ? r.getProgress() + " RegionServers updated" + (wait != null ? "; " + wait.message() : "")
+            ? r.getProgress()
+                + " RegionServers updated"
+                + (wait != null ? "; " + wait.message() : "")
             : Objects.toString(r.getMessage(), ""));
-    condition(READY, idle, idle ? "Applied" : "RollPending",
-        idle ? "all RegionServers run the planned cache" : r.getProgress() + " RegionServers updated");
+    condition(
+        READY,
+        idle,
+        idle ? "Applied" : "RollPending",
+        idle
+            ? "all RegionServers run the planned cache"
+            : r.getProgress() + " RegionServers updated");
     if (idle && Conditions.isTrue(status.getConditions(), CACHE_RESET_PENDING)) {
       condition(CACHE_RESET_PENDING, false, "RollFinished", "the new cache layout is in place");
     }
@@ -152,8 +166,10 @@ final class StatusAggregator {
 
   /** The status to write, or null when it equals the previous one. */
   BlockCachePolicyStatus changed() {
-    if (!set.contains(DEGRADED) && Conditions.find(status.getConditions(), DEGRADED)
-        .map(c -> RECONCILE_ERROR.equals(c.getReason())).orElse(false)) {
+    if (!set.contains(DEGRADED)
+        && Conditions.find(status.getConditions(), DEGRADED)
+            .map(c -> RECONCILE_ERROR.equals(c.getReason()))
+            .orElse(false)) {
       condition(DEGRADED, false, "Recovered", "the last reconcile succeeded");
     }
     return Objects.equals(old, status) ? null : status;
@@ -162,14 +178,19 @@ final class StatusAggregator {
   // ------------------------------------------------------------------ helpers
 
   private void restarted(RollModel.Restarted r) {
-    RegionServerStatus rs = status.getRegionServers().stream().filter(x -> r.pod().equals(x.getPod())).findFirst()
-        .orElseGet(() -> {
-          RegionServerStatus n = new RegionServerStatus().setPod(r.pod());
-          status.getRegionServers().add(n);
-          return n;
-        });
+    RegionServerStatus rs =
+        status.getRegionServers().stream()
+            .filter(x -> r.pod().equals(x.getPod()))
+            .findFirst()
+            .orElseGet(
+                () -> {
+                  RegionServerStatus n = new RegionServerStatus().setPod(r.pod());
+                  status.getRegionServers().add(n);
+                  return n;
+                });
     rs.setRestartedAt(r.readyAt().toString());
-    rs.setRetainedFraction(r.retainedFraction() == null ? null : Math.round(r.retainedFraction() * 10000) / 10000.0);
+    rs.setRetainedFraction(
+        r.retainedFraction() == null ? null : Math.round(r.retainedFraction() * 10000) / 10000.0);
   }
 
   private void condition(String type, boolean value, String reason, String message) {

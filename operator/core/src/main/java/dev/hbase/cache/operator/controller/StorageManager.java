@@ -24,9 +24,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The cache PVCs of the file modes. A StatefulSet's volumeClaimTemplates are immutable, so adding
  * or growing the cache template means recreating the StatefulSet with orphan propagation (its pods
- * keep running and are adopted by the new one). The old object is saved to a ConfigMap first, so
- * an operator that dies between the delete and the create finishes the job on restart. PVCs are
- * never deleted; existing ones grow through the PVC itself when their StorageClass allows it.
+ * keep running and are adopted by the new one). The old object is saved to a ConfigMap first, so an
+ * operator that dies between the delete and the create finishes the job on restart. PVCs are never
+ * deleted; existing ones grow through the PVC itself when their StorageClass allows it.
  */
 final class StorageManager {
   private static final Logger log = LoggerFactory.getLogger(StorageManager.class);
@@ -41,7 +41,8 @@ final class StorageManager {
     return policy.getMetadata().getName() + "-sts-backup";
   }
 
-  Outcome ensureClaimTemplate(KubernetesClient client, BlockCachePolicy policy, StatefulSet sts, Plan plan, Events events) {
+  Outcome ensureClaimTemplate(
+      KubernetesClient client, BlockCachePolicy policy, StatefulSet sts, Plan plan, Events events) {
     String ns = policy.getMetadata().getNamespace();
     long needed = plan.pvcSize();
     String wantedClass = plan.volume().storageClassName();
@@ -74,10 +75,12 @@ final class StorageManager {
       int replicas = sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
       for (int i = 0; i < replicas; i++) {
         String name = Desired.CACHE_VOLUME + "-" + sts.getMetadata().getName() + "-" + i;
-        PersistentVolumeClaim pvc = client.persistentVolumeClaims().inNamespace(ns).withName(name).get();
+        PersistentVolumeClaim pvc =
+            client.persistentVolumeClaims().inNamespace(ns).withName(name).get();
         if (pvc != null && storage(pvc) < needed) {
           String cls = pvc.getSpec().getStorageClassName();
-          StorageClass sc = cls == null ? null : client.storage().v1().storageClasses().withName(cls).get();
+          StorageClass sc =
+              cls == null ? null : client.storage().v1().storageClasses().withName(cls).get();
           if (sc == null || !Boolean.TRUE.equals(sc.getAllowVolumeExpansion())) {
             return blocked(
                 "the cache needs "
@@ -95,27 +98,50 @@ final class StorageManager {
         }
       }
       for (PersistentVolumeClaim pvc : toGrow) {
-        client.persistentVolumeClaims().inNamespace(ns).withName(pvc.getMetadata().getName())
-            .edit(p -> {
-              p.getSpec().getResources().getRequests().put("storage", new Quantity(Sizes.quantity(needed)));
-              return p;
-            });
-        events.record(client, policy, false, "CacheVolumeExpanding",
+        client
+            .persistentVolumeClaims()
+            .inNamespace(ns)
+            .withName(pvc.getMetadata().getName())
+            .edit(
+                p -> {
+                  p.getSpec()
+                      .getResources()
+                      .getRequests()
+                      .put("storage", new Quantity(Sizes.quantity(needed)));
+                  return p;
+                });
+        events.record(
+            client,
+            policy,
+            false,
+            "CacheVolumeExpanding",
             "PVC " + pvc.getMetadata().getName() + " grows to " + Sizes.quantity(needed));
       }
     }
     return recreate(client, policy, sts, plan, events);
   }
 
-  private Outcome recreate(KubernetesClient client, BlockCachePolicy policy, StatefulSet sts, Plan plan, Events events) {
+  private Outcome recreate(
+      KubernetesClient client, BlockCachePolicy policy, StatefulSet sts, Plan plan, Events events) {
     String ns = policy.getMetadata().getNamespace();
     StatefulSet next = withClaimTemplate(sts, Desired.claimTemplate(plan));
-    ConfigMap backup = Desired.configMap(policy, backupName(policy), Map.of(BACKUP_KEY, Serialization.asJson(next)));
+    ConfigMap backup =
+        Desired.configMap(
+            policy, backupName(policy), Map.of(BACKUP_KEY, Serialization.asJson(next)));
     client.resource(backup).fieldManager(Desired.FIELD_MANAGER).forceConflicts().serverSideApply();
-    client.apps().statefulSets().inNamespace(ns).withName(sts.getMetadata().getName())
-        .withPropagationPolicy(DeletionPropagation.ORPHAN).delete();
-    String msg = "recreating StatefulSet " + sts.getMetadata().getName() + " with a " + Sizes.quantity(plan.pvcSize())
-        + " cache volume template (orphan delete: pods keep running, PVCs stay)";
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(ns)
+        .withName(sts.getMetadata().getName())
+        .withPropagationPolicy(DeletionPropagation.ORPHAN)
+        .delete();
+    String msg =
+        "recreating StatefulSet "
+            + sts.getMetadata().getName()
+            + " with a "
+            + Sizes.quantity(plan.pvcSize())
+            + " cache volume template (orphan delete: pods keep running, PVCs stay)";
     events.record(client, policy, false, "RecreatingStatefulSet", msg);
     return new Outcome(true, msg, null);
   }
@@ -125,7 +151,10 @@ final class StorageManager {
     StatefulSet next = Serialization.unmarshal(backup.getData().get(BACKUP_KEY), StatefulSet.class);
     try {
       client.resource(next).create();
-      log.info("recreated StatefulSet {}/{}", next.getMetadata().getNamespace(), next.getMetadata().getName());
+      log.info(
+          "recreated StatefulSet {}/{}",
+          next.getMetadata().getNamespace(),
+          next.getMetadata().getName());
     } catch (KubernetesClientException e) {
       if (e.getCode() != 409) {
         throw e;
@@ -160,7 +189,8 @@ final class StorageManager {
   }
 
   private static long storage(PersistentVolumeClaim pvc) {
-    var req = pvc.getSpec().getResources() == null ? null : pvc.getSpec().getResources().getRequests();
+    var req =
+        pvc.getSpec().getResources() == null ? null : pvc.getSpec().getResources().getRequests();
     Quantity q = req == null ? null : req.get("storage");
     return q == null ? 0 : Sizes.bytes(q);
   }

@@ -30,15 +30,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@link HBaseCluster} on the HBase Admin API (hbase-shaded-client), with short client timeouts
- * and few retries so that a dead master makes calls fail in seconds.
+ * {@link HBaseCluster} on the HBase Admin API (hbase-shaded-client), with short client timeouts and
+ * few retries so that a dead master makes calls fail in seconds.
  *
- * <p>What a hand-run on HBase 2.6.4 showed and this class handles: {@code
- * recommissionRegionServer} succeeds but sends the regions to random servers when called before
- * the restarted instance (same host and port, new start code) has registered and sent its first
- * load report, so {@link #recommission} refuses to send before that (the roller waits for the
- * report, then checks where each region landed and sends stragglers again); the decommission mark
- * belongs to the old instance's name and is cleared explicitly; hbase:meta is moved alone.
+ * <p>What a hand-run on HBase 2.6.4 showed and this class handles: {@code recommissionRegionServer}
+ * succeeds but sends the regions to random servers when called before the restarted instance (same
+ * host and port, new start code) has registered and sent its first load report, so {@link
+ * #recommission} refuses to send before that (the roller waits for the report, then checks where
+ * each region landed and sends stragglers again); the decommission mark belongs to the old
+ * instance's name and is cleared explicitly; hbase:meta is moved alone.
  */
 public final class AdminHBaseCluster implements HBaseCluster {
 
@@ -54,17 +54,10 @@ public final class AdminHBaseCluster implements HBaseCluster {
    * @param connectTimeout TCP connect to a master or RegionServer
    */
   public record Options(
-      Duration rpcTimeout,
-      Duration operationTimeout,
-      int retries,
-      Duration connectTimeout) {
+      Duration rpcTimeout, Duration operationTimeout, int retries, Duration connectTimeout) {
 
     public static Options defaults() {
-      return new Options(
-          Duration.ofSeconds(10),
-          Duration.ofSeconds(20),
-          2,
-          Duration.ofSeconds(2));
+      return new Options(Duration.ofSeconds(10), Duration.ofSeconds(20), 2, Duration.ofSeconds(2));
     }
   }
 
@@ -73,7 +66,8 @@ public final class AdminHBaseCluster implements HBaseCluster {
   private final Options options;
   private final Clock clock;
 
-  private AdminHBaseCluster(Connection connection, Options options, Clock clock) throws IOException {
+  private AdminHBaseCluster(Connection connection, Options options, Clock clock)
+      throws IOException {
     this.connection = connection;
     this.admin = connection.getAdmin();
     this.options = options;
@@ -145,7 +139,8 @@ public final class AdminHBaseCluster implements HBaseCluster {
                 e.getValue().getLastReportTimestamp() > 0,
                 drained.contains(sn)));
       }
-      live.sort(Comparator.comparing((ServerState s) -> s.id().host()).thenComparing(s -> s.id().port()));
+      live.sort(
+          Comparator.comparing((ServerState s) -> s.id().host()).thenComparing(s -> s.id().port()));
       return new ClusterSnapshot(
           at,
           true,
@@ -182,14 +177,17 @@ public final class AdminHBaseCluster implements HBaseCluster {
     ClusterSnapshot snap = reachableSnapshot();
     ServerState target =
         snap.live(server)
-            .orElseThrow(() -> new HBaseClusterException("decommission: " + server + " is not live"));
+            .orElseThrow(
+                () -> new HBaseClusterException("decommission: " + server + " is not live"));
     if (offload && snap.hostsMeta(server)) {
       ServerState to =
           snap.live().stream()
               .filter(s -> !s.id().sameEndpoint(server) && !s.decommissioned())
               .min(Comparator.comparingInt(ServerState::regionCount))
               .orElseThrow(
-                  () -> new HBaseClusterException("decommission: no other server to take hbase:meta"));
+                  () ->
+                      new HBaseClusterException(
+                          "decommission: no other server to take hbase:meta"));
       LOG.info("moving hbase:meta alone from {} to {} before offloading", server, to.id());
       move(META_ENCODED, to.id());
     }
@@ -303,14 +301,13 @@ public final class AdminHBaseCluster implements HBaseCluster {
 
   /**
    * Asynchronous switch: the master flips the flag and answers. The synchronous one waits for the
-   * balancer's lock, which HMaster.balance holds for its whole run; with the
-   * CacheAwareLoadBalancer (what the planner configures for PersistentFile) that run sleeps
-   * {@code hbase.master.balancer.move.throttlingMillis} (60 s) after each move without cache
-   * affinity, up to {@code hbase.balancer.max.balancing} (the balancer period, 5 min). Seen on
-   * kind: after a roll switched the balancer back on, the next roll's "balancer off" timed out
-   * for ~4.5 min, each retry parking one more master RPC handler on that lock until the master
-   * stopped answering the operator's other calls. A balance already running finishes its plan
-   * list; no new one starts.
+   * balancer's lock, which HMaster.balance holds for its whole run; with the CacheAwareLoadBalancer
+   * (what the planner configures for PersistentFile) that run sleeps {@code
+   * hbase.master.balancer.move.throttlingMillis} (60 s) after each move without cache affinity, up
+   * to {@code hbase.balancer.max.balancing} (the balancer period, 5 min). Seen on kind: after a
+   * roll switched the balancer back on, the next roll's "balancer off" timed out for ~4.5 min, each
+   * retry parking one more master RPC handler on that lock until the master stopped answering the
+   * operator's other calls. A balance already running finishes its plan list; no new one starts.
    */
   @Override
   public boolean balancer(boolean on) throws HBaseClusterException {

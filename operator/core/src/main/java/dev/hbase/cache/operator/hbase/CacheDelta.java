@@ -3,9 +3,9 @@ package dev.hbase.cache.operator.hbase;
 import java.time.Duration;
 
 /**
- * Cache activity over an interval (or since start, for cumulative figures), of one RegionServer
- * or summed over several. Ratios come from {@link HitCounts#ratio()}, so "no lookups" stays
- * absent instead of reading as 0.
+ * Cache activity over an interval (or since start, for cumulative figures), of one RegionServer or
+ * summed over several. Ratios come from {@link HitCounts#ratio()}, so "no lookups" stays absent
+ * instead of reading as 0.
  *
  * @param interval length of the interval; for cumulative figures, the time since start
  * @param data data-block lookups (the headline ratio)

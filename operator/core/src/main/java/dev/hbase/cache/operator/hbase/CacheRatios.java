@@ -72,8 +72,8 @@ public final class CacheRatios {
   }
 
   /**
-   * Share of data-block reads served from the cache. Without an L2 that is the data ratio. With
-   * an L2, HBase 2.6.4 counts each cold data read as two misses and each warm one as one hit (see
+   * Share of data-block reads served from the cache. Without an L2 that is the data ratio. With an
+   * L2, HBase 2.6.4 counts each cold data read as two misses and each warm one as one hit (see
    * {@link CacheSample}), so misses are halved. Null when there were no data reads.
    */
   public static Double dataReadHitRatio(HitCounts data, boolean hasL2) {
@@ -84,13 +84,17 @@ public final class CacheRatios {
     return reads == 0 ? null : data.hits() / reads;
   }
 
-  /** L2 used bytes now as a fraction of before (retention across a restart); null if before was 0. */
+  /**
+   * L2 used bytes now as a fraction of before (retention across a restart); null if before was 0.
+   */
   public static Double retainedFraction(long l2UsedBefore, long l2UsedAfter) {
     return l2UsedBefore <= 0 ? null : (double) l2UsedAfter / l2UsedBefore;
   }
 
   static boolean restarted(CacheSample before, CacheSample after) {
-    if (before.startTime() != 0 && after.startTime() != 0 && before.startTime() != after.startTime()) {
+    if (before.startTime() != 0
+        && after.startTime() != 0
+        && before.startTime() != after.startTime()) {
       return true;
     }
     return after.data().anyBelow(before.data())

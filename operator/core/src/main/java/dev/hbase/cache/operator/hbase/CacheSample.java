@@ -16,19 +16,19 @@ import java.time.Instant;
  * sum (measured: an offheap L2 of 256 MiB shows size 0 + free 266,858,496 when empty).
  *
  * <p>Counting, as measured on 2.6.4 by operator/hbase-it (N gets, each of a distinct data block):
- * with an L1 only (Lru), N cold gets add N data misses and the same gets again N data hits. With
- * an L2 (CombinedBlockCache: Offheap, File, PersistentFile) N cold gets add <em>2N</em> data misses
- * (and 2N L2 misses), while N warm gets add N data hits: a cold read counts twice, so the raw
- * data ratio under-reads the share of reads served from cache whenever there are misses (half the
- * reads cached shows 1/3). With MetaOnly ({@code hbase.block.data.cacheonread=false}) data blocks
- * are not looked up at all: data hits and misses stay 0.
+ * with an L1 only (Lru), N cold gets add N data misses and the same gets again N data hits. With an
+ * L2 (CombinedBlockCache: Offheap, File, PersistentFile) N cold gets add <em>2N</em> data misses
+ * (and 2N L2 misses), while N warm gets add N data hits: a cold read counts twice, so the raw data
+ * ratio under-reads the share of reads served from cache whenever there are misses (half the reads
+ * cached shows 1/3). With MetaOnly ({@code hbase.block.data.cacheonread=false}) data blocks are not
+ * looked up at all: data hits and misses stay 0.
  *
  * @param at when the sample was taken
  * @param startTime the RegionServer's start ({@code regionServerStartTime}, epoch ms): changes on
  *     restart, when every counter starts again from zero
  * @param serverName {@code tag.serverName}, "host,port,startcode"
- * @param data data blocks only ({@code blockCacheDataHitCount}/{@code blockCacheDataMissCount}): the
- *     headline ratio; index and bloom blocks are nearly always cached and flatter the rest
+ * @param data data blocks only ({@code blockCacheDataHitCount}/{@code blockCacheDataMissCount}):
+ *     the headline ratio; index and bloom blocks are nearly always cached and flatter the rest
  * @param all every block type ({@code blockCacheHitCount}/{@code blockCacheMissCount})
  * @param l1 the on-heap LRU ({@code l1CacheHitCount}/{@code l1CacheMissCount})
  * @param l2 the BucketCache ({@code l2CacheHitCount}/{@code l2CacheMissCount}), zero without one

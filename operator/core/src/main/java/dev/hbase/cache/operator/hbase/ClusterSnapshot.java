@@ -46,8 +46,8 @@ public record ClusterSnapshot(
    * @param infoPort its info (HTTP, /jmx) port
    * @param regions encoded names of the regions it serves
    * @param reported whether the master has had a load report from this instance yet: it registers
-   *     first and reports about a report interval later (3 s by default); regions sent to it
-   *     before that may go elsewhere
+   *     first and reports about a report interval later (3 s by default); regions sent to it before
+   *     that may go elsewhere
    * @param decommissioned whether this instance is marked decommissioned
    */
   public record ServerState(

@@ -10,13 +10,15 @@ import java.util.List;
  */
 public interface HBaseCluster extends AutoCloseable {
 
-  /** The cluster's state; never throws: an unreachable master gives {@code masterReachable=false}. */
+  /**
+   * The cluster's state; never throws: an unreachable master gives {@code masterReachable=false}.
+   */
   ClusterSnapshot snapshot();
 
   /**
-   * Marks the server decommissioned (no new regions go to it). With {@code offload}, also moves
-   * its regions to the other servers; that runs in the background: wait until the snapshot shows
-   * it with no regions. If it hosts hbase:meta, meta is moved first, alone.
+   * Marks the server decommissioned (no new regions go to it). With {@code offload}, also moves its
+   * regions to the other servers; that runs in the background: wait until the snapshot shows it
+   * with no regions. If it hosts hbase:meta, meta is moved first, alone.
    */
   void decommission(ServerId server, boolean offload) throws HBaseClusterException;
 

@@ -48,7 +48,11 @@ public final class JmxScraper {
 
   public CacheSample scrape(URI uri) throws ScrapeException {
     HttpRequest request =
-        HttpRequest.newBuilder(uri).timeout(timeout).header("Accept", "application/json").GET().build();
+        HttpRequest.newBuilder(uri)
+            .timeout(timeout)
+            .header("Accept", "application/json")
+            .GET()
+            .build();
     HttpResponse<String> response;
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofString());

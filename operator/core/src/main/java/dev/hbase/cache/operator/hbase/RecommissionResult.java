@@ -35,7 +35,15 @@ public record RecommissionResult(
 
   @Override
   public String toString() {
-    return "recommission of " + server + ": " + onServer.size() + " regions there, " + sent.size() + " sent"
-        + (unknown.isEmpty() ? "" : ", " + unknown.size() + " unknown") + ", marks cleared " + marksCleared;
+    return "recommission of "
+        + server
+        + ": "
+        + onServer.size()
+        + " regions there, "
+        + sent.size()
+        + " sent"
+        + (unknown.isEmpty() ? "" : ", " + unknown.size() + " unknown")
+        + ", marks cleared "
+        + marksCleared;
   }
 }

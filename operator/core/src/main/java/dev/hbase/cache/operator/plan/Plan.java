@@ -8,8 +8,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The settings for one policy and one memory limit: JVM sizes, environment, hbase-site keys and
- * the cache volume. Produced only by {@link Planner}; immutable.
+ * The settings for one policy and one memory limit: JVM sizes, environment, hbase-site keys and the
+ * cache volume. Produced only by {@link Planner}; immutable.
  *
  * @param heap -Xmx in bytes
  * @param directMemory -XX:MaxDirectMemorySize in bytes (off-heap L2 included in Offheap mode)

@@ -25,8 +25,8 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
- * Turns a policy and the RegionServer container's memory limit into a {@link Plan}, or refuses
- * with reasons. Pure: no I/O, same input, same output.
+ * Turns a policy and the RegionServer container's memory limit into a {@link Plan}, or refuses with
+ * reasons. Pure: no I/O, same input, same output.
  *
  * <p>The memory model of a RegionServer container:
  *
@@ -39,16 +39,19 @@ import java.util.stream.Collectors;
  */
 public final class Planner {
   /** Options that load code into the RegionServer JVM: a policy author may not add them. */
-  static final List<String> AGENT_OPTIONS = List.of("-javaagent", "-agentpath", "-agentlib", "-Xbootclasspath");
-
+  static final List<String> AGENT_OPTIONS =
+      List.of("-javaagent", "-agentpath", "-agentlib", "-Xbootclasspath");
 
   // --- HBase's own rules ---
   /** memstore + L1 may use at most this share of the heap (HBase keeps 20% free). */
   static final double MAX_HEAP_USE = 0.8;
+
   /** hbase.bucketcache.size below 1 MB is refused by HBase. */
   static final long MIN_BUCKET_CACHE = MiB;
+
   /** BucketAllocator: each bucket holds at least 4 of the largest items, one bucket per size. */
   static final int FEWEST_ITEMS_IN_BUCKET = 4;
+
   /** HBase's hbase.bucketcache.bucket.sizes default (BucketAllocator.DEFAULT_BUCKET_SIZES). */
   static final List<Long> DEFAULT_BUCKET_SIZES =
       List.of(4, 8, 16, 32, 40, 48, 56, 64, 96, 128, 192, 256, 384, 512).stream()
@@ -57,24 +60,37 @@ public final class Planner {
 
   // --- our sizing choices ---
   static final long MIN_HEAP = 512 * MiB;
+
   /** Above this the JVM loses compressed object pointers; auto-sizing never goes beyond. */
   static final long COMPRESSED_OOPS_HEAP = 31 * GiB;
+
   /** JVM native memory: 8% of the limit within [384Mi, 2Gi]. */
   static final double OVERHEAD_SHARE = 0.08;
+
   static final long MIN_OVERHEAD = 384 * MiB;
   static final long MAX_OVERHEAD = 2 * GiB;
-  /** Direct memory besides the L2 (RPC buffer pool, netty, DFS client): limit/16 in [256Mi, 1Gi]. */
+
+  /**
+   * Direct memory besides the L2 (RPC buffer pool, netty, DFS client): limit/16 in [256Mi, 1Gi].
+   */
   static final long MIN_DIRECT = 256 * MiB;
+
   static final long MAX_DIRECT = GiB;
+
   /** Page cache left to file engines on disk: 10% of the limit within [256Mi, 4Gi]. */
   static final double PAGE_CACHE_SHARE = 0.10;
+
   static final long MIN_PAGE_CACHE = 256 * MiB;
   static final long MAX_PAGE_CACHE = 4 * GiB;
+
   /** Offheap mode without sizes: this share of what is left goes to the heap, the rest to L2. */
   static final double OFFHEAP_HEAP_SHARE = 0.4;
+
   /** PVC = L2 + max(1Gi, 10%): persistence map, filesystem metadata. */
   static final long MIN_PVC_BUFFER = GiB;
+
   static final double PVC_BUFFER_SHARE = 0.10;
+
   /** tmpfs emptyDir limit = L2 + this. */
   static final long TMPFS_BUFFER = 64 * MiB;
 
@@ -90,8 +106,11 @@ public final class Planner {
   /** JVM flags every RegionServer gets: a short DNS cache (restarted pods get new IPs). */
   static final String DNS_TTL = "-Dsun.net.inetaddr.ttl=1 -Dsun.net.inetaddr.negative.ttl=0";
 
-  /** Keys that enable an L2 or persistence; removed from the base config where the mode has none. */
+  /**
+   * Keys that enable an L2 or persistence; removed from the base config where the mode has none.
+   */
   static final Set<String> L2_KEYS = Set.of("hbase.bucketcache.ioengine", "hbase.bucketcache.size");
+
   static final Set<String> PERSISTENCE_KEYS =
       Set.of("hbase.bucketcache.persistent.path", "hbase.bucketcache.persist.intervalinmillis");
   static final String DATA_CACHE_ON_READ = "hbase.block.data.cacheonread";
@@ -137,10 +156,13 @@ public final class Planner {
     long overhead =
         orDefault(
             overheadAsked,
-            Sizes.floorMiB(Sizes.clamp((long) (limit * OVERHEAD_SHARE), MIN_OVERHEAD, MAX_OVERHEAD)));
+            Sizes.floorMiB(
+                Sizes.clamp((long) (limit * OVERHEAD_SHARE), MIN_OVERHEAD, MAX_OVERHEAD)));
     long directReserve = Sizes.clamp(limit / 16, MIN_DIRECT, MAX_DIRECT);
     long pageCache =
-        diskFile ? Sizes.clamp((long) (limit * PAGE_CACHE_SHARE), MIN_PAGE_CACHE, MAX_PAGE_CACHE) : 0;
+        diskFile
+            ? Sizes.clamp((long) (limit * PAGE_CACHE_SHARE), MIN_PAGE_CACHE, MAX_PAGE_CACHE)
+            : 0;
 
     // --- L2 size ---
     long l2 = 0;
@@ -176,9 +198,12 @@ public final class Planner {
 
     // --- HBase's rules and the container's budget ---
     if (mode.hasL2()) {
-      List<Long> buckets = tuning.getBucketSizes() != null ? tuning.getBucketSizes() : DEFAULT_BUCKET_SIZES;
+      List<Long> buckets =
+          tuning.getBucketSizes() != null ? tuning.getBucketSizes() : DEFAULT_BUCKET_SIZES;
       long allocatorMin =
-          FEWEST_ITEMS_IN_BUCKET * buckets.stream().mapToLong(Long::longValue).max().orElse(0) * buckets.size();
+          FEWEST_ITEMS_IN_BUCKET
+              * buckets.stream().mapToLong(Long::longValue).max().orElse(0)
+              * buckets.size();
       if (l2 < MIN_BUCKET_CACHE) {
         reasons.add(
             "the L2 BucketCache would be "
@@ -230,7 +255,9 @@ public final class Planner {
     }
 
     double l1Fraction =
-        orDefault(mem.getBlockCacheFraction(), mode.hasL2() || mode == CacheMode.MetaOnly ? DEFAULT_L1_WITH_L2 : DEFAULT_L1_LRU);
+        orDefault(
+            mem.getBlockCacheFraction(),
+            mode.hasL2() || mode == CacheMode.MetaOnly ? DEFAULT_L1_WITH_L2 : DEFAULT_L1_LRU);
     double memstore = orDefault(mem.getMemstoreFraction(), DEFAULT_MEMSTORE);
     if (l1Fraction + memstore > MAX_HEAP_USE + 1e-9) {
       reasons.add(
@@ -280,7 +307,8 @@ public final class Planner {
                 + "; raise storage.size or lower memory.bucketCache");
       }
       volume =
-          new Plan.CacheVolume(mountPath, tmpfs, size, storage == null ? null : storage.getStorageClassName());
+          new Plan.CacheVolume(
+              mountPath, tmpfs, size, storage == null ? null : storage.getStorageClassName());
     }
 
     if (!reasons.isEmpty()) {
@@ -310,7 +338,20 @@ public final class Planner {
               + " on every restart");
     }
 
-    return render(spec, mode, limit, heap, direct, overhead, pageCache, l1Fraction, memstore, l2, volume, tuning, warnings);
+    return render(
+        spec,
+        mode,
+        limit,
+        heap,
+        direct,
+        overhead,
+        pageCache,
+        l1Fraction,
+        memstore,
+        l2,
+        volume,
+        tuning,
+        warnings);
   }
 
   private static Plan render(
@@ -459,11 +500,19 @@ public final class Planner {
     String x = a.get(key);
     String y = b.get(key);
     if (x == null ? y != null : !x.equals(y)) {
-      out.add(what + " changes from " + (x == null ? "default" : x) + " to " + (y == null ? "default" : y));
+      out.add(
+          what
+              + " changes from "
+              + (x == null ? "default" : x)
+              + " to "
+              + (y == null ? "default" : y));
     }
   }
 
-  /** Rules the CRD's CEL also enforces; repeated here so `plan` refuses offline what the API server would. */
+  /**
+   * Rules the CRD's CEL also enforces; repeated here so `plan` refuses offline what the API server
+   * would.
+   */
   private static void checkCrossFieldRules(
       BlockCachePolicySpec spec,
       CacheMode mode,
@@ -475,7 +524,8 @@ public final class Planner {
       reasons.add("spec.targetRef.name is required: the RegionServer StatefulSet to manage");
     }
     if (spec.getHbaseSiteConfigMap() == null) {
-      reasons.add("spec.hbaseSiteConfigMap is required: the ConfigMap holding the base hbase-site.xml");
+      reasons.add(
+          "spec.hbaseSiteConfigMap is required: the ConfigMap holding the base hbase-site.xml");
     }
     if (storage != null && !mode.isFile()) {
       reasons.add(
@@ -489,7 +539,9 @@ public final class Planner {
         && !StorageSpec.MEDIUM_MEMORY.equals(storage.getMedium())) {
       reasons.add("storage.medium must be \"\" (a PVC) or \"Memory\" (tmpfs, File mode only)");
     }
-    if (storage != null && StorageSpec.MEDIUM_MEMORY.equals(storage.getMedium()) && mode != CacheMode.File) {
+    if (storage != null
+        && StorageSpec.MEDIUM_MEMORY.equals(storage.getMedium())
+        && mode != CacheMode.File) {
       reasons.add(
           "storage.medium Memory (tmpfs) is allowed only in File mode: a tmpfs cache does not"
               + " survive a restart, so PersistentFile needs a disk-backed volume");
@@ -497,7 +549,10 @@ public final class Planner {
     if (storage != null && storage.getMountPath() != null) {
       String p = storage.getMountPath();
       if (!p.startsWith("/") || p.equals("/") || p.contains("/../") || p.endsWith("/..")) {
-        reasons.add("storage.mountPath must be an absolute path other than / without '..', got \"" + p + "\"");
+        reasons.add(
+            "storage.mountPath must be an absolute path other than / without '..', got \""
+                + p
+                + "\"");
       }
     }
     if (mem.getBucketCache() != null && !mode.hasL2()) {
@@ -506,7 +561,9 @@ public final class Planner {
               + " PersistentFile modes; remove it for "
               + mode);
     }
-    if (mode.isFile() && mem.getBucketCache() == null && (storage == null || storage.getSize() == null)) {
+    if (mode.isFile()
+        && mem.getBucketCache() == null
+        && (storage == null || storage.getSize() == null)) {
       reasons.add(
           "mode "
               + mode
@@ -535,7 +592,8 @@ public final class Planner {
       } else {
         for (int i = 1; i < b.size(); i++) {
           if (b.get(i) <= b.get(i - 1)) {
-            reasons.add("tuning.bucketSizes must be strictly ascending, without duplicates, got " + b);
+            reasons.add(
+                "tuning.bucketSizes must be strictly ascending, without duplicates, got " + b);
             break;
           }
         }
@@ -543,30 +601,46 @@ public final class Planner {
     }
     if (spec.getJvm() != null && spec.getJvm().getExtraOptions() != null) {
       for (String o : spec.getJvm().getExtraOptions()) {
-        if (o.startsWith("-Xmx") || o.startsWith("-Xms") || o.startsWith("-XX:MaxDirectMemorySize") || o.startsWith("-XX:+Use")) {
+        if (o.startsWith("-Xmx")
+            || o.startsWith("-Xms")
+            || o.startsWith("-XX:MaxDirectMemorySize")
+            || o.startsWith("-XX:+Use")) {
           reasons.add(
               "jvm.extraOptions must not set -Xmx, -Xms, -XX:MaxDirectMemorySize or the collector"
-                  + " (got " + o + "): the planner sizes them from memory.* and jvm.gc");
+                  + " (got "
+                  + o
+                  + "): the planner sizes them from memory.* and jvm.gc");
         }
         if (!o.startsWith("-") || o.chars().anyMatch(Character::isWhitespace)) {
-          reasons.add("each jvm.extraOptions item must be one JVM option starting with '-', without spaces (got \""
-              + o + "\"): write each option as its own item");
+          reasons.add(
+              "each jvm.extraOptions item must be one JVM option starting with '-', without spaces (got \""
+                  + o
+                  + "\"): write each option as its own item");
         }
         if (AGENT_OPTIONS.stream().anyMatch(o::startsWith)) {
-          reasons.add("jvm.extraOptions must not load agents or change the boot class path (got " + o
-              + "): -javaagent, -agentpath, -agentlib and -Xbootclasspath run code in every RegionServer");
+          reasons.add(
+              "jvm.extraOptions must not load agents or change the boot class path (got "
+                  + o
+                  + "): -javaagent, -agentpath, -agentlib and -Xbootclasspath run code in every RegionServer");
         }
       }
     }
-    if (mem.getBlockCacheFraction() != null && (mem.getBlockCacheFraction() < 0.01 || mem.getBlockCacheFraction() > 0.8)) {
-      reasons.add("memory.blockCacheFraction must be between 0.01 and 0.8, got " + trim(mem.getBlockCacheFraction()));
+    if (mem.getBlockCacheFraction() != null
+        && (mem.getBlockCacheFraction() < 0.01 || mem.getBlockCacheFraction() > 0.8)) {
+      reasons.add(
+          "memory.blockCacheFraction must be between 0.01 and 0.8, got "
+              + trim(mem.getBlockCacheFraction()));
     }
-    if (mem.getMemstoreFraction() != null && (mem.getMemstoreFraction() < 0.05 || mem.getMemstoreFraction() > 0.8)) {
-      reasons.add("memory.memstoreFraction must be between 0.05 and 0.8, got " + trim(mem.getMemstoreFraction()));
+    if (mem.getMemstoreFraction() != null
+        && (mem.getMemstoreFraction() < 0.05 || mem.getMemstoreFraction() > 0.8)) {
+      reasons.add(
+          "memory.memstoreFraction must be between 0.05 and 0.8, got "
+              + trim(mem.getMemstoreFraction()));
     }
   }
 
-  private static Long bytes(io.fabric8.kubernetes.api.model.Quantity q, String field, List<String> reasons) {
+  private static Long bytes(
+      io.fabric8.kubernetes.api.model.Quantity q, String field, List<String> reasons) {
     try {
       return Sizes.bytes(q);
     } catch (RuntimeException e) {
@@ -576,7 +650,8 @@ public final class Planner {
   }
 
   private static long autoOffheapHeap(long rest) {
-    return Sizes.floorMiB(Sizes.clamp((long) (rest * OFFHEAP_HEAP_SHARE), GiB, COMPRESSED_OOPS_HEAP));
+    return Sizes.floorMiB(
+        Sizes.clamp((long) (rest * OFFHEAP_HEAP_SHARE), GiB, COMPRESSED_OOPS_HEAP));
   }
 
   static long pvcBuffer(long l2) {
@@ -585,7 +660,10 @@ public final class Planner {
 
   private static String budgetParts(long direct, long overhead, long pageCache, long tmpfsL2) {
     StringBuilder b = new StringBuilder();
-    b.append("direct memory ").append(human(direct)).append(" + JVM overhead ").append(human(overhead));
+    b.append("direct memory ")
+        .append(human(direct))
+        .append(" + JVM overhead ")
+        .append(human(overhead));
     if (pageCache > 0) {
       b.append(" + page cache ").append(human(pageCache));
     }
@@ -612,16 +690,26 @@ public final class Planner {
     return s.endsWith(".") ? s + "0" : s;
   }
 
-  static String hash(Map<String, String> env, Map<String, String> rs, Set<String> removed, Plan.CacheVolume volume) {
+  static String hash(
+      Map<String, String> env,
+      Map<String, String> rs,
+      Set<String> removed,
+      Plan.CacheVolume volume) {
     StringBuilder b = new StringBuilder();
-    new TreeMap<>(env).forEach((k, v) -> b.append("env:").append(k).append('=').append(v).append('\n'));
+    new TreeMap<>(env)
+        .forEach((k, v) -> b.append("env:").append(k).append('=').append(v).append('\n'));
     rs.forEach((k, v) -> b.append("rs:").append(k).append('=').append(v).append('\n'));
     removed.forEach(k -> b.append("rm:").append(k).append('\n'));
     if (volume != null) {
-      b.append("vol:").append(volume.mountPath()).append(volume.memory() ? ":tmpfs" : ":pvc").append('\n');
+      b.append("vol:")
+          .append(volume.mountPath())
+          .append(volume.memory() ? ":tmpfs" : ":pvc")
+          .append('\n');
     }
     try {
-      byte[] d = MessageDigest.getInstance("SHA-256").digest(b.toString().getBytes(StandardCharsets.UTF_8));
+      byte[] d =
+          MessageDigest.getInstance("SHA-256")
+              .digest(b.toString().getBytes(StandardCharsets.UTF_8));
       return HexFormat.of().formatHex(d, 0, 8);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);

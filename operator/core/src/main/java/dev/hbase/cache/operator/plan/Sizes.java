@@ -40,7 +40,8 @@ public final class Sizes {
   /** Human-readable, for messages: 1.5Gi, 384Mi. */
   public static String human(long bytes) {
     if (bytes >= GiB) {
-      BigDecimal g = BigDecimal.valueOf(bytes).divide(BigDecimal.valueOf(GiB), 1, RoundingMode.HALF_UP);
+      BigDecimal g =
+          BigDecimal.valueOf(bytes).divide(BigDecimal.valueOf(GiB), 1, RoundingMode.HALF_UP);
       return g.stripTrailingZeros().toPlainString() + "Gi";
     }
     if (bytes >= MiB) {

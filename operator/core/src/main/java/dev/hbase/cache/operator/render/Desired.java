@@ -67,21 +67,28 @@ public final class Desired {
     }
     return spec.getVolumes().stream()
         .filter(v -> v.getConfigMap() != null)
-        .filter(v -> baseName.equals(v.getConfigMap().getName()) || derivedName.equals(v.getConfigMap().getName()))
+        .filter(
+            v ->
+                baseName.equals(v.getConfigMap().getName())
+                    || derivedName.equals(v.getConfigMap().getName()))
         .map(Volume::getName)
         .findFirst();
   }
 
   /** Base ConfigMap data with hbase-site.xml overlaid. */
   public static Map<String, String> siteData(
-      Map<String, String> baseData, Map<String, String> set, java.util.Set<String> removed, String comment) {
+      Map<String, String> baseData,
+      Map<String, String> set,
+      java.util.Set<String> removed,
+      String comment) {
     Map<String, String> data = new TreeMap<>(baseData == null ? Map.of() : baseData);
     Map<String, String> site = SiteXml.overlay(SiteXml.parse(data.get(SITE_FILE)), set, removed);
     data.put(SITE_FILE, SiteXml.render(site, comment));
     return data;
   }
 
-  public static ConfigMap configMap(BlockCachePolicy policy, String name, Map<String, String> data) {
+  public static ConfigMap configMap(
+      BlockCachePolicy policy, String name, Map<String, String> data) {
     return new ConfigMapBuilder()
         .withNewMetadata()
         .withName(name)
@@ -102,7 +109,9 @@ public final class Desired {
     new TreeMap<>(derivedData).forEach((k, v) -> b.append(k).append('\0').append(v).append('\0'));
     b.append("restart=").append(Objects.toString(restartToken, ""));
     try {
-      byte[] d = MessageDigest.getInstance("SHA-256").digest(b.toString().getBytes(StandardCharsets.UTF_8));
+      byte[] d =
+          MessageDigest.getInstance("SHA-256")
+              .digest(b.toString().getBytes(StandardCharsets.UTF_8));
       return HexFormat.of().formatHex(d, 0, 8);
     } catch (java.security.NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
@@ -115,7 +124,11 @@ public final class Desired {
    * environment, the config volume pointing at the derived ConfigMap and the cache volume.
    */
   public static StatefulSet regionServerPatch(
-      BlockCachePolicy policy, Plan plan, String revision, String containerName, String configVolume) {
+      BlockCachePolicy policy,
+      Plan plan,
+      String revision,
+      String containerName,
+      String configVolume) {
     List<EnvVar> env = new ArrayList<>();
     plan.env().forEach((k, v) -> env.add(new EnvVar(k, v, null)));
     List<VolumeMount> mounts = new ArrayList<>();
@@ -128,7 +141,8 @@ public final class Desired {
             .endConfigMap()
             .build());
     if (plan.volume() != null) {
-      mounts.add(new VolumeMount(plan.volume().mountPath(), null, CACHE_VOLUME, null, null, null, null));
+      mounts.add(
+          new VolumeMount(plan.volume().mountPath(), null, CACHE_VOLUME, null, null, null, null));
       if (plan.volume().memory()) {
         volumes.add(
             new VolumeBuilder()
@@ -140,7 +154,12 @@ public final class Desired {
                 .build());
       }
     }
-    Container c = new ContainerBuilder().withName(containerName).withEnv(env).withVolumeMounts(mounts).build();
+    Container c =
+        new ContainerBuilder()
+            .withName(containerName)
+            .withEnv(env)
+            .withVolumeMounts(mounts)
+            .build();
     return new StatefulSetBuilder()
         .withNewMetadata()
         .withName(policy.getSpec().getTargetRef().getName())
@@ -181,7 +200,9 @@ public final class Desired {
         .build();
   }
 
-  /** The master workload's config volume patch (same idea as the RegionServers, no restart roll). */
+  /**
+   * The master workload's config volume patch (same idea as the RegionServers, no restart roll).
+   */
   public static Volume masterConfigVolume(BlockCachePolicy policy, String volumeName) {
     return new VolumeBuilder()
         .withName(volumeName)

@@ -41,7 +41,8 @@ public final class SiteXml {
   }
 
   /** The base configuration with {@code removed} keys dropped and {@code overlay} keys set. */
-  public static Map<String, String> overlay(Map<String, String> base, Map<String, String> overlay, Set<String> removed) {
+  public static Map<String, String> overlay(
+      Map<String, String> base, Map<String, String> overlay, Set<String> removed) {
     Map<String, String> out = new LinkedHashMap<>(base);
     removed.forEach(out::remove);
     out.putAll(overlay);
@@ -78,6 +79,9 @@ public final class SiteXml {
   }
 
   private static String escape(String s) {
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    return s.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("\"", "&quot;");
   }
 }

@@ -1,11 +1,11 @@
 package dev.hbase.cache.operator.roll;
 
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ServerId;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import dev.hbase.cache.operator.hbase.ClusterSnapshot;
-import dev.hbase.cache.operator.hbase.ServerId;
 import java.util.Map;
 
 /** What the roller reads and what it asks for. Plain data, no Kubernetes or HBase types. */
@@ -16,7 +16,8 @@ public final class RollModel {
   public static final String META_REGION = "1588230740";
 
   /** The pod's live RegionServer, if registered. */
-  public static java.util.Optional<ClusterSnapshot.ServerState> serverFor(ClusterSnapshot h, PodView pod) {
+  public static java.util.Optional<ClusterSnapshot.ServerState> serverFor(
+      ClusterSnapshot h, PodView pod) {
     return h.live().stream().filter(s -> pod.servesAs(s.id().host())).findFirst();
   }
 
@@ -45,7 +46,15 @@ public final class RollModel {
       String ip,
       boolean missingClaimVolumes) {
 
-    public PodView(String name, String uid, int ordinal, String revision, boolean ready, boolean terminating, String stuck, String ip) {
+    public PodView(
+        String name,
+        String uid,
+        int ordinal,
+        String revision,
+        boolean ready,
+        boolean terminating,
+        String stuck,
+        String ip) {
       this(name, uid, ordinal, revision, ready, terminating, stuck, ip, false);
     }
 
@@ -77,9 +86,27 @@ public final class RollModel {
       boolean cacheReset) {
 
     /** Without a planned cache reset. */
-    public Settings(String revision, RolloutSpec.Strategy strategy, int maxUnavailable, boolean paused, Duration podReadyTimeout,
-        Double minRetainedFraction, Double minHitRatio, Duration warmTimeout, boolean persistent) {
-      this(revision, strategy, maxUnavailable, paused, podReadyTimeout, minRetainedFraction, minHitRatio, warmTimeout, persistent, false);
+    public Settings(
+        String revision,
+        RolloutSpec.Strategy strategy,
+        int maxUnavailable,
+        boolean paused,
+        Duration podReadyTimeout,
+        Double minRetainedFraction,
+        Double minHitRatio,
+        Duration warmTimeout,
+        boolean persistent) {
+      this(
+          revision,
+          strategy,
+          maxUnavailable,
+          paused,
+          podReadyTimeout,
+          minRetainedFraction,
+          minHitRatio,
+          warmTimeout,
+          persistent,
+          false);
     }
   }
 
@@ -87,8 +114,8 @@ public final class RollModel {
    * What one roller step sees.
    *
    * @param pods the StatefulSet's pods that exist (ordinal below replicas)
-   * @param replicas the StatefulSet's replicas: a pod that does not exist (being re-created, or
-   *     not schedulable to create) is a RegionServer down all the same
+   * @param replicas the StatefulSet's replicas: a pod that does not exist (being re-created, or not
+   *     schedulable to create) is a RegionServer down all the same
    */
   public record Input(
       Settings settings,
@@ -99,7 +126,12 @@ public final class RollModel {
       int replicas) {
 
     /** Every replica's pod exists. */
-    public Input(Settings settings, List<PodView> pods, ClusterSnapshot hbase, Map<String, CacheView> caches, Instant now) {
+    public Input(
+        Settings settings,
+        List<PodView> pods,
+        ClusterSnapshot hbase,
+        Map<String, CacheView> caches,
+        Instant now) {
       this(settings, pods, hbase, caches, now, pods.size());
     }
 

@@ -3,29 +3,29 @@ package dev.hbase.cache.operator.roll;
 import static dev.hbase.cache.operator.roll.RollModel.META_REGION;
 import static dev.hbase.cache.operator.roll.RollModel.serverFor;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
+import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.roll.RollModel.Action;
+import dev.hbase.cache.operator.roll.RollModel.Blocked;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.Decommission;
 import dev.hbase.cache.operator.roll.RollModel.DeletePod;
 import dev.hbase.cache.operator.roll.RollModel.Event;
-import dev.hbase.cache.operator.hbase.ClusterSnapshot;
-import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
-import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.roll.RollModel.Input;
+import dev.hbase.cache.operator.roll.RollModel.Outcome;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
+import dev.hbase.cache.operator.roll.RollModel.Proceeding;
+import dev.hbase.cache.operator.roll.RollModel.Reason;
 import dev.hbase.cache.operator.roll.RollModel.Recommission;
 import dev.hbase.cache.operator.roll.RollModel.Restarted;
 import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.hbase.cache.operator.roll.RollModel.Blocked;
-import dev.hbase.cache.operator.roll.RollModel.Outcome;
-import dev.hbase.cache.operator.roll.RollModel.Proceeding;
-import dev.hbase.cache.operator.roll.RollModel.Reason;
 import dev.hbase.cache.operator.roll.RollModel.Wait;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,12 +43,11 @@ import java.util.stream.Collectors;
  * blocks and keeps nothing in memory, so an operator that restarts reads the state and goes on.
  *
  * <p>Per pod, DrainAndReload: Draining -> Deleting -> WaitingReady -> Reloading -> WarmGate -> done
- * (the decommission moves hbase:meta first, alone). InPlace: Deleting -> WaitingReady -> WarmGate -> done. Stuck and unready pods
- * serve nothing: they go first and skip the drain.
+ * (the decommission moves hbase:meta first, alone). InPlace: Deleting -> WaitingReady -> WarmGate
+ * -> done. Stuck and unready pods serve nothing: they go first and skip the drain.
  *
- * <p>"Deleting" is written to the status before the delete is sent, with the pod's UID as a
- * delete precondition: whatever the operator's crash point, a pod is deleted at most once per
- * roll.
+ * <p>"Deleting" is written to the status before the delete is sent, with the pod's UID as a delete
+ * precondition: whatever the operator's crash point, a pod is deleted at most once per roll.
  */
 public final class Roller {
   static final Duration FAST = Duration.ofSeconds(2);
@@ -82,14 +81,15 @@ public final class Roller {
   }
 
   /**
-   * Whether a step needs the HBase master's view (and fresh cache samples): some pod is not at
-   * the revision, or the previous roll left work (pods in flight, a balancer to switch back on).
-   * An idle cluster is not asked.
+   * Whether a step needs the HBase master's view (and fresh cache samples): some pod is not at the
+   * revision, or the previous roll left work (pods in flight, a balancer to switch back on). An
+   * idle cluster is not asked.
    */
   public static boolean needsHBase(RolloutStatus previous, List<PodView> pods, String revision) {
     return pods.stream().anyMatch(p -> !revision.equals(p.revision()))
         || (previous != null
-            && ((previous.getInFlight() != null && !previous.getInFlight().isEmpty()) || previous.getBalancerWasOn() != null));
+            && ((previous.getInFlight() != null && !previous.getInFlight().isEmpty())
+                || previous.getBalancerWasOn() != null));
   }
 
   /** One step's working state. */
@@ -120,7 +120,8 @@ public final class Roller {
         st.getInFlight().removeIf(this::failedOnAnOldRevision);
         st.setRevision(s.revision());
       }
-      if (Boolean.TRUE.equals(st.getBalancerWasOn()) && !st.getInFlight().isEmpty()
+      if (Boolean.TRUE.equals(st.getBalancerWasOn())
+          && !st.getInFlight().isEmpty()
           && Boolean.TRUE.equals(in.hbase().balancerOn())) {
         actions.add(new SwitchBalancer(false)); // off for the whole roll, whoever turned it on
       }
@@ -145,8 +146,10 @@ public final class Roller {
       if (pod.isPresent() && pod.get().ready()) {
         return false;
       }
-      boolean newInstanceOfOldRevision = pod.isPresent() && !pod.get().uid().equals(r.getUid())
-          && !Objects.equals(pod.get().revision(), s.revision());
+      boolean newInstanceOfOldRevision =
+          pod.isPresent()
+              && !pod.get().uid().equals(r.getUid())
+              && !Objects.equals(pod.get().revision(), s.revision());
       return isBlocked(r) || newInstanceOfOldRevision;
     }
 
@@ -186,7 +189,14 @@ public final class Roller {
         return;
       }
       if (timedOut(r, s.podReadyTimeout())) {
-        block(Reason.DrainTimeout, r.getPod() + " still serves " + left + " regions " + s.podReadyTimeout() + " after its decommission");
+        block(
+            Reason.DrainTimeout,
+            r.getPod()
+                + " still serves "
+                + left
+                + " regions "
+                + s.podReadyTimeout()
+                + " after its decommission");
         return;
       }
       waitFor(Reason.Draining, "moving " + left + " regions off " + r.getPod());
@@ -206,7 +216,11 @@ public final class Roller {
     }
 
     void waitingReady(PodRoll r, Optional<PodView> pod) {
-      boolean newPodReady = pod.isPresent() && !pod.get().uid().equals(r.getUid()) && pod.get().ready() && !pod.get().terminating();
+      boolean newPodReady =
+          pod.isPresent()
+              && !pod.get().uid().equals(r.getUid())
+              && pod.get().ready()
+              && !pod.get().terminating();
       Optional<ServerState> server = newPodReady ? newServer(r, pod.get()) : Optional.empty();
       if (newPodReady && server.isPresent()) {
         r.setNewServer(server.get().id().toString());
@@ -227,8 +241,12 @@ public final class Roller {
                 ? "the pod was not recreated"
                 : pod.get().stuck() != null
                     ? "it is " + pod.get().stuck()
-                    : !pod.get().ready() ? "it is not Ready" : "its RegionServer did not register with the master";
-        block(Reason.PodNotReady, r.getPod() + " is not serving " + s.podReadyTimeout() + " after its restart: " + why);
+                    : !pod.get().ready()
+                        ? "it is not Ready"
+                        : "its RegionServer did not register with the master";
+        block(
+            Reason.PodNotReady,
+            r.getPod() + " is not serving " + s.podReadyTimeout() + " after its restart: " + why);
         return;
       }
       String what =
@@ -253,7 +271,10 @@ public final class Roller {
         return;
       }
       List<String> stragglers =
-          r.getRegions().stream().filter(x -> !now.get().regions().contains(x)).filter(this::regionExists).toList();
+          r.getRegions().stream()
+              .filter(x -> !now.get().regions().contains(x))
+              .filter(this::regionExists)
+              .toList();
       if (stragglers.isEmpty() && h.regionsInTransition() == 0) {
         to(r, Step.WarmGate);
         requeue(FAST);
@@ -273,19 +294,34 @@ public final class Roller {
     void warmGate(PodRoll r, Optional<PodView> pod) {
       CacheView c = in.caches().get(r.getPod());
       Double retained = null;
-      if (c != null && c.l2UsedBytes() != null && r.getL2UsedBytesBefore() != null && r.getL2UsedBytesBefore() > 0) {
+      if (c != null
+          && c.l2UsedBytes() != null
+          && r.getL2UsedBytesBefore() != null
+          && r.getL2UsedBytesBefore() > 0) {
         retained = Math.min(1.0, (double) c.l2UsedBytes() / r.getL2UsedBytesBefore());
       }
-      double minRetained = s.minRetainedFraction() != null ? s.minRetainedFraction() : DEFAULT_MIN_RETAINED;
-      boolean retainedOk = !s.persistent() || s.cacheReset() || r.getL2UsedBytesBefore() == null || r.getL2UsedBytesBefore() == 0
-          || (retained != null && retained >= minRetained);
+      double minRetained =
+          s.minRetainedFraction() != null ? s.minRetainedFraction() : DEFAULT_MIN_RETAINED;
+      boolean retainedOk =
+          !s.persistent()
+              || s.cacheReset()
+              || r.getL2UsedBytesBefore() == null
+              || r.getL2UsedBytesBefore() == 0
+              || (retained != null && retained >= minRetained);
       boolean hitOk =
           s.minHitRatio() == null
-              || (c != null && c.hitRatioSinceStart() != null && c.hitRatioSinceStart() >= s.minHitRatio());
+              || (c != null
+                  && c.hitRatioSinceStart() != null
+                  && c.hitRatioSinceStart() >= s.minHitRatio());
       boolean timeUp = timedOut(r, s.warmTimeout());
       if ((retainedOk && hitOk) || timeUp) {
         boolean warm = retainedOk && hitOk;
-        restarted.add(new Restarted(r.getPod(), Instant.parse(r.getReadyAt() != null ? r.getReadyAt() : in.now().toString()), retained, warm));
+        restarted.add(
+            new Restarted(
+                r.getPod(),
+                Instant.parse(r.getReadyAt() != null ? r.getReadyAt() : in.now().toString()),
+                retained,
+                warm));
         st.getInFlight().remove(r);
         events.add(
             new Event(
@@ -293,7 +329,11 @@ public final class Roller {
                 warm ? "PodRestarted" : "PodRestartedCold",
                 r.getPod()
                     + " is back"
-                    + (s.cacheReset() ? ", its cache reset as planned" : retained != null ? String.format(", %.1f%% of its L2 retained", retained * 100) : "")
+                    + (s.cacheReset()
+                        ? ", its cache reset as planned"
+                        : retained != null
+                            ? String.format(", %.1f%% of its L2 retained", retained * 100)
+                            : "")
                     + (warm ? "" : " but its cache did not warm up within " + s.warmTimeout())));
         requeue(Duration.ZERO);
         return;
@@ -303,7 +343,13 @@ public final class Roller {
           "waiting for "
               + r.getPod()
               + "'s cache: "
-              + (retainedOk ? "" : "retained " + (retained == null ? "unknown" : String.format("%.2f", retained)) + " < " + minRetained + " ")
+              + (retainedOk
+                  ? ""
+                  : "retained "
+                      + (retained == null ? "unknown" : String.format("%.2f", retained))
+                      + " < "
+                      + minRetained
+                      + " ")
               + (hitOk ? "" : "hit ratio below " + s.minHitRatio()));
       requeue(POLL);
     }
@@ -326,10 +372,15 @@ public final class Roller {
         // A pod that serves nothing is down already: restarting it takes nothing more down, but
         // no more than maxUnavailable restart at once. A Ready pod needs room in the budget (an
         // unready one that still serves regions is counted as down already).
-        if (servesNothing ? st.getInFlight().size() >= s.maxUnavailable() : down() + (next.ready() ? 1 : 0) > maxDown()) {
+        if (servesNothing
+            ? st.getInFlight().size() >= s.maxUnavailable()
+            : down() + (next.ready() ? 1 : 0) > maxDown()) {
           if (down() > st.getInFlight().size()) { // something else is down too: say what
-            waitFor(Reason.ClusterNotHealthy, Objects.requireNonNullElse(clusterGate(next),
-                down() + " RegionServers down, at most " + maxDown() + " at a time"));
+            waitFor(
+                Reason.ClusterNotHealthy,
+                Objects.requireNonNullElse(
+                    clusterGate(next),
+                    down() + " RegionServers down, at most " + maxDown() + " at a time"));
           }
           return;
         }
@@ -344,8 +395,11 @@ public final class Roller {
           // sample now, retention could never be checked (seen on kind: a /jmx scrape that did
           // not answer left l2UsedBytesBefore null and the gate passed unchecked).
           if (s.persistent() && !s.cacheReset() && !in.caches().containsKey(next.name())) {
-            waitFor(Reason.WaitingForCacheSample,
-                "no cache sample of " + next.name() + " (its /jmx did not answer): the warm gate needs its L2 used bytes before the restart");
+            waitFor(
+                Reason.WaitingForCacheSample,
+                "no cache sample of "
+                    + next.name()
+                    + " (its /jmx did not answer): the warm gate needs its L2 used bytes before the restart");
             requeue(POLL);
             return;
           }
@@ -357,10 +411,10 @@ public final class Roller {
     }
 
     /**
-     * A pod that holds no regions, so restarting it costs nothing: stuck (crash-looping, image
-     * pull errors, unschedulable), or not Ready and not registered with the master (or registered
-     * with no region). A pod that is not Ready but still serves regions (overloaded, a slow probe)
-     * is drained like any other. When the master cannot be asked, an unready pod counts as serving.
+     * A pod that holds no regions, so restarting it costs nothing: stuck (crash-looping, image pull
+     * errors, unschedulable), or not Ready and not registered with the master (or registered with
+     * no region). A pod that is not Ready but still serves regions (overloaded, a slow probe) is
+     * drained like any other. When the master cannot be asked, an unready pod counts as serving.
      */
     boolean servesNothing(PodView p) {
       if (p.stuck() != null) {
@@ -381,9 +435,16 @@ public final class Roller {
       return in.replicas() <= 1 ? 1 : Math.min(s.maxUnavailable(), in.replicas() - 1);
     }
 
-    /** RegionServers down now: pods in flight, other pods not Ready or terminating, missing replicas. */
+    /**
+     * RegionServers down now: pods in flight, other pods not Ready or terminating, missing
+     * replicas.
+     */
     long down() {
-      long others = in.pods().stream().filter(p -> !inFlight(p.name())).filter(p -> !p.ready() || p.terminating()).count();
+      long others =
+          in.pods().stream()
+              .filter(p -> !inFlight(p.name()))
+              .filter(p -> !p.ready() || p.terminating())
+              .count();
       return st.getInFlight().size() + others + missingOutsideRoll();
     }
 
@@ -415,7 +476,8 @@ public final class Roller {
      */
     Comparator<PodView> order() {
       ClusterSnapshot h = in.hbase();
-      return Comparator.<PodView>comparingInt(p -> p.missingClaimVolumes() ? p.ordinal() : Integer.MAX_VALUE)
+      return Comparator.<PodView>comparingInt(
+              p -> p.missingClaimVolumes() ? p.ordinal() : Integer.MAX_VALUE)
           .thenComparingInt(p -> p.stuck() != null ? 0 : !p.ready() ? 1 : 2)
           .thenComparing(p -> serverFor(h, p).map(x -> h.hostsMeta(x.id())).orElse(false))
           .thenComparingInt(p -> serverFor(h, p).map(ServerState::regionCount).orElse(0))
@@ -446,7 +508,8 @@ public final class Roller {
         return h.regionsInTransition() + " regions in transition";
       }
       if (!h.dead().isEmpty()) {
-        return "dead RegionServers: " + h.dead().stream().map(ServerId::toString).collect(Collectors.joining(", "));
+        return "dead RegionServers: "
+            + h.dead().stream().map(ServerId::toString).collect(Collectors.joining(", "));
       }
       long othersDown =
           in.pods().stream()
@@ -461,18 +524,30 @@ public final class Roller {
         return missingMessage();
       }
       long serving = in.pods().size() - st.getInFlight().size();
-      long live = h.live().stream().filter(x -> in.pods().stream().anyMatch(p -> p.servesAs(x.id().host()))).count();
+      long live =
+          h.live().stream()
+              .filter(x -> in.pods().stream().anyMatch(p -> p.servesAs(x.id().host())))
+              .count();
       if (live < serving) {
-        return live + " RegionServers registered with the master, " + serving + " pods should serve";
+        return live
+            + " RegionServers registered with the master, "
+            + serving
+            + " pods should serve";
       }
       if (serverFor(h, candidate).isEmpty()) {
-        return candidate.name() + " is Ready but its RegionServer is not registered with the master";
+        return candidate.name()
+            + " is Ready but its RegionServer is not registered with the master";
       }
       return null;
     }
 
     void start(PodView pod, boolean servesNothing) {
-      PodRoll r = new PodRoll().setPod(pod.name()).setUid(pod.uid()).setReason(pod.stuck() != null ? "Stuck: " + pod.stuck() : !pod.ready() ? "Unready" : null);
+      PodRoll r =
+          new PodRoll()
+              .setPod(pod.name())
+              .setUid(pod.uid())
+              .setReason(
+                  pod.stuck() != null ? "Stuck: " + pod.stuck() : !pod.ready() ? "Unready" : null);
       CacheView c = in.caches().get(pod.name());
       r.setL2UsedBytesBefore(c == null ? null : c.l2UsedBytes());
       Optional<ServerState> server = servesNothing ? Optional.empty() : serverFor(in.hbase(), pod);
@@ -480,7 +555,11 @@ public final class Roller {
       if (s.strategy() == RolloutSpec.Strategy.DrainAndReload && server.isPresent()) {
         ServerState sv = server.get();
         r.setOldServer(sv.id().toString());
-        r.setRegions(sv.regions().stream().filter(x -> !META_REGION.equals(x)).sorted().collect(Collectors.toList()));
+        r.setRegions(
+            sv.regions().stream()
+                .filter(x -> !META_REGION.equals(x))
+                .sorted()
+                .collect(Collectors.toList()));
         if (st.getBalancerWasOn() == null) {
           st.setBalancerWasOn(!Boolean.FALSE.equals(in.hbase().balancerOn()));
         }
@@ -496,7 +575,8 @@ public final class Roller {
     void startRollIfIdle() {
       if (st.getPhase() == null || st.getPhase() == Phase.Idle || st.getStartedAt() == null) {
         st.setStartedAt(in.now().toString());
-        events.add(new Event(false, "RollStarted", "rolling RegionServers to revision " + s.revision()));
+        events.add(
+            new Event(false, "RollStarted", "rolling RegionServers to revision " + s.revision()));
       }
       st.setPhase(Phase.Rolling);
     }
@@ -504,25 +584,41 @@ public final class Roller {
     // ------------------------------------------------------------------ finish
 
     Decision finish() {
-      long upToDate = in.pods().stream().filter(p -> Objects.equals(p.revision(), s.revision())).filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name()))).count();
+      long upToDate =
+          in.pods().stream()
+              .filter(p -> Objects.equals(p.revision(), s.revision()))
+              .filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name())))
+              .count();
       long outdated = in.pods().size() - upToDate;
       int total = in.pods().size() + in.missing();
       st.setUpdated((int) upToDate);
       st.setTotal(total);
       st.setProgress(upToDate + "/" + total);
-      if (outdated == 0 && st.getInFlight().isEmpty() && in.missing() > 0 && st.getPhase() == Phase.Rolling) {
+      if (outdated == 0
+          && st.getInFlight().isEmpty()
+          && in.missing() > 0
+          && st.getPhase() == Phase.Rolling) {
         // A roll is not finished while a replica has no pod: it comes back on the new template,
         // but it is not serving yet.
         waitFor(Reason.WaitingForPods, missingMessage());
         outdated = in.missing();
       }
-      st.setCurrentPod(st.getInFlight().isEmpty() ? null : st.getInFlight().stream().map(PodRoll::getPod).collect(Collectors.joining(",")));
+      st.setCurrentPod(
+          st.getInFlight().isEmpty()
+              ? null
+              : st.getInFlight().stream().map(PodRoll::getPod).collect(Collectors.joining(",")));
       if (blocked != null) {
         st.setPhase(Phase.Blocked);
         st.setMessage(blocked.message());
       } else if (outdated == 0 && st.getInFlight().isEmpty()) {
-        if (st.getPhase() == Phase.Rolling || st.getPhase() == Phase.Blocked || st.getPhase() == Phase.Paused) {
-          events.add(new Event(false, "RollFinished", "all " + in.pods().size() + " RegionServers run revision " + s.revision()));
+        if (st.getPhase() == Phase.Rolling
+            || st.getPhase() == Phase.Blocked
+            || st.getPhase() == Phase.Paused) {
+          events.add(
+              new Event(
+                  false,
+                  "RollFinished",
+                  "all " + in.pods().size() + " RegionServers run revision " + s.revision()));
         }
         if (st.getBalancerWasOn() != null) {
           if (st.getBalancerWasOn() && in.hbase().masterReachable()) {
@@ -531,7 +627,8 @@ public final class Roller {
           } else if (!st.getBalancerWasOn()) {
             st.setBalancerWasOn(null);
           } else {
-            waitFor(Reason.HBaseUnreachable, "waiting for the master to switch the balancer back on");
+            waitFor(
+                Reason.HBaseUnreachable, "waiting for the master to switch the balancer back on");
             requeue(POLL);
           }
         }
@@ -540,7 +637,8 @@ public final class Roller {
         st.setMessage(null);
       } else if (s.paused() && st.getInFlight().isEmpty()) {
         st.setPhase(Phase.Paused);
-        st.setMessage("paused with " + outdated + " RegionServers still to restart (spec.rollout.paused)");
+        st.setMessage(
+            "paused with " + outdated + " RegionServers still to restart (spec.rollout.paused)");
       } else {
         st.setPhase(Phase.Rolling);
         st.setMessage(waiting == null ? null : waiting.message());
@@ -552,14 +650,20 @@ public final class Roller {
     // ------------------------------------------------------------------ helpers
 
     String missingMessage() {
-      return in.missing() + " of " + in.replicas() + " RegionServer pods do not exist (the StatefulSet controller creates them)";
+      return in.missing()
+          + " of "
+          + in.replicas()
+          + " RegionServer pods do not exist (the StatefulSet controller creates them)";
     }
 
     Optional<PodView> podByName(String name) {
       return in.pods().stream().filter(p -> p.name().equals(name)).findFirst();
     }
 
-    /** The pod's RegionServer instance newer than the one it had before the restart, having reported. */
+    /**
+     * The pod's RegionServer instance newer than the one it had before the restart, having
+     * reported.
+     */
     Optional<ServerState> newServer(PodRoll r, PodView pod) {
       ClusterSnapshot h = in.hbase();
       if (!h.masterReachable()) {
@@ -583,7 +687,8 @@ public final class Roller {
     }
 
     boolean timedOut(PodRoll r, Duration limit) {
-      return r.getStepStartedAt() != null && Duration.between(Instant.parse(r.getStepStartedAt()), in.now()).compareTo(limit) > 0;
+      return r.getStepStartedAt() != null
+          && Duration.between(Instant.parse(r.getStepStartedAt()), in.now()).compareTo(limit) > 0;
     }
 
     boolean isBlocked(PodRoll r) {

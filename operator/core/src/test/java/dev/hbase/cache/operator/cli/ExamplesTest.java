@@ -21,12 +21,15 @@ class ExamplesTest {
   static final Path ROOT = Path.of("../..");
 
   static long chartRegionServerLimit() throws Exception {
-    JsonNode v = new ObjectMapper(new YAMLFactory()).readTree(ROOT.resolve("charts/hbase/values.yaml").toFile());
+    JsonNode v =
+        new ObjectMapper(new YAMLFactory())
+            .readTree(ROOT.resolve("charts/hbase/values.yaml").toFile());
     return Sizes.parse(v.at("/regionserver/resources/limits/memory").asText());
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"lru.yaml", "offheap.yaml", "file.yaml", "persistent-file.yaml", "meta-only.yaml"})
+  @ValueSource(
+      strings = {"lru.yaml", "offheap.yaml", "file.yaml", "persistent-file.yaml", "meta-only.yaml"})
   void examplePlansForTheDemoChart(String file) throws Exception {
     String yaml = Files.readString(ROOT.resolve("examples").resolve(file));
     PlanResult r = PlanCommand.plan(yaml, chartRegionServerLimit(), chartRegionServerLimit());
@@ -40,11 +43,27 @@ class ExamplesTest {
   void commandPrintsPlansAndRefusals(String limit) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int rc = PlanCommand.run(List.of("-f", ROOT.resolve("examples/persistent-file.yaml").toString(), "--memory-limit", limit),
-        new PrintStream(out), new PrintStream(err));
+    int rc =
+        PlanCommand.run(
+            List.of(
+                "-f",
+                ROOT.resolve("examples/persistent-file.yaml").toString(),
+                "--memory-limit",
+                limit),
+            new PrintStream(out),
+            new PrintStream(err));
     assertThat(rc).isEqualTo(PlanCommand.OK);
-    assertThat(out.toString()).contains("heap: ", "directMemory: ", "pvcSize: 2Gi", "configHash: ", "env:", "HBASE_HEAPSIZE: ",
-        "regionServerSite:", "hbase.bucketcache.persistent.path: ", "masterSite:");
+    assertThat(out.toString())
+        .contains(
+            "heap: ",
+            "directMemory: ",
+            "pvcSize: 2Gi",
+            "configHash: ",
+            "env:",
+            "HBASE_HEAPSIZE: ",
+            "regionServerSite:",
+            "hbase.bucketcache.persistent.path: ",
+            "masterSite:");
     assertThat(err.toString()).isEmpty();
   }
 
@@ -52,12 +71,27 @@ class ExamplesTest {
   void refusalExitsTwoWithReasonsAndUsageErrorsSixtyFour() {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int rc = PlanCommand.run(List.of("-f", ROOT.resolve("examples/persistent-file.yaml").toString(), "--memory-limit", "1Gi"),
-        new PrintStream(out), new PrintStream(err));
+    int rc =
+        PlanCommand.run(
+            List.of(
+                "-f",
+                ROOT.resolve("examples/persistent-file.yaml").toString(),
+                "--memory-limit",
+                "1Gi"),
+            new PrintStream(out),
+            new PrintStream(err));
     assertThat(rc).isEqualTo(PlanCommand.REFUSED);
     assertThat(out.toString()).isEmpty();
     assertThat(err.toString()).startsWith("refused:").contains("memory limit 1Gi leaves only");
-    assertThat(PlanCommand.run(List.of("--memory-limit", "1Gi"), new PrintStream(out), new PrintStream(err))).isEqualTo(PlanCommand.USAGE);
-    assertThat(PlanCommand.run(List.of("-f", "x.yaml", "--memory-limit", "lots"), new PrintStream(out), new PrintStream(err))).isEqualTo(PlanCommand.USAGE);
+    assertThat(
+            PlanCommand.run(
+                List.of("--memory-limit", "1Gi"), new PrintStream(out), new PrintStream(err)))
+        .isEqualTo(PlanCommand.USAGE);
+    assertThat(
+            PlanCommand.run(
+                List.of("-f", "x.yaml", "--memory-limit", "lots"),
+                new PrintStream(out),
+                new PrintStream(err)))
+        .isEqualTo(PlanCommand.USAGE);
   }
 }

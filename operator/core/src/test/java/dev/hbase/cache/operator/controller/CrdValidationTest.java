@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.operator.plan.BadPolicies;
+import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import java.io.FileInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,8 +23,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * crds/ applied to a real kube-apiserver (kube-api-test): every bad input the schema or CEL can
- * see is refused there, with its message; the examples are accepted.
+ * crds/ applied to a real kube-apiserver (kube-api-test): every bad input the schema or CEL can see
+ * is refused there, with its message; the examples are accepted.
  */
 @EnableKubeAPIServer
 class CrdValidationTest {
@@ -36,14 +36,21 @@ class CrdValidationTest {
     try (var in = new FileInputStream(CRD.toFile())) {
       var crd = client.apiextensions().v1().customResourceDefinitions().load(in).item();
       client.resource(crd).serverSideApply();
-      client.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
+      client
+          .apiextensions()
+          .v1()
+          .customResourceDefinitions()
+          .withName(crd.getMetadata().getName())
           .waitUntilCondition(CrdValidationTest::established, 30, TimeUnit.SECONDS);
     }
   }
 
   static boolean established(CustomResourceDefinition c) {
-    return c != null && c.getStatus() != null && c.getStatus().getConditions() != null
-        && c.getStatus().getConditions().stream().anyMatch(x -> "Established".equals(x.getType()) && "True".equals(x.getStatus()));
+    return c != null
+        && c.getStatus() != null
+        && c.getStatus().getConditions() != null
+        && c.getStatus().getConditions().stream()
+            .anyMatch(x -> "Established".equals(x.getType()) && "True".equals(x.getStatus()));
   }
 
   static List<BadPolicies.Case> apiServerCases() {
@@ -61,7 +68,12 @@ class CrdValidationTest {
   @MethodSource("apiServerCases")
   void refusedWithItsMessage(BadPolicies.Case c) {
     GenericKubernetesResource r = resource(c.document(), "bad-" + Math.abs(c.name().hashCode()));
-    assertThatThrownBy(() -> client.genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy").resource(r).create())
+    assertThatThrownBy(
+            () ->
+                client
+                    .genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy")
+                    .resource(r)
+                    .create())
         .isInstanceOf(KubernetesClientException.class)
         .satisfies(e -> assertThat(((KubernetesClientException) e).getCode()).isEqualTo(422))
         .hasMessageContaining(c.apiServer());
@@ -73,11 +85,22 @@ class CrdValidationTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"lru.yaml", "offheap.yaml", "file.yaml", "persistent-file.yaml", "meta-only.yaml"})
+  @ValueSource(
+      strings = {"lru.yaml", "offheap.yaml", "file.yaml", "persistent-file.yaml", "meta-only.yaml"})
   void examplesAreAcceptedAndDefaulted(String file) throws Exception {
-    GenericKubernetesResource r = resource(Files.readString(Path.of("../../examples", file)), "ex-" + file.replace(".yaml", ""));
-    client.genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy").resource(r).create();
-    BlockCachePolicy p = client.resources(BlockCachePolicy.class).inNamespace("default").withName(r.getMetadata().getName()).get();
+    GenericKubernetesResource r =
+        resource(
+            Files.readString(Path.of("../../examples", file)), "ex-" + file.replace(".yaml", ""));
+    client
+        .genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy")
+        .resource(r)
+        .create();
+    BlockCachePolicy p =
+        client
+            .resources(BlockCachePolicy.class)
+            .inNamespace("default")
+            .withName(r.getMetadata().getName())
+            .get();
     assertThat(p.getSpec().getMode()).isNotNull();
     if (p.getSpec().getStorage() != null) {
       assertThat(p.getSpec().getStorage().getMountPath()).isEqualTo("/var/lib/hbase/bucketcache");
@@ -90,16 +113,36 @@ class CrdValidationTest {
 
   @Test
   void fractionsOfExactlyPointEightAreAccepted() {
-    String yaml = BadPolicies.CASES.get(0).document().replace("  mode: Heap\n",
-        "  mode: Lru\n  memory:\n    blockCacheFraction: 0.4\n    memstoreFraction: 0.4\n");
+    String yaml =
+        BadPolicies.CASES
+            .get(0)
+            .document()
+            .replace(
+                "  mode: Heap\n",
+                "  mode: Lru\n  memory:\n    blockCacheFraction: 0.4\n    memstoreFraction: 0.4\n");
     GenericKubernetesResource r = resource(yaml, "exactly-08");
-    client.genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy").resource(r).create();
-    assertThat(client.resources(BlockCachePolicy.class).inNamespace("default").withName("exactly-08").get()).isNotNull();
+    client
+        .genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy")
+        .resource(r)
+        .create();
+    assertThat(
+            client
+                .resources(BlockCachePolicy.class)
+                .inNamespace("default")
+                .withName("exactly-08")
+                .get())
+        .isNotNull();
   }
 
   @Test
   void printerColumnsAndShortName() {
-    var crd = client.apiextensions().v1().customResourceDefinitions().withName("blockcachepolicies.cache.hbase.dev").get();
+    var crd =
+        client
+            .apiextensions()
+            .v1()
+            .customResourceDefinitions()
+            .withName("blockcachepolicies.cache.hbase.dev")
+            .get();
     assertThat(crd.getSpec().getNames().getShortNames()).containsExactly("bcp");
     assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
         .extracting(c -> c.getName().toUpperCase())

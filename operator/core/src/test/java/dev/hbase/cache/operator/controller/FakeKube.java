@@ -1,14 +1,14 @@
 package dev.hbase.cache.operator.controller;
 
+import dev.hbase.cache.operator.hbase.SimulatedHBase;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.time.Duration;
@@ -28,8 +28,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Plays the parts kube-api-test lacks, for one StatefulSet: the StatefulSet controller (creates
- * missing pods from the current template, and their PVCs from the claim templates), the kubelet
- * (a pod becomes Ready after a delay, its RegionServer registers with {@link SimulatedHBase}) and the
+ * missing pods from the current template, and their PVCs from the claim templates), the kubelet (a
+ * pod becomes Ready after a delay, its RegionServer registers with {@link SimulatedHBase}) and the
  * garbage collector (finishes an orphan delete). It records deletes and the most pods down.
  */
 final class FakeKube implements AutoCloseable {
@@ -50,7 +50,12 @@ final class FakeKube implements AutoCloseable {
   volatile int maxDown;
   volatile boolean started;
 
-  FakeKube(KubernetesClient client, String ns, String sts, SimulatedHBase hbase, Map<String, List<String>> initialRegions) {
+  FakeKube(
+      KubernetesClient client,
+      String ns,
+      String sts,
+      SimulatedHBase hbase,
+      Map<String, List<String>> initialRegions) {
     this.client = client;
     this.ns = ns;
     this.sts = sts;
@@ -75,14 +80,25 @@ final class FakeKube implements AutoCloseable {
     StatefulSet set = client.apps().statefulSets().inNamespace(ns).withName(sts).get();
     if (set != null && set.getMetadata().getDeletionTimestamp() != null) {
       // the garbage collector's part of an orphan delete
-      client.apps().statefulSets().inNamespace(ns).withName(sts).edit(s -> {
-        s.getMetadata().setFinalizers(List.of());
-        return s;
-      });
+      client
+          .apps()
+          .statefulSets()
+          .inNamespace(ns)
+          .withName(sts)
+          .edit(
+              s -> {
+                s.getMetadata().setFinalizers(List.of());
+                return s;
+              });
       return;
     }
     Map<String, Pod> pods = new HashMap<>();
-    client.pods().inNamespace(ns).list().getItems().forEach(p -> pods.put(p.getMetadata().getName(), p));
+    client
+        .pods()
+        .inNamespace(ns)
+        .list()
+        .getItems()
+        .forEach(p -> pods.put(p.getMetadata().getName(), p));
     // pods that went away
     for (String name : List.copyOf(knownUid.keySet())) {
       Pod p = pods.get(name);
@@ -112,7 +128,8 @@ final class FakeKube implements AutoCloseable {
       if (!Readiness.isPodReady(p)) {
         down++;
         Instant c = createdAt.computeIfAbsent(name, k -> Instant.now());
-        if (!neverReady.contains(name) && Duration.between(c, Instant.now()).compareTo(readyAfter) >= 0) {
+        if (!neverReady.contains(name)
+            && Duration.between(c, Instant.now()).compareTo(readyAfter) >= 0) {
           markReady(p, i);
           hbase.register(name, host(name), ip(i), initialRegions.getOrDefault(name, List.of()));
           initialRegions.remove(name);
@@ -120,7 +137,8 @@ final class FakeKube implements AutoCloseable {
       }
     }
     maxDown = Math.max(maxDown, down);
-    for (PersistentVolumeClaim pvc : client.persistentVolumeClaims().inNamespace(ns).list().getItems()) {
+    for (PersistentVolumeClaim pvc :
+        client.persistentVolumeClaims().inNamespace(ns).list().getItems()) {
       pvcUidsSeen.add(pvc.getMetadata().getUid());
     }
     started = true;
@@ -134,11 +152,25 @@ final class FakeKube implements AutoCloseable {
       for (PersistentVolumeClaim t : set.getSpec().getVolumeClaimTemplates()) {
         String claim = t.getMetadata().getName() + "-" + name;
         if (client.persistentVolumeClaims().inNamespace(ns).withName(claim).get() == null) {
-          client.resource(new PersistentVolumeClaimBuilder().withNewMetadata().withName(claim).withNamespace(ns).endMetadata()
-              .withSpec(t.getSpec()).build()).create();
+          client
+              .resource(
+                  new PersistentVolumeClaimBuilder()
+                      .withNewMetadata()
+                      .withName(claim)
+                      .withNamespace(ns)
+                      .endMetadata()
+                      .withSpec(t.getSpec())
+                      .build())
+              .create();
         }
-        spec.getVolumes().add(new VolumeBuilder().withName(t.getMetadata().getName())
-            .withNewPersistentVolumeClaim().withClaimName(claim).endPersistentVolumeClaim().build());
+        spec.getVolumes()
+            .add(
+                new VolumeBuilder()
+                    .withName(t.getMetadata().getName())
+                    .withNewPersistentVolumeClaim()
+                    .withClaimName(claim)
+                    .endPersistentVolumeClaim()
+                    .build());
       }
     }
     return new PodBuilder()
@@ -155,10 +187,24 @@ final class FakeKube implements AutoCloseable {
 
   private void markReady(Pod p, int ordinal) {
     PodCondition ready = new PodConditionBuilder().withType("Ready").withStatus("True").build();
-    p.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Running").withPodIP(ip(ordinal)).withConditions(ready)
-        .addNewContainerStatus().withName("regionserver").withImage("hbase:2.6.4").withImageID("x").withReady(true).withRestartCount(0)
-        .withNewState().withNewRunning().withStartedAt(Instant.now().toString()).endRunning().endState().endContainerStatus()
-        .build());
+    p.setStatus(
+        new io.fabric8.kubernetes.api.model.PodStatusBuilder()
+            .withPhase("Running")
+            .withPodIP(ip(ordinal))
+            .withConditions(ready)
+            .addNewContainerStatus()
+            .withName("regionserver")
+            .withImage("hbase:2.6.4")
+            .withImageID("x")
+            .withReady(true)
+            .withRestartCount(0)
+            .withNewState()
+            .withNewRunning()
+            .withStartedAt(Instant.now().toString())
+            .endRunning()
+            .endState()
+            .endContainerStatus()
+            .build());
     client.resource(p).updateStatus();
   }
 

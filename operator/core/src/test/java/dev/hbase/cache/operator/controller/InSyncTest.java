@@ -9,7 +9,8 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import org.junit.jupiter.api.Test;
 
 class InSyncTest {
-  static final String LIVE = """
+  static final String LIVE =
+      """
       apiVersion: apps/v1
       kind: StatefulSet
       metadata: {name: rs, namespace: ns, resourceVersion: "7", labels: {app: rs}}
@@ -37,7 +38,8 @@ class InSyncTest {
   }
 
   static StatefulSet desired(String heap, String hash, String sizeLimit) {
-    return sts("""
+    return sts(
+        """
         apiVersion: apps/v1
         kind: StatefulSet
         metadata: {name: rs, namespace: ns}
@@ -53,13 +55,16 @@ class InSyncTest {
               volumes:
               - {name: config, configMap: {name: p-rs-site}}
               - {name: bucketcache, emptyDir: {medium: Memory, sizeLimit: %s}}
-        """.formatted(hash, heap, sizeLimit));
+        """
+            .formatted(hash, heap, sizeLimit));
   }
 
   @Test
   void aStatefulSetThatCarriesEveryDesiredFieldIsInSync() {
     assertThat(InSync.covers(sts(LIVE), desired("1024m", "abc", "1Gi"))).isTrue();
-    assertThat(InSync.covers(sts(LIVE), desired("1024m", "abc", "1024Mi"))).as("same quantity, other form").isTrue();
+    assertThat(InSync.covers(sts(LIVE), desired("1024m", "abc", "1024Mi")))
+        .as("same quantity, other form")
+        .isTrue();
   }
 
   @Test
@@ -70,18 +75,47 @@ class InSyncTest {
     StatefulSet renamed = desired("1024m", "abc", "1Gi");
     renamed.getSpec().getTemplate().getSpec().getContainers().get(0).setName("hbase");
     assertThat(InSync.covers(sts(LIVE), renamed)).as("list items match by name").isFalse();
-    assertThat(InSync.covers(null, desired("1024m", "abc", "1Gi"))).as("not there at all").isFalse();
+    assertThat(InSync.covers(null, desired("1024m", "abc", "1Gi")))
+        .as("not there at all")
+        .isFalse();
   }
 
   @Test
   void aConfigMapIsInSyncOnlyWithExactlyTheDesiredData() {
-    ConfigMap want = new ConfigMapBuilder().withNewMetadata().withName("p-rs-site").addToLabels("cache.hbase.dev/policy", "p").endMetadata()
-        .addToData("hbase-site.xml", "<x/>").build();
-    ConfigMap live = new ConfigMapBuilder(want).editMetadata().withResourceVersion("3").addToLabels("extra", "1").endMetadata().build();
+    ConfigMap want =
+        new ConfigMapBuilder()
+            .withNewMetadata()
+            .withName("p-rs-site")
+            .addToLabels("cache.hbase.dev/policy", "p")
+            .endMetadata()
+            .addToData("hbase-site.xml", "<x/>")
+            .build();
+    ConfigMap live =
+        new ConfigMapBuilder(want)
+            .editMetadata()
+            .withResourceVersion("3")
+            .addToLabels("extra", "1")
+            .endMetadata()
+            .build();
     assertThat(InSync.configMap(live, want)).isTrue();
-    assertThat(InSync.configMap(new ConfigMapBuilder(live).addToData("stale.xml", "<y/>").build(), want)).as("a key we no longer set").isFalse();
-    assertThat(InSync.configMap(new ConfigMapBuilder(live).addToData("hbase-site.xml", "<z/>").build(), want)).isFalse();
-    assertThat(InSync.configMap(new ConfigMapBuilder(live).editMetadata().withLabels(java.util.Map.of()).endMetadata().build(), want))
-        .as("our labels gone").isFalse();
+    assertThat(
+            InSync.configMap(
+                new ConfigMapBuilder(live).addToData("stale.xml", "<y/>").build(), want))
+        .as("a key we no longer set")
+        .isFalse();
+    assertThat(
+            InSync.configMap(
+                new ConfigMapBuilder(live).addToData("hbase-site.xml", "<z/>").build(), want))
+        .isFalse();
+    assertThat(
+            InSync.configMap(
+                new ConfigMapBuilder(live)
+                    .editMetadata()
+                    .withLabels(java.util.Map.of())
+                    .endMetadata()
+                    .build(),
+                want))
+        .as("our labels gone")
+        .isFalse();
   }
 }

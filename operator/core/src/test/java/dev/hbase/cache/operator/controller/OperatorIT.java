@@ -9,6 +9,7 @@ import dev.hbase.cache.operator.BlockCacheOperator;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.render.SiteXml;
+import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -18,7 +19,6 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import java.io.FileInputStream;
 import java.net.ServerSocket;
@@ -41,8 +41,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The operator against a real kube-apiserver + etcd (kube-api-test). There is no kubelet,
- * StatefulSet controller or garbage collector: {@link FakeKube} plays them, and {@link SimulatedHBase}
- * the HBase master.
+ * StatefulSet controller or garbage collector: {@link FakeKube} plays them, and {@link
+ * SimulatedHBase} the HBase master.
  */
 @EnableKubeAPIServer
 class OperatorIT {
@@ -66,7 +66,11 @@ class OperatorIT {
     try (var in = new FileInputStream("../../crds/blockcachepolicies.cache.hbase.dev-v1.yml")) {
       var crd = client.apiextensions().v1().customResourceDefinitions().load(in).item();
       client.resource(crd).serverSideApply();
-      client.apiextensions().v1().customResourceDefinitions().withName(crd.getMetadata().getName())
+      client
+          .apiextensions()
+          .v1()
+          .customResourceDefinitions()
+          .withName(crd.getMetadata().getName())
           .waitUntilCondition(CrdValidationTest::established, 30, TimeUnit.SECONDS);
     }
   }
@@ -83,30 +87,79 @@ class OperatorIT {
   /** A namespace with the base ConfigMap, a 3-replica StatefulSet and its Ready pods. */
   void cluster(String memoryLimit, boolean withClaimTemplate) {
     ns = "it-" + NS.incrementAndGet();
-    client.resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
-    client.resource(new ConfigMapBuilder().withNewMetadata().withName("hbase-site").withNamespace(ns).endMetadata()
-        .addToData("hbase-site.xml", BASE_SITE).addToData("log4j2.properties", "rootLogger.level=info\n").build()).create();
-    var b = new StatefulSetBuilder()
-        .withNewMetadata().withName(STS).withNamespace(ns).endMetadata()
-        .withNewSpec().withReplicas(3).withServiceName(STS)
-        .withNewSelector().addToMatchLabels("app", "rs").endSelector()
-        .withNewTemplate().withNewMetadata().addToLabels("app", "rs").endMetadata()
-        .withNewSpec()
-        .addNewContainer().withName("regionserver").withImage("hbase:2.6.4")
-        .withNewResources().addToLimits("memory", new Quantity(memoryLimit)).addToRequests("memory", new Quantity(memoryLimit)).endResources()
-        .addNewVolumeMount().withName("config").withMountPath("/etc/hbase").endVolumeMount()
-        .endContainer()
-        .addNewVolume().withName("config").withNewConfigMap().withName("hbase-site").endConfigMap().endVolume()
-        .endSpec().endTemplate().endSpec();
+    client
+        .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+        .create();
+    client
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName("hbase-site")
+                .withNamespace(ns)
+                .endMetadata()
+                .addToData("hbase-site.xml", BASE_SITE)
+                .addToData("log4j2.properties", "rootLogger.level=info\n")
+                .build())
+        .create();
+    var b =
+        new StatefulSetBuilder()
+            .withNewMetadata()
+            .withName(STS)
+            .withNamespace(ns)
+            .endMetadata()
+            .withNewSpec()
+            .withReplicas(3)
+            .withServiceName(STS)
+            .withNewSelector()
+            .addToMatchLabels("app", "rs")
+            .endSelector()
+            .withNewTemplate()
+            .withNewMetadata()
+            .addToLabels("app", "rs")
+            .endMetadata()
+            .withNewSpec()
+            .addNewContainer()
+            .withName("regionserver")
+            .withImage("hbase:2.6.4")
+            .withNewResources()
+            .addToLimits("memory", new Quantity(memoryLimit))
+            .addToRequests("memory", new Quantity(memoryLimit))
+            .endResources()
+            .addNewVolumeMount()
+            .withName("config")
+            .withMountPath("/etc/hbase")
+            .endVolumeMount()
+            .endContainer()
+            .addNewVolume()
+            .withName("config")
+            .withNewConfigMap()
+            .withName("hbase-site")
+            .endConfigMap()
+            .endVolume()
+            .endSpec()
+            .endTemplate()
+            .endSpec();
     StatefulSet sts = b.build();
     if (withClaimTemplate) {
       sts.getSpec().setVolumeClaimTemplates(new ArrayList<>());
     }
     client.resource(sts).create();
     hbase = new SimulatedHBase(Instant::now);
-    hbase.reportDelay = Duration.ofMillis(300); // registration lag: the roller must wait for the first report
-    kube = new FakeKube(client, ns, STS, hbase,
-        Map.of("rs-0", List.of("r00", "r01", "r02"), "rs-1", List.of("r10"), "rs-2", List.of("r20", "r21")));
+    hbase.reportDelay =
+        Duration.ofMillis(300); // registration lag: the roller must wait for the first report
+    kube =
+        new FakeKube(
+            client,
+            ns,
+            STS,
+            hbase,
+            Map.of(
+                "rs-0",
+                List.of("r00", "r01", "r02"),
+                "rs-1",
+                List.of("r10"),
+                "rs-2",
+                List.of("r20", "r21")));
     closeAfter.add(kube.start());
     await().atMost(Duration.ofSeconds(30)).until(() -> kube.allReadyAndRegistered(3));
     kube.maxDown = 0; // from here on, only what the operator causes
@@ -118,10 +171,14 @@ class OperatorIT {
 
   /** The operator on its own client (e.g. one that counts the requests it sends). */
   BlockCacheOperator operator(LeaderElectionConfiguration le, KubernetesClient client) {
-    var reconciler = new BlockCachePolicyReconciler(Clock.systemUTC(), (q, p) -> {
-      hbase.connects++;
-      return hbase;
-    }, hbase.probe());
+    var reconciler =
+        new BlockCachePolicyReconciler(
+            Clock.systemUTC(),
+            (q, p) -> {
+              hbase.connects++;
+              return hbase;
+            },
+            hbase.probe());
     BlockCacheOperator op = new BlockCacheOperator(client, Set.of(ns), le, reconciler);
     op.start();
     closeAfter.add(0, op::stop);
@@ -129,9 +186,16 @@ class OperatorIT {
   }
 
   BlockCachePolicy policy(String name, String specYaml) {
-    String doc = "apiVersion: cache.hbase.dev/v1alpha1\nkind: BlockCachePolicy\nmetadata:\n  name: " + name
-        + "\n  namespace: " + ns + "\nspec:\n  targetRef:\n    name: " + STS + "\n  hbaseSiteConfigMap: hbase-site\n"
-        + "  metrics:\n    interval: 10s\n" + specYaml;
+    String doc =
+        "apiVersion: cache.hbase.dev/v1alpha1\nkind: BlockCachePolicy\nmetadata:\n  name: "
+            + name
+            + "\n  namespace: "
+            + ns
+            + "\nspec:\n  targetRef:\n    name: "
+            + STS
+            + "\n  hbaseSiteConfigMap: hbase-site\n"
+            + "  metrics:\n    interval: 10s\n"
+            + specYaml;
     return client.resource(Serialization.unmarshal(doc, BlockCachePolicy.class)).create();
   }
 
@@ -141,14 +205,20 @@ class OperatorIT {
 
   boolean condition(String name, String type, String status) {
     BlockCachePolicy p = get(name);
-    return p != null && p.getStatus() != null && Conditions.find(p.getStatus().getConditions(), type)
-        .map(c -> status.equals(c.getStatus())).orElse(false);
+    return p != null
+        && p.getStatus() != null
+        && Conditions.find(p.getStatus().getConditions(), type)
+            .map(c -> status.equals(c.getStatus()))
+            .orElse(false);
   }
 
   boolean idleAndApplied(String name) {
     BlockCachePolicy p = get(name);
-    return p != null && p.getStatus() != null && p.getStatus().getRollout() != null
-        && p.getStatus().getRollout().getPhase() == Phase.Idle && condition(name, "Ready", "True");
+    return p != null
+        && p.getStatus() != null
+        && p.getStatus().getRollout() != null
+        && p.getStatus().getRollout().getPhase() == Phase.Idle
+        && condition(name, "Ready", "True");
   }
 
   StatefulSet sts() {
@@ -165,18 +235,25 @@ class OperatorIT {
 
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("lru"));
     BlockCachePolicy p = get("lru");
-    String revision = sts().getSpec().getTemplate().getMetadata().getAnnotations().get(Desired.HASH_ANNOTATION);
+    String revision =
+        sts().getSpec().getTemplate().getMetadata().getAnnotations().get(Desired.HASH_ANNOTATION);
 
     // StatefulSet: our fields, under our field manager, by server-side apply
     StatefulSet s = sts();
     assertThat(s.getSpec().getUpdateStrategy().getType()).isEqualTo("OnDelete");
     var c = s.getSpec().getTemplate().getSpec().getContainers().get(0);
-    assertThat(c.getEnv()).extracting(e -> e.getName() + "=" + e.getValue())
+    assertThat(c.getEnv())
+        .extracting(e -> e.getName() + "=" + e.getValue())
         .contains("HBASE_HEAPSIZE=" + p.getStatus().getPlan().getHeap().replace("Mi", "m"));
-    assertThat(s.getSpec().getTemplate().getSpec().getVolumes()).filteredOn(v -> v.getName().equals("config"))
-        .extracting(v -> v.getConfigMap().getName()).containsExactly("lru-rs-site");
-    assertThat(s.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds()).isGreaterThanOrEqualTo(120);
-    assertThat(s.getMetadata().getManagedFields()).anyMatch(m -> m.getManager().equals(Desired.FIELD_MANAGER) && m.getOperation().equals("Apply"));
+    assertThat(s.getSpec().getTemplate().getSpec().getVolumes())
+        .filteredOn(v -> v.getName().equals("config"))
+        .extracting(v -> v.getConfigMap().getName())
+        .containsExactly("lru-rs-site");
+    assertThat(s.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
+        .isGreaterThanOrEqualTo(120);
+    assertThat(s.getMetadata().getManagedFields())
+        .anyMatch(
+            m -> m.getManager().equals(Desired.FIELD_MANAGER) && m.getOperation().equals("Apply"));
     // the container keeps what the operator does not own
     assertThat(c.getImage()).isEqualTo("hbase:2.6.4");
     assertThat(c.getVolumeMounts()).extracting(v -> v.getMountPath()).contains("/etc/hbase");
@@ -185,11 +262,14 @@ class OperatorIT {
     ConfigMap derived = client.configMaps().inNamespace(ns).withName("lru-rs-site").get();
     assertThat(derived.getData()).containsKey("log4j2.properties");
     Map<String, String> site = SiteXml.parse(derived.getData().get("hbase-site.xml"));
-    assertThat(site).containsEntry("hbase.rootdir", "file:///data/hbase").containsEntry("hfile.block.cache.size", "0.4")
+    assertThat(site)
+        .containsEntry("hbase.rootdir", "file:///data/hbase")
+        .containsEntry("hfile.block.cache.size", "0.4")
         .doesNotContainKey("hbase.bucketcache.ioengine");
 
     // the roll: each pod once, never two down, fewest regions first, regions back home
-    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
     assertThat(kube.deletes).containsExactly("rs-1", "rs-2", "rs-0");
     assertThat(kube.maxDown).isEqualTo(1);
     assertThat(hbase.regionsOf("rs-0")).containsExactlyInAnyOrder("r00", "r01", "r02");
@@ -197,30 +277,65 @@ class OperatorIT {
     assertThat(hbase.balancerOn).isTrue();
     assertThat(hbase.marks()).isEmpty();
     assertThat(client.pods().inNamespace(ns).list().getItems())
-        .allSatisfy(pod -> assertThat(pod.getMetadata().getAnnotations()).containsEntry(Desired.HASH_ANNOTATION, revision));
+        .allSatisfy(
+            pod ->
+                assertThat(pod.getMetadata().getAnnotations())
+                    .containsEntry(Desired.HASH_ANNOTATION, revision));
     assertThat(p.getStatus().getRollout().getProgress()).isEqualTo("3/3");
     assertThat(p.getStatus().getObservedGeneration()).isEqualTo(p.getMetadata().getGeneration());
-    assertThat(p.getStatus().getRegionServers()).extracting(r -> r.getPod()).containsExactly("rs-0", "rs-1", "rs-2");
-    assertThat(p.getStatus().getRegionServers()).allSatisfy(r -> assertThat(r.getRestartedAt()).isNotNull());
-    assertThat(client.v1().events().inNamespace(ns).list().getItems()).extracting(e -> e.getReason())
+    assertThat(p.getStatus().getRegionServers())
+        .extracting(r -> r.getPod())
+        .containsExactly("rs-0", "rs-1", "rs-2");
+    assertThat(p.getStatus().getRegionServers())
+        .allSatisfy(r -> assertThat(r.getRestartedAt()).isNotNull());
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .extracting(e -> e.getReason())
         .contains("RollStarted", "RestartingPod", "PodRestarted", "RollFinished");
 
     // hit ratios: reads on rs-0, the next sample shows them
     hbase.reads("rs-0", 90, 10);
-    await().atMost(Duration.ofSeconds(40)).until(() -> {
-      var st = get("lru").getStatus();
-      return st.getCache() != null && st.getCache().getHitRatio() != null && st.getCache().getHitRatio() == 0.9;
-    });
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .until(
+            () -> {
+              var st = get("lru").getStatus();
+              return st.getCache() != null
+                  && st.getCache().getHitRatio() != null
+                  && st.getCache().getHitRatio() == 0.9;
+            });
     assertThat(get("lru").getStatus().getRegionServers().get(0).getHitRatio()).isEqualTo(0.9);
 
     // an edit of the base ConfigMap flows through: new revision, derived ConfigMap updated
-    client.configMaps().inNamespace(ns).withName("hbase-site").edit(cm -> {
-      cm.getData().put("hbase-site.xml", BASE_SITE.replace("</configuration>", "<property><name>hbase.regionserver.handler.count</name><value>50</value></property>\n</configuration>"));
-      return cm;
-    });
-    await().atMost(Duration.ofSeconds(30)).until(() -> SiteXml.parse(client.configMaps().inNamespace(ns).withName("lru-rs-site").get()
-        .getData().get("hbase-site.xml")).containsKey("hbase.regionserver.handler.count"));
-    await().atMost(Duration.ofSeconds(90)).until(() -> kube.deletes.size() == 6 && idleAndApplied("lru"));
+    client
+        .configMaps()
+        .inNamespace(ns)
+        .withName("hbase-site")
+        .edit(
+            cm -> {
+              cm.getData()
+                  .put(
+                      "hbase-site.xml",
+                      BASE_SITE.replace(
+                          "</configuration>",
+                          "<property><name>hbase.regionserver.handler.count</name><value>50</value></property>\n</configuration>"));
+              return cm;
+            });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                SiteXml.parse(
+                        client
+                            .configMaps()
+                            .inNamespace(ns)
+                            .withName("lru-rs-site")
+                            .get()
+                            .getData()
+                            .get("hbase-site.xml"))
+                    .containsKey("hbase.regionserver.handler.count"));
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> kube.deletes.size() == 6 && idleAndApplied("lru"));
   }
 
   /**
@@ -229,18 +344,26 @@ class OperatorIT {
    */
   static final class CountingClient {
     final List<String> writes = java.util.Collections.synchronizedList(new ArrayList<>());
-    final KubernetesClient client = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
-        .withConfig(OperatorIT.client.getConfiguration())
-        .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("count", new io.fabric8.kubernetes.client.http.Interceptor() {
-          @Override
-          public void before(io.fabric8.kubernetes.client.http.BasicBuilder builder, io.fabric8.kubernetes.client.http.HttpRequest request,
-              io.fabric8.kubernetes.client.http.Interceptor.RequestTags tags) {
-            if (!"GET".equals(request.method()) && !request.uri().getPath().contains("/leases")) {
-              writes.add(request.method() + " " + request.uri().getPath());
-            }
-          }
-        }))
-        .build();
+    final KubernetesClient client =
+        new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+            .withConfig(OperatorIT.client.getConfiguration())
+            .withHttpClientBuilderConsumer(
+                b ->
+                    b.addOrReplaceInterceptor(
+                        "count",
+                        new io.fabric8.kubernetes.client.http.Interceptor() {
+                          @Override
+                          public void before(
+                              io.fabric8.kubernetes.client.http.BasicBuilder builder,
+                              io.fabric8.kubernetes.client.http.HttpRequest request,
+                              io.fabric8.kubernetes.client.http.Interceptor.RequestTags tags) {
+                            if (!"GET".equals(request.method())
+                                && !request.uri().getPath().contains("/leases")) {
+                              writes.add(request.method() + " " + request.uri().getPath());
+                            }
+                          }
+                        }))
+            .build();
   }
 
   @Test
@@ -251,13 +374,17 @@ class OperatorIT {
     operator(null, counting.client);
     policy("idle", "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n");
     await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("idle"));
-    assertThat(counting.writes).as("the roll itself writes").anyMatch(w -> w.startsWith("PATCH") && w.contains("/statefulsets/"));
+    assertThat(counting.writes)
+        .as("the roll itself writes")
+        .anyMatch(w -> w.startsWith("PATCH") && w.contains("/statefulsets/"));
 
     // reconciles while idle (metrics interval 10 s: each one scrapes every pod): none writes
     counting.writes.clear();
     int scrapes = hbase.scrapes;
     await().pollDelay(Duration.ofSeconds(25)).atMost(Duration.ofSeconds(30)).until(() -> true);
-    assertThat(hbase.scrapes - scrapes).as("reconciles ran meanwhile (each scrapes 3 pods)").isGreaterThanOrEqualTo(6);
+    assertThat(hbase.scrapes - scrapes)
+        .as("reconciles ran meanwhile (each scrapes 3 pods)")
+        .isGreaterThanOrEqualTo(6);
     assertThat(idleAndApplied("idle")).isTrue();
     assertThat(counting.writes).as("writes while idle").isEmpty();
   }
@@ -267,16 +394,31 @@ class OperatorIT {
     cluster("4Gi", false);
     // A ResourceQuota on ConfigMaps without a status (no quota controller here): the API server's
     // quota admission refuses every ConfigMap create, so the apply step throws.
-    client.resource(new io.fabric8.kubernetes.api.model.ResourceQuotaBuilder().withNewMetadata().withName("no-configmaps")
-        .withNamespace(ns).endMetadata().withNewSpec().addToHard("count/configmaps", new Quantity("100")).endSpec().build()).create();
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.ResourceQuotaBuilder()
+                .withNewMetadata()
+                .withName("no-configmaps")
+                .withNamespace(ns)
+                .endMetadata()
+                .withNewSpec()
+                .addToHard("count/configmaps", new Quantity("100"))
+                .endSpec()
+                .build())
+        .create();
     operator(null);
     policy("quota", "  mode: Lru\n");
 
     await().atMost(Duration.ofSeconds(60)).until(() -> condition("quota", "Degraded", "True"));
-    var degraded = Conditions.find(get("quota").getStatus().getConditions(), "Degraded").orElseThrow();
+    var degraded =
+        Conditions.find(get("quota").getStatus().getConditions(), "Degraded").orElseThrow();
     assertThat(degraded.getReason()).isEqualTo("ReconcileError");
     assertThat(degraded.getMessage()).contains("quota");
-    assertThat(Conditions.find(get("quota").getStatus().getConditions(), "Ready").orElseThrow().getReason()).isEqualTo("ReconcileError");
+    assertThat(
+            Conditions.find(get("quota").getStatus().getConditions(), "Ready")
+                .orElseThrow()
+                .getReason())
+        .isEqualTo("ReconcileError");
     assertThat(kube.deletes).isEmpty();
 
     client.resourceQuotas().inNamespace(ns).withName("no-configmaps").delete();
@@ -288,20 +430,51 @@ class OperatorIT {
   void thePodsInformerWatchesOnlyStatefulSetPods() {
     cluster("4Gi", false);
     // a pod of the namespace that no StatefulSet made, named like one of ours
-    client.resource(new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata().withName(STS + "-7").withNamespace(ns).endMetadata()
-        .withNewSpec().addNewContainer().withName("c").withImage("busybox").endContainer().endSpec().build()).create();
-    client.apps().statefulSets().inNamespace(ns).withName(STS).edit(s -> { s.getSpec().setReplicas(8); return s; });
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.PodBuilder()
+                .withNewMetadata()
+                .withName(STS + "-7")
+                .withNamespace(ns)
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("c")
+                .withImage("busybox")
+                .endContainer()
+                .endSpec()
+                .build())
+        .create();
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(ns)
+        .withName(STS)
+        .edit(
+            s -> {
+              s.getSpec().setReplicas(8);
+              return s;
+            });
     kube.neverReady.addAll(List.of("rs-3", "rs-4", "rs-5", "rs-6", "rs-7"));
     operator(null);
     policy("labels", "  mode: Lru\n");
     // rs-3..rs-6 are created by the fake StatefulSet controller (labelled) and never Ready;
     // rs-7 exists but is not the StatefulSet's: the status lists only the labelled pods
-    await().atMost(Duration.ofSeconds(60)).until(() -> get("labels").getStatus() != null
-        && get("labels").getStatus().getRollout() != null && get("labels").getStatus().getRollout().getTotal() != null
-        && get("labels").getStatus().getRollout().getTotal() == 8);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                get("labels").getStatus() != null
+                    && get("labels").getStatus().getRollout() != null
+                    && get("labels").getStatus().getRollout().getTotal() != null
+                    && get("labels").getStatus().getRollout().getTotal() == 8);
     assertThat(get("labels").getStatus().getRollout().getProgress()).endsWith("/8");
-    await().atMost(Duration.ofSeconds(60)).until(() -> get("labels").getStatus().getRegionServers().size() == 7);
-    assertThat(get("labels").getStatus().getRegionServers()).extracting(r -> r.getPod()).doesNotContain(STS + "-7");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> get("labels").getStatus().getRegionServers().size() == 7);
+    assertThat(get("labels").getStatus().getRegionServers())
+        .extracting(r -> r.getPod())
+        .doesNotContain(STS + "-7");
   }
 
   @Test
@@ -319,9 +492,14 @@ class OperatorIT {
     assertThat(valid.getReason()).isEqualTo("Conflict");
     assertThat(valid.getMessage()).contains("BlockCachePolicy first");
     assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .anyMatch(e -> "Conflict".equals(e.getReason()) && e.getInvolvedObject().getName().equals("second"));
+        .anyMatch(
+            e ->
+                "Conflict".equals(e.getReason())
+                    && e.getInvolvedObject().getName().equals("second"));
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
-    assertThat(sts().getMetadata().getResourceVersion()).as("the StatefulSet is untouched").isEqualTo(rv);
+    assertThat(sts().getMetadata().getResourceVersion())
+        .as("the StatefulSet is untouched")
+        .isEqualTo(rv);
     assertThat(client.configMaps().inNamespace(ns).withName("second-rs-site").get()).isNull();
     assertThat(kube.deletes).hasSize(deletes);
     assertThat(idleAndApplied("first")).isTrue();
@@ -339,7 +517,11 @@ class OperatorIT {
     assertThat(valid.getReason()).isEqualTo("PlanRefused");
     assertThat(valid.getMessage()).contains("memory limit 2Gi").contains("raise the limit");
     assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .anyMatch(e -> "PlanRefused".equals(e.getReason()) && "Warning".equals(e.getType()) && e.getMessage().contains("2Gi"));
+        .anyMatch(
+            e ->
+                "PlanRefused".equals(e.getReason())
+                    && "Warning".equals(e.getType())
+                    && e.getMessage().contains("2Gi"));
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
     assertThat(sts().getMetadata().getResourceVersion()).isEqualTo(rv);
     assertThat(client.configMaps().inNamespace(ns).withName("too-big-rs-site").get()).isNull();
@@ -357,7 +539,8 @@ class OperatorIT {
     assertThat(deletedSoFar).isLessThan(3);
     operator(null);
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("resume"));
-    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
     assertThat(kube.maxDown).isEqualTo(1);
   }
 
@@ -380,39 +563,66 @@ class OperatorIT {
     kube.neverReady.clear();
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("blocked"));
     assertThat(condition("blocked", "Degraded", "False")).isTrue();
-    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
   }
 
   @Test
   void persistentFileRecreatesTheStatefulSetKeepingPodsAndNeverDeletesAPvc() {
     cluster("4Gi", false);
-    var podUids = client.pods().inNamespace(ns).list().getItems().stream().map(x -> x.getMetadata().getUid()).toList();
+    var podUids =
+        client.pods().inNamespace(ns).list().getItems().stream()
+            .map(x -> x.getMetadata().getUid())
+            .toList();
     String oldStsUid = sts().getMetadata().getUid();
     operator(null);
-    policy("pfile", "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  rollout:\n    paused: true\n");
+    policy(
+        "pfile",
+        "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  rollout:\n    paused: true\n");
 
-    await().atMost(Duration.ofSeconds(60)).until(() -> {
-      StatefulSet s = sts();
-      return s != null && !s.getMetadata().getUid().equals(oldStsUid) && s.getSpec().getVolumeClaimTemplates() != null
-          && s.getSpec().getVolumeClaimTemplates().stream().anyMatch(t -> t.getMetadata().getName().equals("bucketcache"));
-    });
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () -> {
+              StatefulSet s = sts();
+              return s != null
+                  && !s.getMetadata().getUid().equals(oldStsUid)
+                  && s.getSpec().getVolumeClaimTemplates() != null
+                  && s.getSpec().getVolumeClaimTemplates().stream()
+                      .anyMatch(t -> t.getMetadata().getName().equals("bucketcache"));
+            });
     var vct = sts().getSpec().getVolumeClaimTemplates().get(0);
-    assertThat(vct.getSpec().getResources().getRequests().get("storage")).isEqualTo(new Quantity("2Gi"));
-    assertThat(client.pods().inNamespace(ns).list().getItems()).extracting(x -> x.getMetadata().getUid()).containsExactlyInAnyOrderElementsOf(podUids);
+    assertThat(vct.getSpec().getResources().getRequests().get("storage"))
+        .isEqualTo(new Quantity("2Gi"));
+    assertThat(client.pods().inNamespace(ns).list().getItems())
+        .extracting(x -> x.getMetadata().getUid())
+        .containsExactlyInAnyOrderElementsOf(podUids);
     assertThat(client.configMaps().inNamespace(ns).withName("pfile-sts-backup").get()).isNull();
-    await().atMost(Duration.ofSeconds(30)).until(() -> get("pfile").getStatus().getRollout() != null
-        && get("pfile").getStatus().getRollout().getPhase() == Phase.Paused);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                get("pfile").getStatus().getRollout() != null
+                    && get("pfile").getStatus().getRollout().getPhase() == Phase.Paused);
     assertThat(kube.deletes).isEmpty();
 
     // unpause: the pods roll onto their cache PVCs
-    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("pfile").edit(x -> {
-      x.getSpec().getRollout().setPaused(false);
-      return x;
-    });
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName("pfile")
+        .edit(
+            x -> {
+              x.getSpec().getRollout().setPaused(false);
+              return x;
+            });
     await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("pfile"));
     var pvcs = client.persistentVolumeClaims().inNamespace(ns).list().getItems();
-    assertThat(pvcs).extracting(x -> x.getMetadata().getName()).containsExactlyInAnyOrder("bucketcache-rs-0", "bucketcache-rs-1", "bucketcache-rs-2");
-    assertThat(get("pfile").getStatus().getRegionServers()).allSatisfy(r -> assertThat(r.getRetainedFraction()).isEqualTo(1.0));
+    assertThat(pvcs)
+        .extracting(x -> x.getMetadata().getName())
+        .containsExactlyInAnyOrder("bucketcache-rs-0", "bucketcache-rs-1", "bucketcache-rs-2");
+    assertThat(get("pfile").getStatus().getRegionServers())
+        .allSatisfy(r -> assertThat(r.getRetainedFraction()).isEqualTo(1.0));
 
     // deleting the policy leaves the StatefulSet, its pods and PVCs
     client.resources(BlockCachePolicy.class).inNamespace(ns).withName("pfile").delete();
@@ -420,8 +630,10 @@ class OperatorIT {
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
     assertThat(sts()).isNotNull();
     assertThat(client.pods().inNamespace(ns).list().getItems()).hasSize(3);
-    assertThat(client.persistentVolumeClaims().inNamespace(ns).list().getItems()).extracting(x -> x.getMetadata().getUid())
-        .containsExactlyInAnyOrderElementsOf(pvcs.stream().map(x -> x.getMetadata().getUid()).toList());
+    assertThat(client.persistentVolumeClaims().inNamespace(ns).list().getItems())
+        .extracting(x -> x.getMetadata().getUid())
+        .containsExactlyInAnyOrderElementsOf(
+            pvcs.stream().map(x -> x.getMetadata().getUid()).toList());
     assertThat(kube.pvcUidsSeen).hasSize(3); // no PVC was ever replaced
     assertThat(hbase.balancerOn).isTrue();
   }
@@ -438,7 +650,8 @@ class OperatorIT {
     a.stop();
     await().atMost(Duration.ofSeconds(30)).until(() -> "op-b".equals(holder()));
     await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("ha"));
-    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
     assertThat(b).isNotNull();
   }
 
@@ -455,9 +668,26 @@ class OperatorIT {
     await().atMost(Duration.ofSeconds(60)).until(() -> condition("metrics", "Valid", "True"));
     HttpClient http = HttpClient.newHttpClient();
     String base = "http://127.0.0.1:" + port;
-    assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/healthz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
-    await().atMost(Duration.ofSeconds(20)).until(() -> http.send(HttpRequest.newBuilder(URI.create(base + "/readyz")).build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
-    String metrics = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+    assertThat(
+            http.send(
+                    HttpRequest.newBuilder(URI.create(base + "/healthz")).build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .statusCode())
+        .isEqualTo(200);
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                http.send(
+                            HttpRequest.newBuilder(URI.create(base + "/readyz")).build(),
+                            HttpResponse.BodyHandlers.ofString())
+                        .statusCode()
+                    == 200);
+    String metrics =
+        http.send(
+                HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString())
+            .body();
     assertThat(metrics).contains("reconciliations").contains("jvm_memory_used_bytes");
   }
 
@@ -468,16 +698,28 @@ class OperatorIT {
     policy("manual", "  mode: MetaOnly\n");
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("manual"));
     assertThat(kube.deletes).hasSize(3);
-    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("manual").edit(p -> {
-      p.getMetadata().getAnnotations().put(BlockCachePolicy.RESTART_ANNOTATION, "2026-11-21T10:00:00Z");
-      return p;
-    });
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName("manual")
+        .edit(
+            p -> {
+              p.getMetadata()
+                  .getAnnotations()
+                  .put(BlockCachePolicy.RESTART_ANNOTATION, "2026-11-21T10:00:00Z");
+              return p;
+            });
     await().atMost(Duration.ofSeconds(30)).until(() -> kube.deletes.size() > 3);
-    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("manual") && kube.deletes.size() == 6);
-    assertThat(kube.deleteCount).containsOnly(Map.entry("rs-0", 2), Map.entry("rs-1", 2), Map.entry("rs-2", 2));
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> idleAndApplied("manual") && kube.deletes.size() == 6);
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 2), Map.entry("rs-1", 2), Map.entry("rs-2", 2));
     assertThat(kube.maxDown).isEqualTo(1);
     // the second roll's events are news too, although their texts repeat the first roll's
-    assertThat(client.v1().events().inNamespace(ns).list().getItems()).filteredOn(e -> "PodRestarted".equals(e.getReason())).hasSize(6);
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .filteredOn(e -> "PodRestarted".equals(e.getReason()))
+        .hasSize(6);
   }
 
   @Test
@@ -504,70 +746,151 @@ class OperatorIT {
   void aChangeThatDropsPersistedCachesIsAnnouncedBeforeTheRoll() {
     cluster("4Gi", false);
     operator(null);
-    policy("reset", "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  rollout:\n    paused: true\n");
-    await().atMost(Duration.ofSeconds(60)).until(() -> get("reset").getStatus() != null && get("reset").getStatus().getRollout() != null
-        && get("reset").getStatus().getRollout().getPhase() == Phase.Paused);
+    policy(
+        "reset",
+        "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  rollout:\n    paused: true\n");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                get("reset").getStatus() != null
+                    && get("reset").getStatus().getRollout() != null
+                    && get("reset").getStatus().getRollout().getPhase() == Phase.Paused);
     assertThat(condition("reset", "CacheResetPending", "True")).isFalse();
-    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("reset").edit(p -> {
-      p.getSpec().setMode(dev.hbase.cache.api.v1alpha1.CacheMode.Offheap);
-      return p;
-    });
-    await().atMost(Duration.ofSeconds(30)).until(() -> condition("reset", "CacheResetPending", "True"));
-    assertThat(Conditions.find(get("reset").getStatus().getConditions(), "CacheResetPending").orElseThrow().getMessage())
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName("reset")
+        .edit(
+            p -> {
+              p.getSpec().setMode(dev.hbase.cache.api.v1alpha1.CacheMode.Offheap);
+              return p;
+            });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> condition("reset", "CacheResetPending", "True"));
+    assertThat(
+            Conditions.find(get("reset").getStatus().getConditions(), "CacheResetPending")
+                .orElseThrow()
+                .getMessage())
         .contains("persistence is turned off (mode Offheap)");
-    assertThat(client.v1().events().inNamespace(ns).list().getItems()).anyMatch(e -> "CacheResetPending".equals(e.getReason()));
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .anyMatch(e -> "CacheResetPending".equals(e.getReason()));
     assertThat(kube.deletes).isEmpty(); // announced before any pod restarts
   }
 
   /** Cache PVCs as a previous roll left them: 2Gi, bound, of StorageClass {@code cls}. */
   void existingCacheVolumes(String cls, boolean expandable) {
-    client.resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder().withNewMetadata().withName(cls).endMetadata()
-        .withProvisioner("example.com/disk").withAllowVolumeExpansion(expandable).build()).serverSideApply();
-    var vct = new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder().withNewMetadata().withName("bucketcache").endMetadata()
-        .withNewSpec().withAccessModes("ReadWriteOnce").withStorageClassName(cls)
-        .withNewResources().addToRequests("storage", new Quantity("2Gi")).endResources().endSpec().build();
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
+                .withNewMetadata()
+                .withName(cls)
+                .endMetadata()
+                .withProvisioner("example.com/disk")
+                .withAllowVolumeExpansion(expandable)
+                .build())
+        .serverSideApply();
+    var vct =
+        new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+            .withNewMetadata()
+            .withName("bucketcache")
+            .endMetadata()
+            .withNewSpec()
+            .withAccessModes("ReadWriteOnce")
+            .withStorageClassName(cls)
+            .withNewResources()
+            .addToRequests("storage", new Quantity("2Gi"))
+            .endResources()
+            .endSpec()
+            .build();
     StatefulSet s = sts();
     s.getMetadata().setResourceVersion(null);
     s.getMetadata().setUid(null);
     s.getMetadata().setManagedFields(null);
     s.setStatus(null);
     s.getSpec().setVolumeClaimTemplates(List.of(vct));
-    client.apps().statefulSets().inNamespace(ns).withName(STS).withPropagationPolicy(io.fabric8.kubernetes.api.model.DeletionPropagation.ORPHAN).delete();
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(ns)
+        .withName(STS)
+        .withPropagationPolicy(io.fabric8.kubernetes.api.model.DeletionPropagation.ORPHAN)
+        .delete();
     await().atMost(Duration.ofSeconds(20)).until(() -> sts() == null);
     client.resource(s).create();
     for (int i = 0; i < 3; i++) {
-      var pvc = client.resource(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
-          .withNewMetadata().withName("bucketcache-rs-" + i).withNamespace(ns).endMetadata()
-          .withSpec(vct.getSpec()).build()).create();
+      var pvc =
+          client
+              .resource(
+                  new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+                      .withNewMetadata()
+                      .withName("bucketcache-rs-" + i)
+                      .withNamespace(ns)
+                      .endMetadata()
+                      .withSpec(vct.getSpec())
+                      .build())
+              .create();
       pvc.getSpec().setVolumeName("pv-" + ns + "-" + i);
       pvc = client.resource(pvc).update();
-      pvc.setStatus(new io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder().withPhase("Bound")
-          .addToCapacity("storage", new Quantity("2Gi")).build());
+      pvc.setStatus(
+          new io.fabric8.kubernetes.api.model.PersistentVolumeClaimStatusBuilder()
+              .withPhase("Bound")
+              .addToCapacity("storage", new Quantity("2Gi"))
+              .build());
       client.resource(pvc).updateStatus();
     }
   }
 
   Quantity pvcSize(int i) {
-    return client.persistentVolumeClaims().inNamespace(ns).withName("bucketcache-rs-" + i).get().getSpec().getResources().getRequests().get("storage");
+    return client
+        .persistentVolumeClaims()
+        .inNamespace(ns)
+        .withName("bucketcache-rs-" + i)
+        .get()
+        .getSpec()
+        .getResources()
+        .getRequests()
+        .get("storage");
   }
 
   @Test
   void aBiggerCacheGrowsThePvcsWhenTheirStorageClassAllows() {
     cluster("4Gi", false);
     existingCacheVolumes("expandable-" + ns, true);
-    var uids = client.persistentVolumeClaims().inNamespace(ns).list().getItems().stream().map(x -> x.getMetadata().getUid()).toList();
+    var uids =
+        client.persistentVolumeClaims().inNamespace(ns).list().getItems().stream()
+            .map(x -> x.getMetadata().getUid())
+            .toList();
     operator(null);
     // 2Gi L2 + 1Gi buffer: the 2Gi PVCs must grow to 3Gi
-    policy("grow", "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n  storage:\n    storageClassName: expandable-" + ns
-        + "\n  rollout:\n    paused: true\n");
-    await().atMost(Duration.ofSeconds(60)).until(() -> sts() != null && sts().getSpec().getVolumeClaimTemplates().get(0)
-        .getSpec().getResources().getRequests().get("storage").equals(new Quantity("3Gi")));
+    policy(
+        "grow",
+        "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n  storage:\n    storageClassName: expandable-"
+            + ns
+            + "\n  rollout:\n    paused: true\n");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                sts() != null
+                    && sts()
+                        .getSpec()
+                        .getVolumeClaimTemplates()
+                        .get(0)
+                        .getSpec()
+                        .getResources()
+                        .getRequests()
+                        .get("storage")
+                        .equals(new Quantity("3Gi")));
     for (int i = 0; i < 3; i++) {
       assertThat(pvcSize(i)).isEqualTo(new Quantity("3Gi"));
     }
-    assertThat(client.persistentVolumeClaims().inNamespace(ns).list().getItems()).extracting(x -> x.getMetadata().getUid())
+    assertThat(client.persistentVolumeClaims().inNamespace(ns).list().getItems())
+        .extracting(x -> x.getMetadata().getUid())
         .containsExactlyInAnyOrderElementsOf(uids);
-    assertThat(client.v1().events().inNamespace(ns).list().getItems()).anyMatch(e -> "CacheVolumeExpanding".equals(e.getReason()));
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .anyMatch(e -> "CacheVolumeExpanding".equals(e.getReason()));
   }
 
   @Test
@@ -576,11 +899,18 @@ class OperatorIT {
     existingCacheVolumes("fixed-" + ns, false);
     String stsUid = sts().getMetadata().getUid();
     operator(null);
-    policy("nogrow", "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n  storage:\n    storageClassName: fixed-" + ns + "\n");
+    policy(
+        "nogrow",
+        "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n  storage:\n    storageClassName: fixed-"
+            + ns
+            + "\n");
     await().atMost(Duration.ofSeconds(60)).until(() -> condition("nogrow", "Degraded", "True"));
-    var degraded = Conditions.find(get("nogrow").getStatus().getConditions(), "Degraded").orElseThrow();
+    var degraded =
+        Conditions.find(get("nogrow").getStatus().getConditions(), "Degraded").orElseThrow();
     assertThat(degraded.getReason()).isEqualTo("StorageBlocked");
-    assertThat(degraded.getMessage()).contains("PVC bucketcache-rs-0 has 2Gi").contains("does not allow volume expansion");
+    assertThat(degraded.getMessage())
+        .contains("PVC bucketcache-rs-0 has 2Gi")
+        .contains("does not allow volume expansion");
     assertThat(get("nogrow").getStatus().getRollout().getPhase()).isEqualTo(Phase.Blocked);
     assertThat(condition("nogrow", "Ready", "False")).isTrue();
     assertThat(sts().getMetadata().getUid()).isEqualTo(stsUid);
@@ -591,8 +921,15 @@ class OperatorIT {
   }
 
   LeaderElectionConfiguration leader(String identity) {
-    return new LeaderElectionConfiguration("hbase-cache-operator", ns, Duration.ofSeconds(4), Duration.ofSeconds(3),
-        Duration.ofMillis(500), identity, null, false);
+    return new LeaderElectionConfiguration(
+        "hbase-cache-operator",
+        ns,
+        Duration.ofSeconds(4),
+        Duration.ofSeconds(3),
+        Duration.ofMillis(500),
+        identity,
+        null,
+        false);
   }
 
   String holder() {

@@ -12,15 +12,20 @@ class PodViewTest {
   static Pod pod(String status) {
     return Serialization.unmarshal(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: rs-1\n  uid: u1\n  annotations:\n    cache.hbase.dev/config-hash: abc\n"
-            + "spec:\n  containers: [{name: regionserver, image: x}]\nstatus:\n" + status, Pod.class);
+            + "spec:\n  containers: [{name: regionserver, image: x}]\nstatus:\n"
+            + status,
+        Pod.class);
   }
 
   @Test
   void runningReadyPod() {
-    PodView v = Observer.podView(pod(
-        "  phase: Running\n  podIP: 10.244.0.7\n  conditions: [{type: Ready, status: 'True'}]\n"
-            + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 0, image: x, imageID: x,"
-            + " state: {running: {startedAt: '2026-11-21T08:00:00Z'}}}]\n"), 1);
+    PodView v =
+        Observer.podView(
+            pod(
+                "  phase: Running\n  podIP: 10.244.0.7\n  conditions: [{type: Ready, status: 'True'}]\n"
+                    + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 0, image: x, imageID: x,"
+                    + " state: {running: {startedAt: '2026-11-21T08:00:00Z'}}}]\n"),
+            1);
     assertThat(v.ready()).isTrue();
     assertThat(v.stuck()).isNull();
     assertThat(v.revision()).isEqualTo("abc");
@@ -31,35 +36,46 @@ class PodViewTest {
 
   @Test
   void crashLoopingPodIsStuck() {
-    PodView v = Observer.podView(pod(
-        "  phase: Running\n  conditions: [{type: Ready, status: 'False'}]\n"
-            + "  containerStatuses: [{name: regionserver, ready: false, restartCount: 4, image: x, imageID: x,"
-            + " state: {waiting: {reason: CrashLoopBackOff}}}]\n"), 1);
+    PodView v =
+        Observer.podView(
+            pod(
+                "  phase: Running\n  conditions: [{type: Ready, status: 'False'}]\n"
+                    + "  containerStatuses: [{name: regionserver, ready: false, restartCount: 4, image: x, imageID: x,"
+                    + " state: {waiting: {reason: CrashLoopBackOff}}}]\n"),
+            1);
     assertThat(v.ready()).isFalse();
     assertThat(v.stuck()).isEqualTo("CrashLoopBackOff");
   }
 
   @Test
   void startingContainerIsNotStuck() {
-    PodView v = Observer.podView(pod(
-        "  phase: Pending\n  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
-            + " state: {waiting: {reason: ContainerCreating}}}]\n"), 1);
+    PodView v =
+        Observer.podView(
+            pod(
+                "  phase: Pending\n  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
+                    + " state: {waiting: {reason: ContainerCreating}}}]\n"),
+            1);
     assertThat(v.stuck()).isNull();
     assertThat(v.ready()).isFalse();
   }
 
   @Test
   void unschedulablePodIsStuck() {
-    PodView v = Observer.podView(pod(
-        "  phase: Pending\n  conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]\n"), 1);
+    PodView v =
+        Observer.podView(
+            pod(
+                "  phase: Pending\n  conditions: [{type: PodScheduled, status: 'False', reason: Unschedulable}]\n"),
+            1);
     assertThat(v.stuck()).isEqualTo("Unschedulable");
   }
 
   @Test
   void terminatedOldInstanceIsTerminatingNotStuck() {
     // a clean SIGTERM stop exits 143 and shows phase Failed for a moment: not a failure
-    Pod p = pod("  phase: Failed\n  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
-        + " state: {terminated: {exitCode: 143, reason: Error}}}]\n");
+    Pod p =
+        pod(
+            "  phase: Failed\n  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
+                + " state: {terminated: {exitCode: 143, reason: Error}}}]\n");
     p.getMetadata().setDeletionTimestamp("2026-11-21T08:00:00Z");
     PodView v = Observer.podView(p, 1);
     assertThat(v.terminating()).isTrue();
@@ -68,15 +84,25 @@ class PodViewTest {
 
   @Test
   void podWithoutTheClaimVolumeOfATemplateIsFlagged() {
-    // the StatefulSet controller's storageMatches: volume <template> on claim <template>-<sts>-<ordinal>
-    io.fabric8.kubernetes.api.model.apps.StatefulSet sts = Serialization.unmarshal(
-        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: rs}\nspec:\n  volumeClaimTemplates: [{metadata: {name: bucketcache}}]\n",
-        io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
+    // the StatefulSet controller's storageMatches: volume <template> on claim
+    // <template>-<sts>-<ordinal>
+    io.fabric8.kubernetes.api.model.apps.StatefulSet sts =
+        Serialization.unmarshal(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: rs}\nspec:\n  volumeClaimTemplates: [{metadata: {name: bucketcache}}]\n",
+            io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
     Pod old = pod("  phase: Running\n");
     assertThat(Observer.missingClaimVolumes(sts, old, 1)).isTrue();
     Pod recreated = pod("  phase: Running\n");
-    recreated.getSpec().getVolumes().add(new io.fabric8.kubernetes.api.model.VolumeBuilder().withName("bucketcache")
-        .withNewPersistentVolumeClaim().withClaimName("bucketcache-rs-1").endPersistentVolumeClaim().build());
+    recreated
+        .getSpec()
+        .getVolumes()
+        .add(
+            new io.fabric8.kubernetes.api.model.VolumeBuilder()
+                .withName("bucketcache")
+                .withNewPersistentVolumeClaim()
+                .withClaimName("bucketcache-rs-1")
+                .endPersistentVolumeClaim()
+                .build());
     assertThat(Observer.missingClaimVolumes(sts, recreated, 1)).isFalse();
     assertThat(Observer.missingClaimVolumes(sts, recreated, 2)).isTrue();
     sts.getSpec().setVolumeClaimTemplates(null);

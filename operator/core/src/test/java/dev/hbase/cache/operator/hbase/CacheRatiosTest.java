@@ -14,14 +14,29 @@ class CacheRatiosTest {
   static final long START = T0.minusSeconds(600).toEpochMilli();
 
   static CacheSample sample(
-      Instant at, long start, long dataHits, long dataMisses, long l2Hits, long l2Misses, long evictions) {
+      Instant at,
+      long start,
+      long dataHits,
+      long dataMisses,
+      long l2Hits,
+      long l2Misses,
+      long evictions) {
     return new CacheSample(
-        at, start, "rs,16020," + start,
+        at,
+        start,
+        "rs,16020," + start,
         new HitCounts(dataHits, dataMisses),
         new HitCounts(dataHits + 10, dataMisses + 1),
         new HitCounts(10, 1),
         new HitCounts(l2Hits, l2Misses),
-        1000, 9000, 5000, 95000, 10, 8, evictions, 0);
+        1000,
+        9000,
+        5000,
+        95000,
+        10,
+        8,
+        evictions,
+        0);
   }
 
   @Test
@@ -34,7 +49,8 @@ class CacheRatiosTest {
     assertThat(d.interval()).isEqualTo(Duration.ofSeconds(30));
     assertThat(d.data()).isEqualTo(new HitCounts(50, 50));
     assertThat(d.data().ratio()).hasValue(0.5);
-    assertThat(CacheRatios.cumulative(after).data().ratio().getAsDouble()).isCloseTo(950.0 / 1100, within(1e-9));
+    assertThat(CacheRatios.cumulative(after).data().ratio().getAsDouble())
+        .isCloseTo(950.0 / 1100, within(1e-9));
     assertThat(d.evictions()).isEqualTo(2);
     assertThat(d.restarts()).isZero();
   }
@@ -75,10 +91,13 @@ class CacheRatiosTest {
   @Test
   void aggregationSumsCountsInsteadOfAveragingRatios() {
     // pod a: 1 lookup, a hit (100%); pod b: 1000 lookups, 100 hits (10%)
-    CacheDelta a = CacheRatios.between(
-        sample(T0, START, 0, 0, 0, 0, 0), sample(T0.plusSeconds(30), START, 1, 0, 1, 0, 0));
-    CacheDelta b = CacheRatios.between(
-        sample(T0, START, 0, 0, 0, 0, 0), sample(T0.plusSeconds(30), START, 100, 900, 100, 900, 3));
+    CacheDelta a =
+        CacheRatios.between(
+            sample(T0, START, 0, 0, 0, 0, 0), sample(T0.plusSeconds(30), START, 1, 0, 1, 0, 0));
+    CacheDelta b =
+        CacheRatios.between(
+            sample(T0, START, 0, 0, 0, 0, 0),
+            sample(T0.plusSeconds(30), START, 100, 900, 100, 900, 3));
 
     CacheDelta sum = CacheRatios.aggregate(List.of(a, b));
 
@@ -110,7 +129,11 @@ class CacheRatiosTest {
     assertThat(id.host()).isEqualTo("rs-0.hbase.default.svc.cluster.local");
     assertThat(id.port()).isEqualTo(16020);
     assertThat(id.toString()).isEqualTo("rs-0.hbase.default.svc.cluster.local,16020,1795246571123");
-    assertThat(id.sameEndpoint(new ServerId("RS-0.hbase.default.svc.cluster.local", 16020, 1))).isTrue();
-    assertThat(id.sameEndpoint(new ServerId("rs-0.hbase.default.svc.cluster.local", 16021, 1795246571123L))).isFalse();
+    assertThat(id.sameEndpoint(new ServerId("RS-0.hbase.default.svc.cluster.local", 16020, 1)))
+        .isTrue();
+    assertThat(
+            id.sameEndpoint(
+                new ServerId("rs-0.hbase.default.svc.cluster.local", 16021, 1795246571123L)))
+        .isFalse();
   }
 }

@@ -23,7 +23,8 @@ class CacheSampleTest {
   @Test
   void persistentFileRegionServer() throws IOException {
     // a PersistentFile RS after 200 gets of distinct cold blocks, then the same 200 gets again
-    CacheSample s = CacheSample.fromJmxJson(resource("jmx-regionserver-2.6.4-persistentfile.json"), AT);
+    CacheSample s =
+        CacheSample.fromJmxJson(resource("jmx-regionserver-2.6.4-persistentfile.json"), AT);
 
     assertThat(s.at()).isEqualTo(AT);
     assertThat(s.startTime()).isEqualTo(1795246571123L);
@@ -63,14 +64,16 @@ class CacheSampleTest {
     assertThatThrownBy(
             () ->
                 CacheSample.fromJmxJson(
-                    "{\"beans\":[{\"name\":\"Hadoop:service=HBase,name=RegionServer,sub=Server\"}]}", AT))
+                    "{\"beans\":[{\"name\":\"Hadoop:service=HBase,name=RegionServer,sub=Server\"}]}",
+                    AT))
         .hasMessageContaining("regionServerStartTime");
   }
 
   @Test
   void uriOfAnInfoPort() {
     assertThat(JmxScraper.uri("rs-0.hbase.ns.svc", 16030).toString())
-        .isEqualTo("http://rs-0.hbase.ns.svc:16030/jmx?qry=Hadoop:service=HBase,name=RegionServer,sub=Server");
+        .isEqualTo(
+            "http://rs-0.hbase.ns.svc:16030/jmx?qry=Hadoop:service=HBase,name=RegionServer,sub=Server");
     assertThat(JmxScraper.uri("::1", 16030).getHost()).isEqualTo("[::1]");
   }
 }

@@ -49,24 +49,32 @@ public final class SimulatedHBase implements HBaseCluster {
   }
 
   private final Supplier<Instant> clock;
+
   /** Live servers by pod name. */
   public final Map<String, Server> servers = new LinkedHashMap<>();
+
   public final Set<ServerId> decommissioned = new LinkedHashSet<>();
   public final List<ServerId> dead = new ArrayList<>();
   private final Map<String, Long> persistedL2 = new HashMap<>();
   public volatile int regionsInTransition;
   public volatile boolean balancerOn = true;
   public volatile boolean masterReachable = true;
+
   /** From registration to the first load report. */
   public volatile Duration reportDelay = Duration.ofSeconds(3);
+
   /** L2 kept across a restart, as a fraction (1.0 persistent, 0 not). */
   public volatile double retainOnRestart = 1.0;
+
   /** Regions the next recommission sends elsewhere (HBase's early-recommission behaviour). */
   public volatile int misplaceOnRecommission;
+
   /** Connections opened to this cluster (the operator caches them). */
   public volatile int connects;
+
   /** /jmx scrapes answered. */
   public volatile int scrapes;
+
   private long startCodes = 1000;
 
   public SimulatedHBase(Supplier<Instant> clock) {
@@ -77,7 +85,8 @@ public final class SimulatedHBase implements HBaseCluster {
 
   /** The pod's RegionServer starts: a new instance, reporting after {@link #reportDelay}. */
   public synchronized Server register(String pod, String host, String ip, List<String> regions) {
-    Server s = new Server(new ServerId(host, PORT, startCodes++), ip, clock.get().plus(reportDelay));
+    Server s =
+        new Server(new ServerId(host, PORT, startCodes++), ip, clock.get().plus(reportDelay));
     s.regions.addAll(regions);
     s.l2Used = persistedL2.getOrDefault(pod, 64L << 20);
     servers.put(pod, s);
@@ -91,7 +100,8 @@ public final class SimulatedHBase implements HBaseCluster {
       return;
     }
     persistedL2.put(pod, (long) (s.l2Used * retainOnRestart));
-    List<Server> others = servers.values().stream().filter(x -> !decommissioned.contains(x.id)).toList();
+    List<Server> others =
+        servers.values().stream().filter(x -> !decommissioned.contains(x.id)).toList();
     spread(s.regions, others.isEmpty() ? List.copyOf(servers.values()) : others);
   }
 
@@ -132,12 +142,29 @@ public final class SimulatedHBase implements HBaseCluster {
   public CacheProbe probe() {
     return (host, port) -> {
       synchronized (this) {
-        Server s = servers.values().stream().filter(r -> r.ip.equals(host)).findFirst()
-            .orElseThrow(() -> new IOException("connection refused: " + host));
+        Server s =
+            servers.values().stream()
+                .filter(r -> r.ip.equals(host))
+                .findFirst()
+                .orElseThrow(() -> new IOException("connection refused: " + host));
         HitCounts data = new HitCounts(s.dataHits, s.dataMisses);
         scrapes++;
-        return new CacheSample(clock.get(), s.id.startCode(), s.id.toString(), data, data, HitCounts.ZERO, data,
-            1 << 20, 9 << 20, s.l2Used, (256L << 20) - s.l2Used, 10, 8, 0, 0);
+        return new CacheSample(
+            clock.get(),
+            s.id.startCode(),
+            s.id.toString(),
+            data,
+            data,
+            HitCounts.ZERO,
+            data,
+            1 << 20,
+            9 << 20,
+            s.l2Used,
+            (256L << 20) - s.l2Used,
+            10,
+            8,
+            0,
+            0);
       }
     };
   }
@@ -153,25 +180,39 @@ public final class SimulatedHBase implements HBaseCluster {
     List<ClusterSnapshot.ServerState> live = new ArrayList<>();
     ServerId meta = null;
     for (Server s : servers.values()) {
-      live.add(new ClusterSnapshot.ServerState(s.id, INFO_PORT, s.regions, reported(s), decommissioned.contains(s.id)));
+      live.add(
+          new ClusterSnapshot.ServerState(
+              s.id, INFO_PORT, s.regions, reported(s), decommissioned.contains(s.id)));
       if (s.regions.contains(META)) {
         meta = s.id;
       }
     }
-    return new ClusterSnapshot(now, true, null, live, dead, regionsInTransition, meta, List.copyOf(decommissioned), balancerOn);
+    return new ClusterSnapshot(
+        now,
+        true,
+        null,
+        live,
+        dead,
+        regionsInTransition,
+        meta,
+        List.copyOf(decommissioned),
+        balancerOn);
   }
 
   @Override
-  public synchronized void decommission(ServerId server, boolean offload) throws HBaseClusterException {
+  public synchronized void decommission(ServerId server, boolean offload)
+      throws HBaseClusterException {
     reachable();
     Server s = byId(server);
     decommissioned.add(server);
     if (!offload) {
       return;
     }
-    List<Server> others = servers.values().stream().filter(x -> x != s && !decommissioned.contains(x.id)).toList();
+    List<Server> others =
+        servers.values().stream().filter(x -> x != s && !decommissioned.contains(x.id)).toList();
     if (others.isEmpty()) {
-      throw new HBaseClusterException("decommission: no other server to take the regions of " + server);
+      throw new HBaseClusterException(
+          "decommission: no other server to take the regions of " + server);
     }
     if (s.regions.remove(META)) {
       others.get(0).regions.add(META); // first and alone
@@ -180,12 +221,20 @@ public final class SimulatedHBase implements HBaseCluster {
   }
 
   @Override
-  public synchronized RecommissionResult recommission(ServerId server, List<String> regions) throws HBaseClusterException {
+  public synchronized RecommissionResult recommission(ServerId server, List<String> regions)
+      throws HBaseClusterException {
     reachable();
-    Server target = servers.values().stream().filter(x -> x.id.sameEndpoint(server)).findFirst()
-        .orElseThrow(() -> new HBaseClusterException.NotReady(server.hostAndPort() + " has not registered with the master"));
+    Server target =
+        servers.values().stream()
+            .filter(x -> x.id.sameEndpoint(server))
+            .findFirst()
+            .orElseThrow(
+                () ->
+                    new HBaseClusterException.NotReady(
+                        server.hostAndPort() + " has not registered with the master"));
     if (!reported(target)) {
-      throw new HBaseClusterException.NotReady(target.id + " has registered but sent no load report yet");
+      throw new HBaseClusterException.NotReady(
+          target.id + " has registered but sent no load report yet");
     }
     List<ServerId> cleared = decommissioned.stream().filter(x -> x.sameEndpoint(server)).toList();
     cleared.forEach(decommissioned::remove);
@@ -193,7 +242,11 @@ public final class SimulatedHBase implements HBaseCluster {
     List<String> sent = new ArrayList<>();
     List<String> unknown = new ArrayList<>();
     for (String region : regions) {
-      Server at = servers.values().stream().filter(x -> x.regions.contains(region)).findFirst().orElse(null);
+      Server at =
+          servers.values().stream()
+              .filter(x -> x.regions.contains(region))
+              .findFirst()
+              .orElse(null);
       if (at == null) {
         unknown.add(region);
       } else if (at == target) {
@@ -213,7 +266,8 @@ public final class SimulatedHBase implements HBaseCluster {
   }
 
   @Override
-  public synchronized void move(String encodedRegionName, ServerId target) throws HBaseClusterException {
+  public synchronized void move(String encodedRegionName, ServerId target)
+      throws HBaseClusterException {
     reachable();
     Server to = byId(target);
     servers.values().forEach(s -> s.regions.remove(encodedRegionName));
@@ -244,7 +298,9 @@ public final class SimulatedHBase implements HBaseCluster {
   }
 
   private Server byId(ServerId id) throws HBaseClusterException {
-    return servers.values().stream().filter(x -> x.id.equals(id)).findFirst()
+    return servers.values().stream()
+        .filter(x -> x.id.equals(id))
+        .findFirst()
         .orElseThrow(() -> new HBaseClusterException(id + " is not live"));
   }
 

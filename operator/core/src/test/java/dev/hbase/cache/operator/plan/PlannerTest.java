@@ -47,7 +47,8 @@ class PlannerTest {
             CacheMode.PersistentFile, "  mode: PersistentFile\n  memory:\n    bucketCache: 50Gi\n",
             CacheMode.MetaOnly, "  mode: MetaOnly\n");
     return Stream.of("4Gi", "16Gi", "64Gi")
-        .flatMap(l -> bodies.entrySet().stream().map(e -> Arguments.of(e.getKey(), l, e.getValue())));
+        .flatMap(
+            l -> bodies.entrySet().stream().map(e -> Arguments.of(e.getKey(), l, e.getValue())));
   }
 
   @ParameterizedTest(name = "{0} at {1}")
@@ -59,16 +60,19 @@ class PlannerTest {
     assertThat(p.mode()).isEqualTo(mode);
     // The container budget holds: heap + direct + overhead (+ page cache headroom) <= limit.
     long tmpfs = p.volume() != null && p.volume().memory() ? p.bucketCache() : 0;
-    assertThat(p.heap() + p.directMemory() + p.overhead() + p.pageCacheHeadroom() + tmpfs).isLessThanOrEqualTo(lim);
+    assertThat(p.heap() + p.directMemory() + p.overhead() + p.pageCacheHeadroom() + tmpfs)
+        .isLessThanOrEqualTo(lim);
     // ... and does not leave more than 1Mi of rounding unused, unless the heap hit the 31Gi cap.
     if (p.heap() < Planner.COMPRESSED_OOPS_HEAP) {
-      assertThat(lim - (p.heap() + p.directMemory() + p.overhead() + p.pageCacheHeadroom() + tmpfs)).isLessThan(2 * MiB);
+      assertThat(lim - (p.heap() + p.directMemory() + p.overhead() + p.pageCacheHeadroom() + tmpfs))
+          .isLessThan(2 * MiB);
     }
     assertThat(p.heap()).isBetween(Planner.MIN_HEAP, Planner.COMPRESSED_OOPS_HEAP);
     assertThat(p.heap() % MiB).isZero();
     // HBase's heap rule.
     double l1 = Double.parseDouble(p.regionServerSite().get("hfile.block.cache.size"));
-    double ms = Double.parseDouble(p.regionServerSite().get("hbase.regionserver.global.memstore.size"));
+    double ms =
+        Double.parseDouble(p.regionServerSite().get("hbase.regionserver.global.memstore.size"));
     assertThat(l1 + ms).isLessThanOrEqualTo(0.8 + 1e-9);
     assertThat(p.l1()).isEqualTo(Sizes.floorMiB((long) (p.heap() * l1)));
     // env carries exactly the sizes.
@@ -79,7 +83,8 @@ class PlannerTest {
     switch (mode) {
       case Lru -> {
         assertThat(p.ioEngine()).isNull();
-        assertThat(p.regionServerSiteRemoved()).contains("hbase.bucketcache.ioengine", "hbase.bucketcache.size");
+        assertThat(p.regionServerSiteRemoved())
+            .contains("hbase.bucketcache.ioengine", "hbase.bucketcache.size");
         assertThat(l1).isEqualTo(0.4);
       }
       case MetaOnly -> {
@@ -92,7 +97,8 @@ class PlannerTest {
         // MaxDirectMemorySize above the L2 plus a few hundred MB (measured: L2 == max fails).
         assertThat(p.directMemory() - p.bucketCache()).isGreaterThanOrEqualTo(256 * MiB);
         assertThat(p.bucketCache()).isGreaterThan(p.heap());
-        assertThat(p.regionServerSite()).containsEntry("hbase.bucketcache.size", Long.toString(p.bucketCache() / MiB));
+        assertThat(p.regionServerSite())
+            .containsEntry("hbase.bucketcache.size", Long.toString(p.bucketCache() / MiB));
         assertThat(p.pvcSize()).isZero();
       }
       case File, PersistentFile -> {
@@ -142,10 +148,16 @@ class PlannerTest {
   @Test
   void fractionsExactlyAtPointEightAreAccepted() {
     // 0.4 + 0.4 is 0.8000000000000002 in floating point: still accepted, as HBase does.
-    Plan p = planned("  mode: Lru\n  memory:\n    blockCacheFraction: 0.4\n    memstoreFraction: 0.4\n", "8Gi");
+    Plan p =
+        planned(
+            "  mode: Lru\n  memory:\n    blockCacheFraction: 0.4\n    memstoreFraction: 0.4\n",
+            "8Gi");
     assertThat(p.regionServerSite()).containsEntry("hfile.block.cache.size", "0.4");
-    refused("  mode: Lru\n  memory:\n    blockCacheFraction: 0.41\n    memstoreFraction: 0.4\n", "8Gi");
-    planned("  mode: Lru\n  memory:\n    blockCacheFraction: 0.45\n    memstoreFraction: 0.35\n", "8Gi");
+    refused(
+        "  mode: Lru\n  memory:\n    blockCacheFraction: 0.41\n    memstoreFraction: 0.4\n", "8Gi");
+    planned(
+        "  mode: Lru\n  memory:\n    blockCacheFraction: 0.45\n    memstoreFraction: 0.35\n",
+        "8Gi");
   }
 
   @Test
@@ -159,7 +171,8 @@ class PlannerTest {
   @Test
   void heapOfExactly512MiIsTheFloor() {
     planned("  mode: Lru\n  memory:\n    heap: 512Mi\n", "4Gi");
-    assertThat(refused("  mode: Lru\n  memory:\n    heap: 511Mi\n", "4Gi").summary()).contains("below the 512Mi");
+    assertThat(refused("  mode: Lru\n  memory:\n    heap: 511Mi\n", "4Gi").summary())
+        .contains("below the 512Mi");
   }
 
   @Test
@@ -171,7 +184,9 @@ class PlannerTest {
     planned("  mode: Offheap\n  memory:\n    bucketCache: " + okMi + "Mi\n", "4Gi");
     refused("  mode: Offheap\n  memory:\n    bucketCache: " + (okMi - 1) + "Mi\n", "4Gi");
     // with fewer, smaller buckets a small cache is fine, and HBase's own 1MB floor applies.
-    planned("  mode: Offheap\n  memory:\n    bucketCache: 1Mi\n  tuning:\n    bucketSizes: [5120, 66560]\n", "4Gi");
+    planned(
+        "  mode: Offheap\n  memory:\n    bucketCache: 1Mi\n  tuning:\n    bucketSizes: [5120, 66560]\n",
+        "4Gi");
   }
 
   @Test
@@ -181,7 +196,9 @@ class PlannerTest {
     assertThat(p.env()).containsEntry("HBASE_OFFHEAPSIZE", "2304m");
     assertThat(p.regionServerSite()).containsEntry("hbase.bucketcache.size", "2048");
     // 1Gi heap + 2.25Gi direct + 384Mi overhead = 3.625Gi <= 4Gi; a 2.5Gi L2 is too much.
-    assertThat(refused("  mode: Offheap\n  memory:\n    heap: 1Gi\n    bucketCache: 2560Mi\n", "4Gi").summary())
+    assertThat(
+            refused("  mode: Offheap\n  memory:\n    heap: 1Gi\n    bucketCache: 2560Mi\n", "4Gi")
+                .summary())
         .contains("memory limit 4Gi is too small");
   }
 
@@ -189,8 +206,12 @@ class PlannerTest {
   void pvcIsTheL2PlusBufferAndAGivenSizeMustHoldIt() {
     Plan p = planned("  mode: PersistentFile\n  memory:\n    bucketCache: 4Gi\n", "8Gi");
     assertThat(p.pvcSize()).isEqualTo(5 * GiB); // 4Gi + max(1Gi, 10%)
-    planned("  mode: PersistentFile\n  memory:\n    bucketCache: 4Gi\n  storage:\n    size: 5Gi\n", "8Gi");
-    refused("  mode: PersistentFile\n  memory:\n    bucketCache: 4Gi\n  storage:\n    size: 5119Mi\n", "8Gi");
+    planned(
+        "  mode: PersistentFile\n  memory:\n    bucketCache: 4Gi\n  storage:\n    size: 5Gi\n",
+        "8Gi");
+    refused(
+        "  mode: PersistentFile\n  memory:\n    bucketCache: 4Gi\n  storage:\n    size: 5119Mi\n",
+        "8Gi");
     // storage.size alone: the L2 is fitted into it.
     Plan fit = planned("  mode: File\n  storage:\n    size: 20Gi\n", "8Gi");
     assertThat(fit.bucketCache()).isEqualTo(18 * GiB); // 20Gi - 10%
@@ -199,11 +220,15 @@ class PlannerTest {
 
   @Test
   void tmpfsCountsAgainstTheLimit() {
-    Plan p = planned("  mode: File\n  memory:\n    bucketCache: 1Gi\n  storage:\n    medium: Memory\n", "4Gi");
+    Plan p =
+        planned(
+            "  mode: File\n  memory:\n    bucketCache: 1Gi\n  storage:\n    medium: Memory\n",
+            "4Gi");
     assertThat(p.volume().memory()).isTrue();
     assertThat(p.pvcSize()).isZero();
     assertThat(p.volume().size()).isEqualTo(GiB + 64 * MiB);
-    assertThat(p.heap() + p.directMemory() + p.overhead() + p.bucketCache()).isLessThanOrEqualTo(4 * GiB);
+    assertThat(p.heap() + p.directMemory() + p.overhead() + p.bucketCache())
+        .isLessThanOrEqualTo(4 * GiB);
     assertThat(p.pageCacheHeadroom()).isZero();
     assertThat(p.warnings()).anyMatch(w -> w.contains("tmpfs"));
   }
@@ -263,9 +288,11 @@ class PlannerTest {
     Plan a = planned(body, "8Gi");
     assertThat(planned(body, "8Gi").configHash()).isEqualTo(a.configHash()).hasSize(16);
     assertThat(planned(body, "9Gi").configHash()).isNotEqualTo(a.configHash());
-    assertThat(planned(body.replace("4Gi", "5Gi"), "8Gi").configHash()).isNotEqualTo(a.configHash());
+    assertThat(planned(body.replace("4Gi", "5Gi"), "8Gi").configHash())
+        .isNotEqualTo(a.configHash());
     // Rollout knobs are not pod configuration: no restart for them.
-    assertThat(planned(body + "  rollout:\n    maxUnavailable: 2\n", "8Gi").configHash()).isEqualTo(a.configHash());
+    assertThat(planned(body + "  rollout:\n    maxUnavailable: 2\n", "8Gi").configHash())
+        .isEqualTo(a.configHash());
   }
 
   @Test
@@ -273,7 +300,8 @@ class PlannerTest {
     Plan before = planned("  mode: PersistentFile\n  memory:\n    bucketCache: 4Gi\n", "8Gi");
     Plan bigger = planned("  mode: PersistentFile\n  memory:\n    bucketCache: 5Gi\n", "8Gi");
     Plan offheap = planned("  mode: Offheap\n  memory:\n    bucketCache: 2Gi\n", "8Gi");
-    Plan sameCacheNewHeap = planned("  mode: PersistentFile\n  memory:\n    bucketCache: 4Gi\n", "9Gi");
+    Plan sameCacheNewHeap =
+        planned("  mode: PersistentFile\n  memory:\n    bucketCache: 4Gi\n", "9Gi");
 
     assertThat(Planner.cacheResetReasons(before.regionServerSite(), bigger))
         .containsExactly("the L2 capacity (MB) changes from 4096 to 5120");
@@ -294,7 +322,9 @@ class PlannerTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("plannerCases")
   void badInputIsRefusedWithItsReason(BadPolicies.Case c) {
-    PlanResult r = PlanCommand.plan(c.document(), c.memoryLimit() == null ? null : Sizes.parse(c.memoryLimit()), null);
+    PlanResult r =
+        PlanCommand.plan(
+            c.document(), c.memoryLimit() == null ? null : Sizes.parse(c.memoryLimit()), null);
     assertThat(r).isInstanceOf(Refusal.class);
     assertThat(((Refusal) r).summary()).contains(c.planner());
   }

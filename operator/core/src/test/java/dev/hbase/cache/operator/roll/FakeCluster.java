@@ -33,9 +33,12 @@ final class FakeCluster {
     boolean ready = true;
     boolean terminating;
     String stuck;
+
     /** When a recreated pod becomes Ready; null when it is not coming back by itself. */
     Instant readyAt;
+
     boolean neverReady;
+
     /** Created before the cache volume template: lacks its claim volume until re-created. */
     boolean missingClaimVolumes;
 
@@ -58,8 +61,10 @@ final class FakeCluster {
   Instant now = Instant.parse("2026-11-21T10:00:00Z");
   final SimulatedHBase hbase = new SimulatedHBase(() -> now);
   final Map<String, Pod> pods = new LinkedHashMap<>();
+
   /** Replicas whose pod object does not exist (evicted, not yet re-created). */
   final Set<String> absent = new TreeSet<>();
+
   String templateRevision = "rev-new";
   Duration restartTime = Duration.ofSeconds(20);
 
@@ -94,27 +99,51 @@ final class FakeCluster {
   List<PodView> podViews() {
     return pods.values().stream()
         .filter(p -> !absent.contains(p.name))
-        .map(p -> new PodView(p.name, p.uid, p.ordinal, p.revision, p.ready && !p.terminating, p.terminating, p.stuck, p.ip(), p.missingClaimVolumes))
+        .map(
+            p ->
+                new PodView(
+                    p.name,
+                    p.uid,
+                    p.ordinal,
+                    p.revision,
+                    p.ready && !p.terminating,
+                    p.terminating,
+                    p.stuck,
+                    p.ip(),
+                    p.missingClaimVolumes))
         .toList();
   }
 
   Map<String, CacheView> caches() {
     Map<String, CacheView> m = new HashMap<>();
-    // the operator scrapes every running pod that is not stuck: its RegionServer answers once registered
-    pods.values().stream().filter(p -> !p.terminating && p.stuck == null && hbase.registered(p.name))
+    // the operator scrapes every running pod that is not stuck: its RegionServer answers once
+    // registered
+    pods.values().stream()
+        .filter(p -> !p.terminating && p.stuck == null && hbase.registered(p.name))
         .forEach(p -> m.put(p.name, new CacheView(hbase.l2Used(p.name), 0.97)));
     return m;
   }
 
   static RollModel.Settings settings(String revision) {
-    return new RollModel.Settings(revision, RolloutSpec.Strategy.DrainAndReload, 1, false, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), true);
+    return new RollModel.Settings(
+        revision,
+        RolloutSpec.Strategy.DrainAndReload,
+        1,
+        false,
+        Duration.ofMinutes(10),
+        0.95,
+        null,
+        Duration.ofMinutes(5),
+        true);
   }
 
   RollModel.Input input(RollModel.Settings s) {
     return new RollModel.Input(s, podViews(), hbase.snapshot(), caches(), now, pods.size());
   }
 
-  /** The pod object is gone (evicted, say) and not re-created yet; the master reassigns its regions. */
+  /**
+   * The pod object is gone (evicted, say) and not re-created yet; the master reassigns its regions.
+   */
   void vanish(String pod) {
     Pod p = pods.get(pod);
     absent.add(pod);
@@ -156,7 +185,8 @@ final class FakeCluster {
         hbase.balancer(b.on());
       }
     } catch (HBaseClusterException e) {
-      throw new AssertionError("the roller sent " + a + " when HBase could not take it: " + e.getMessage(), e);
+      throw new AssertionError(
+          "the roller sent " + a + " when HBase could not take it: " + e.getMessage(), e);
     }
   }
 
@@ -172,7 +202,13 @@ final class FakeCluster {
         p.revision = templateRevision;
         p.ready = false;
       }
-      if (!p.ready && !p.terminating && !absent.contains(p.name) && p.readyAt != null && !now.isBefore(p.readyAt) && !p.neverReady && p.stuck == null) {
+      if (!p.ready
+          && !p.terminating
+          && !absent.contains(p.name)
+          && p.readyAt != null
+          && !now.isBefore(p.readyAt)
+          && !p.neverReady
+          && p.stuck == null) {
         p.ready = true;
         hbase.register(p.name, p.host(), p.ip(), List.of());
       }
@@ -185,7 +221,12 @@ final class FakeCluster {
    * Runs the roller until {@code done} holds or {@code maxSteps} passed, the way the reconciler
    * does: step, carry out the actions, keep the state, wait the requeue delay.
    */
-  RolloutStatus run(RolloutStatus state, RollModel.Settings s, int maxSteps, Predicate<RolloutStatus> done, List<Roller.Decision> log) {
+  RolloutStatus run(
+      RolloutStatus state,
+      RollModel.Settings s,
+      int maxSteps,
+      Predicate<RolloutStatus> done,
+      List<Roller.Decision> log) {
     for (int i = 0; i < maxSteps; i++) {
       Roller.Decision d = Roller.step(state, input(s));
       d.actions().forEach(this::apply);

@@ -40,34 +40,59 @@ class RollerTest {
     return s.getPhase() == Phase.Idle;
   }
 
-  static RollModel.Settings with(RollModel.Settings s, RolloutSpec.Strategy strategy, int maxUnavailable, boolean paused) {
-    return new RollModel.Settings(s.revision(), strategy, maxUnavailable, paused, s.podReadyTimeout(), s.minRetainedFraction(), s.minHitRatio(), s.warmTimeout(), s.persistent());
+  static RollModel.Settings with(
+      RollModel.Settings s, RolloutSpec.Strategy strategy, int maxUnavailable, boolean paused) {
+    return new RollModel.Settings(
+        s.revision(),
+        strategy,
+        maxUnavailable,
+        paused,
+        s.podReadyTimeout(),
+        s.minRetainedFraction(),
+        s.minHitRatio(),
+        s.warmTimeout(),
+        s.persistent());
   }
 
   @Test
   void drainAndReloadRollsOneAtATimeFewestRegionsFirstMetaLast() {
     FakeCluster c = threeServers();
     List<Roller.Decision> log = new ArrayList<>();
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
     assertThat(idle(s)).isTrue();
     assertThat(c.restartOrder).containsExactly("rs-1", "rs-0", "rs-2");
-    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(c.restarts)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
     assertThat(c.maxDown).isEqualTo(1);
     // every pod got its own regions back, on its new instance
     // every pod got its own regions back, on its new instance; hbase:meta, moved off rs-2 alone
     // before its drain, stays where it went (moving it back would stall every client again)
-    assertThat(c.hbase.servers.get("rs-0").regions).containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
-    assertThat(c.hbase.servers.get("rs-1").regions).containsExactlyInAnyOrder("b0", "b1", RollModel.META_REGION);
+    assertThat(c.hbase.servers.get("rs-0").regions)
+        .containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
+    assertThat(c.hbase.servers.get("rs-1").regions)
+        .containsExactlyInAnyOrder("b0", "b1", RollModel.META_REGION);
     assertThat(c.hbase.servers.get("rs-2").regions).containsExactlyInAnyOrder("c0", "c1", "c2");
     // the balancer was off during the roll and is back on; no decommission mark is left
-    assertThat(c.executed).filteredOn(a -> a instanceof RollModel.SwitchBalancer).extracting(a -> ((RollModel.SwitchBalancer) a).on()).containsExactly(false, true);
+    assertThat(c.executed)
+        .filteredOn(a -> a instanceof RollModel.SwitchBalancer)
+        .extracting(a -> ((RollModel.SwitchBalancer) a).on())
+        .containsExactly(false, true);
     assertThat(c.hbase.balancerOn).isTrue();
     assertThat(c.hbase.decommissioned).isEmpty();
     assertThat(s.getUpdated()).isEqualTo(3);
     assertThat(s.getProgress()).isEqualTo("3/3");
-    assertThat(log).flatExtracting(Roller.Decision::restarted).extracting(RollModel.Restarted::pod).containsExactly("rs-1", "rs-0", "rs-2");
-    assertThat(log).flatExtracting(Roller.Decision::restarted).allSatisfy(r -> assertThat(r.retainedFraction()).isEqualTo(1.0));
-    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).contains("RollStarted", "RollFinished");
+    assertThat(log)
+        .flatExtracting(Roller.Decision::restarted)
+        .extracting(RollModel.Restarted::pod)
+        .containsExactly("rs-1", "rs-0", "rs-2");
+    assertThat(log)
+        .flatExtracting(Roller.Decision::restarted)
+        .allSatisfy(r -> assertThat(r.retainedFraction()).isEqualTo(1.0));
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .extracting(RollModel.Event::reason)
+        .contains("RollStarted", "RollFinished");
   }
 
   @Test
@@ -80,7 +105,11 @@ class RollerTest {
     assertThat(c.restarts).as("a RegionServer is already down: nobody else is restarted").isEmpty();
     assertThat(s.getProgress()).isEqualTo("0/3");
     assertThat(s.getTotal()).isEqualTo(3);
-    assertThat(log.get(log.size() - 1).outcome()).isEqualTo(new Wait(Reason.ClusterNotHealthy, "1 of 3 RegionServer pods do not exist (the StatefulSet controller creates them)"));
+    assertThat(log.get(log.size() - 1).outcome())
+        .isEqualTo(
+            new Wait(
+                Reason.ClusterNotHealthy,
+                "1 of 3 RegionServer pods do not exist (the StatefulSet controller creates them)"));
 
     c.reappear("rs-0"); // re-created from the new template: nothing to do for it
     s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
@@ -94,7 +123,8 @@ class RollerTest {
   void aRollDoesNotFinishWhileAReplicaHasNoPod() {
     FakeCluster c = threeServers();
     List<Roller.Decision> log = new ArrayList<>();
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> c.restartOrder.size() == 3, log);
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 500, st -> c.restartOrder.size() == 3, log);
     c.vanish("rs-1"); // already updated, then evicted while rs-2 restarts
     s = c.run(s, FakeCluster.settings(NEW), 60, st -> false, log);
 
@@ -102,14 +132,21 @@ class RollerTest {
     assertThat(s.getInFlight()).isEmpty();
     assertThat(s.getProgress()).isEqualTo("2/3");
     assertThat(reason(log.get(log.size() - 1))).isEqualTo(Reason.WaitingForPods);
-    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).doesNotContain("RollFinished");
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .extracting(RollModel.Event::reason)
+        .doesNotContain("RollFinished");
 
     c.reappear("rs-1");
     s = c.run(s, FakeCluster.settings(NEW), 100, st -> idle(st) && c.allAt(NEW), log);
     assertThat(idle(s)).isTrue();
     assertThat(s.getProgress()).isEqualTo("3/3");
-    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).containsOnlyOnce("RollFinished");
-    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .extracting(RollModel.Event::reason)
+        .containsOnlyOnce("RollFinished");
+    assertThat(c.restarts)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
   }
 
   @Test
@@ -126,7 +163,8 @@ class RollerTest {
     FakeCluster c = threeServers();
     c.hbase.reportDelay = Duration.ofSeconds(8);
     // FakeCluster asserts on every recommission that the target has reported.
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
     assertThat(idle(s)).isTrue();
   }
 
@@ -136,8 +174,11 @@ class RollerTest {
     c.hbase.misplaceOnRecommission = 1;
     c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
     assertThat(c.hbase.servers.get("rs-1").regions).contains("b0", "b1");
-    assertThat(c.hbase.servers.get("rs-0").regions).containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
-    assertThat(c.executed).filteredOn(a -> a instanceof RollModel.Recommission).hasSizeGreaterThan(3);
+    assertThat(c.hbase.servers.get("rs-0").regions)
+        .containsExactlyInAnyOrder("a0", "a1", "a2", "a3");
+    assertThat(c.executed)
+        .filteredOn(a -> a instanceof RollModel.Recommission)
+        .hasSizeGreaterThan(3);
   }
 
   @Test
@@ -146,7 +187,12 @@ class RollerTest {
     var s = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.InPlace, 1, false);
     c.run(null, s, 500, st -> idle(st) && c.allAt(NEW), null);
     assertThat(c.restarts).hasSize(3).containsValue(1).doesNotContainValue(2);
-    assertThat(c.executed).noneMatch(a -> a instanceof RollModel.Decommission || a instanceof RollModel.Recommission || a instanceof RollModel.SwitchBalancer);
+    assertThat(c.executed)
+        .noneMatch(
+            a ->
+                a instanceof RollModel.Decommission
+                    || a instanceof RollModel.Recommission
+                    || a instanceof RollModel.SwitchBalancer);
     assertThat(c.maxDown).isEqualTo(1);
   }
 
@@ -165,7 +211,11 @@ class RollerTest {
     FakeCluster.Pod p = c.pods.get("rs-0");
     p.ready = false;
     p.stuck = "CrashLoopBackOff";
-    c.hbase.servers.get("rs-1").regions.addAll(c.hbase.servers.remove("rs-0").regions); // it serves nothing
+    c.hbase
+        .servers
+        .get("rs-1")
+        .regions
+        .addAll(c.hbase.servers.remove("rs-0").regions); // it serves nothing
     Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
     assertThat(d.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-0");
     assertThat(d.state().getInFlight().get(0).getReason()).isEqualTo("Stuck: CrashLoopBackOff");
@@ -183,7 +233,13 @@ class RollerTest {
     // never re-created; rs-0 must go first, then rs-1, then rs-2 (although it hosts hbase:meta).
     FakeCluster c = threeServers();
     c.pods.values().forEach(p -> p.missingClaimVolumes = true);
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), new ArrayList<>());
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            500,
+            st -> idle(st) && c.allAt(NEW),
+            new ArrayList<>());
     assertThat(idle(s)).isTrue();
     assertThat(c.restartOrder).containsExactly("rs-0", "rs-1", "rs-2");
     assertThat(c.maxDown).isEqualTo(1);
@@ -195,7 +251,10 @@ class RollerTest {
     RollModel.Input full = c.input(FakeCluster.settings(NEW));
     java.util.Map<String, RollModel.CacheView> caches = new java.util.HashMap<>(full.caches());
     caches.remove("rs-1"); // its /jmx did not answer
-    Roller.Decision d = Roller.step(null, new RollModel.Input(full.settings(), full.pods(), full.hbase(), caches, full.now()));
+    Roller.Decision d =
+        Roller.step(
+            null,
+            new RollModel.Input(full.settings(), full.pods(), full.hbase(), caches, full.now()));
     assertThat(d.state().getInFlight()).isEmpty();
     assertThat(d.actions()).isEmpty();
     assertThat(reason(d)).isEqualTo(Reason.WaitingForCacheSample);
@@ -217,9 +276,12 @@ class RollerTest {
   @Test
   void anUnreadyPodThatStillServesRegionsIsDrainedNotJustDeleted() {
     FakeCluster c = threeServers();
-    c.pods.get("rs-2").ready = false; // overloaded, a slow readiness probe: its regions are still on it
+    c.pods.get("rs-2").ready =
+        false; // overloaded, a slow readiness probe: its regions are still on it
     Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
-    assertThat(d.state().getInFlight()).extracting(PodRoll::getPod, PodRoll::getStep).containsExactly(tuple("rs-2", PodRoll.Step.Draining));
+    assertThat(d.state().getInFlight())
+        .extracting(PodRoll::getPod, PodRoll::getStep)
+        .containsExactly(tuple("rs-2", PodRoll.Step.Draining));
     assertThat(d.state().getInFlight().get(0).getRegions()).containsExactly("c0", "c1", "c2");
     Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
     assertThat(d2.actions()).contains(new RollModel.Decommission(c.hbase.servers.get("rs-2").id));
@@ -232,7 +294,9 @@ class RollerTest {
     c.pods.get("rs-1").ready = false;
     c.hbase.unregister("rs-1"); // not registered with the master: it serves nothing
     Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
-    assertThat(d.state().getInFlight()).extracting(PodRoll::getPod, PodRoll::getStep).containsExactly(tuple("rs-1", PodRoll.Step.Deleting));
+    assertThat(d.state().getInFlight())
+        .extracting(PodRoll::getPod, PodRoll::getStep)
+        .containsExactly(tuple("rs-1", PodRoll.Step.Deleting));
   }
 
   @Test
@@ -240,7 +304,17 @@ class RollerTest {
     FakeCluster c = threeServers();
     c.pods.get("rs-1").ready = false;
     c.hbase.unregister("rs-1");
-    var paused = new RollModel.Settings(NEW, RolloutSpec.Strategy.DrainAndReload, 1, true, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), true);
+    var paused =
+        new RollModel.Settings(
+            NEW,
+            RolloutSpec.Strategy.DrainAndReload,
+            1,
+            true,
+            Duration.ofMinutes(10),
+            0.95,
+            null,
+            Duration.ofMinutes(5),
+            true);
     Roller.Decision d = Roller.step(null, c.input(paused));
     assertThat(d.state().getInFlight()).isEmpty();
     assertThat(d.actions()).isEmpty();
@@ -251,11 +325,22 @@ class RollerTest {
   @ValueSource(ints = {3, 5})
   void maxUnavailableAtOrAboveReplicasNeverTakesEveryServerDown(int maxUnavailable) {
     FakeCluster c = threeServers();
-    var wide = new RollModel.Settings(NEW, RolloutSpec.Strategy.DrainAndReload, maxUnavailable, false, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), true);
+    var wide =
+        new RollModel.Settings(
+            NEW,
+            RolloutSpec.Strategy.DrainAndReload,
+            maxUnavailable,
+            false,
+            Duration.ofMinutes(10),
+            0.95,
+            null,
+            Duration.ofMinutes(5),
+            true);
     RolloutStatus s = c.run(null, wide, 500, st -> idle(st) && c.allAt(NEW), null);
     assertThat(idle(s)).isTrue();
     assertThat(c.maxDown).as("at most replicas - 1 down").isEqualTo(2);
-    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(c.restarts)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
   }
 
   @Test
@@ -275,10 +360,20 @@ class RollerTest {
   @Test
   void aServerDyingAfterTheDrainHoldsTheDelete() {
     FakeCluster c = threeServers();
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 50,
-        st -> !st.getInFlight().isEmpty() && st.getInFlight().get(0).getStep() == PodRoll.Step.Deleting, null);
-    assertThat(s.getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1"); // drained, about to be deleted
-    c.hbase.dead.add(new ServerId("crashed.example", 16020, 7)); // another RegionServer dies meanwhile
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            50,
+            st ->
+                !st.getInFlight().isEmpty()
+                    && st.getInFlight().get(0).getStep() == PodRoll.Step.Deleting,
+            null);
+    assertThat(s.getInFlight())
+        .extracting(PodRoll::getPod)
+        .containsExactly("rs-1"); // drained, about to be deleted
+    c.hbase.dead.add(
+        new ServerId("crashed.example", 16020, 7)); // another RegionServer dies meanwhile
     Roller.Decision d = Roller.step(s, c.input(FakeCluster.settings(NEW)));
     assertThat(d.actions()).noneMatch(a -> a instanceof RollModel.DeletePod);
     assertThat(message(d)).contains("dead RegionServers");
@@ -291,14 +386,31 @@ class RollerTest {
   void aPlannedCacheResetDoesNotWaitForRetainedBytes() {
     FakeCluster c = threeServers();
     c.hbase.retainOnRestart = 0; // the new layout drops the persisted cache
-    var reset = new RollModel.Settings(NEW, RolloutSpec.Strategy.DrainAndReload, 1, false, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), true, true);
+    var reset =
+        new RollModel.Settings(
+            NEW,
+            RolloutSpec.Strategy.DrainAndReload,
+            1,
+            false,
+            Duration.ofMinutes(10),
+            0.95,
+            null,
+            Duration.ofMinutes(5),
+            true,
+            true);
     List<Roller.Decision> log = new ArrayList<>();
     RolloutStatus s = c.run(null, reset, 500, st -> idle(st) && c.allAt(NEW), log);
     assertThat(idle(s)).isTrue();
-    assertThat(Duration.between(Instant.parse("2026-11-21T10:00:00Z"), c.now)).as("no pod waited out the 5 min warm timeout")
+    assertThat(Duration.between(Instant.parse("2026-11-21T10:00:00Z"), c.now))
+        .as("no pod waited out the 5 min warm timeout")
         .isLessThan(Duration.ofMinutes(5));
-    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).doesNotContain("PodRestartedCold");
-    assertThat(log).flatExtracting(Roller.Decision::events).filteredOn(e -> e.reason().equals("PodRestarted"))
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .extracting(RollModel.Event::reason)
+        .doesNotContain("PodRestartedCold");
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .filteredOn(e -> e.reason().equals("PodRestarted"))
         .allSatisfy(e -> assertThat(e.message()).contains("cache reset as planned"));
   }
 
@@ -321,18 +433,23 @@ class RollerTest {
     assertThat(r.getOldServer()).isEqualTo(c.hbase.servers.get("rs-1").id.toString());
     assertThat(d2.state().getBalancerWasOn()).isTrue();
     Roller.Decision d3 = Roller.step(d2.state(), c.input(FakeCluster.settings(NEW)));
-    assertThat(d3.actions()).containsExactly(new RollModel.SwitchBalancer(false), new RollModel.Decommission(c.hbase.servers.get("rs-1").id));
+    assertThat(d3.actions())
+        .containsExactly(
+            new RollModel.SwitchBalancer(false),
+            new RollModel.Decommission(c.hbase.servers.get("rs-1").id));
   }
 
   @Test
   void gateWaitsForDeadServersUnregisteredPodsAndAnUnreachableMaster() {
     FakeCluster c = threeServers();
     c.hbase.dead.add(new ServerId("gone.example", 16020, 1));
-    assertThat(message(Roller.step(null, c.input(FakeCluster.settings(NEW))))).contains("dead RegionServers: gone.example,16020,1");
+    assertThat(message(Roller.step(null, c.input(FakeCluster.settings(NEW)))))
+        .contains("dead RegionServers: gone.example,16020,1");
     c.hbase.dead.clear();
 
     SimulatedHBase.Server s = c.hbase.servers.remove("rs-0");
-    assertThat(message(Roller.step(null, c.input(FakeCluster.settings(NEW))))).contains("2 RegionServers registered with the master, 3 pods should serve");
+    assertThat(message(Roller.step(null, c.input(FakeCluster.settings(NEW)))))
+        .contains("2 RegionServers registered with the master, 3 pods should serve");
     c.hbase.servers.put("rs-0", s);
 
     c.hbase.masterReachable = false;
@@ -346,14 +463,19 @@ class RollerTest {
     FakeCluster c = threeServers();
     c.pods.get("rs-1").neverReady = true;
     List<Roller.Decision> log = new ArrayList<>();
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 400, st -> st.getPhase() == Phase.Blocked, log);
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 400, st -> st.getPhase() == Phase.Blocked, log);
     Roller.Decision last = log.get(log.size() - 1);
     assertThat(s.getPhase()).isEqualTo(Phase.Blocked);
     assertThat(last.degraded()).isTrue();
     assertThat(last.outcome()).isInstanceOf(Blocked.class);
     assertThat(reason(last)).isEqualTo(Reason.PodNotReady);
     assertThat(s.getMessage()).contains("rs-1").contains("not Ready");
-    assertThat(log).flatExtracting(Roller.Decision::events).filteredOn(RollModel.Event::warning).extracting(RollModel.Event::reason).containsExactly("RollBlocked");
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .filteredOn(RollModel.Event::warning)
+        .extracting(RollModel.Event::reason)
+        .containsExactly("RollBlocked");
 
     // an hour later still nothing else restarted, and the warning was not repeated
     log.clear();
@@ -365,7 +487,8 @@ class RollerTest {
     c.pods.get("rs-1").neverReady = false;
     s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
     assertThat(idle(s)).isTrue();
-    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(c.restarts)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
   }
 
   @Test
@@ -375,9 +498,18 @@ class RollerTest {
     // the instance made from the bad template: it is restarted first, on the new revision.
     FakeCluster c = threeServers();
     c.pods.get("rs-1").neverReady = true;
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 400,
-        st -> c.restarts.containsKey("rs-1") && !c.pods.get("rs-1").terminating && NEW.equals(c.pods.get("rs-1").revision)
-            && st.getInFlight().stream().anyMatch(r -> r.getStep() == PodRoll.Step.WaitingReady), null);
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            400,
+            st ->
+                c.restarts.containsKey("rs-1")
+                    && !c.pods.get("rs-1").terminating
+                    && NEW.equals(c.pods.get("rs-1").revision)
+                    && st.getInFlight().stream()
+                        .anyMatch(r -> r.getStep() == PodRoll.Step.WaitingReady),
+            null);
     assertThat(s.getPhase()).isEqualTo(Phase.Rolling); // not blocked yet: podReadyTimeout is 10 min
     c.templateRevision = "rev-fixed";
     c.pods.get("rs-1").neverReady = false;
@@ -388,7 +520,13 @@ class RollerTest {
     assertThat(d.state().getInFlight().get(0).getUid()).isEqualTo(brokenUid);
     c.pods.get("rs-1").stuck = null;
     d.actions().forEach(c::apply);
-    s = c.run(d.state(), FakeCluster.settings("rev-fixed"), 600, st -> idle(st) && c.allAt("rev-fixed"), null);
+    s =
+        c.run(
+            d.state(),
+            FakeCluster.settings("rev-fixed"),
+            600,
+            st -> idle(st) && c.allAt("rev-fixed"),
+            null);
     assertThat(idle(s)).isTrue();
     assertThat(c.restarts.get("rs-1")).isEqualTo(2);
   }
@@ -397,7 +535,8 @@ class RollerTest {
   void aSpecChangeUnblocksAndRestartsTheBrokenPodFirst() {
     FakeCluster c = threeServers();
     c.pods.get("rs-1").neverReady = true;
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 400, st -> st.getPhase() == Phase.Blocked, null);
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 400, st -> st.getPhase() == Phase.Blocked, null);
     assertThat(s.getPhase()).isEqualTo(Phase.Blocked);
     // the user fixes the spec: a new revision, and the new template starts fine
     c.templateRevision = "rev-fixed";
@@ -409,7 +548,13 @@ class RollerTest {
     assertThat(d.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1");
     c.pods.get("rs-1").stuck = null;
     d.actions().forEach(c::apply);
-    s = c.run(d.state(), FakeCluster.settings("rev-fixed"), 600, st -> idle(st) && c.allAt("rev-fixed"), null);
+    s =
+        c.run(
+            d.state(),
+            FakeCluster.settings("rev-fixed"),
+            600,
+            st -> idle(st) && c.allAt("rev-fixed"),
+            null);
     assertThat(idle(s)).isTrue();
     assertThat(c.restartOrder.get(0)).isEqualTo("rs-1");
   }
@@ -417,7 +562,13 @@ class RollerTest {
   @Test
   void pausedStopsBetweenPodsAndResumes() {
     FakeCluster c = threeServers();
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 500, st -> st.getUpdated() != null && st.getUpdated() == 1, null);
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            500,
+            st -> st.getUpdated() != null && st.getUpdated() == 1,
+            null);
     // paused while the second pod is already in flight: it finishes, the third waits
     var paused = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.DrainAndReload, 1, true);
     s = c.run(s, paused, 200, st -> false, null);
@@ -433,14 +584,21 @@ class RollerTest {
     FakeCluster c = threeServers();
     c.hbase.retainOnRestart = 0.5;
     List<Roller.Decision> log = new ArrayList<>();
-    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 800, st -> idle(st) && c.allAt(NEW), log);
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 800, st -> idle(st) && c.allAt(NEW), log);
     assertThat(idle(s)).isTrue();
     var restarted = log.stream().flatMap(d -> d.restarted().stream()).toList();
-    assertThat(restarted).hasSize(3).allSatisfy(r -> {
-      assertThat(r.warm()).isFalse();
-      assertThat(r.retainedFraction()).isEqualTo(0.5);
-    });
-    assertThat(log).flatExtracting(Roller.Decision::events).extracting(RollModel.Event::reason).contains("PodRestartedCold");
+    assertThat(restarted)
+        .hasSize(3)
+        .allSatisfy(
+            r -> {
+              assertThat(r.warm()).isFalse();
+              assertThat(r.retainedFraction()).isEqualTo(0.5);
+            });
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .extracting(RollModel.Event::reason)
+        .contains("PodRestartedCold");
     // each pod waited the warm gate's 5 minutes: the roll took at least 15 minutes
     assertThat(c.now).isAfter(java.time.Instant.parse("2026-11-21T10:15:00Z"));
   }
@@ -449,16 +607,28 @@ class RollerTest {
   void withoutPersistenceRetentionIsNotRequired() {
     FakeCluster c = threeServers();
     c.hbase.retainOnRestart = 0;
-    var s = new RollModel.Settings(NEW, RolloutSpec.Strategy.DrainAndReload, 1, false, Duration.ofMinutes(10), 0.95, null, Duration.ofMinutes(5), false);
+    var s =
+        new RollModel.Settings(
+            NEW,
+            RolloutSpec.Strategy.DrainAndReload,
+            1,
+            false,
+            Duration.ofMinutes(10),
+            0.95,
+            null,
+            Duration.ofMinutes(5),
+            false);
     List<Roller.Decision> log = new ArrayList<>();
     c.run(null, s, 500, st -> idle(st) && c.allAt(NEW), log);
-    assertThat(log).flatExtracting(Roller.Decision::restarted).allSatisfy(r -> assertThat(r.warm()).isTrue());
+    assertThat(log)
+        .flatExtracting(Roller.Decision::restarted)
+        .allSatisfy(r -> assertThat(r.warm()).isTrue());
   }
 
   /**
-   * The operator may die at any point: after deciding but before acting, or after acting but
-   * before the status is written. Whatever the crash points, no pod is restarted twice and the
-   * roll completes.
+   * The operator may die at any point: after deciding but before acting, or after acting but before
+   * the status is written. Whatever the crash points, no pod is restarted twice and the roll
+   * completes.
    */
   @ParameterizedTest
   @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
@@ -483,7 +653,8 @@ class RollerTest {
     }
     assertThat(crashes).isGreaterThan(5);
     assertThat(c.allAt(NEW)).isTrue();
-    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(c.restarts)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
     assertThat(c.maxDown).isEqualTo(1);
     assertThat(c.hbase.balancerOn).isTrue();
     assertThat(c.hbase.decommissioned).isEmpty();
@@ -513,10 +684,14 @@ class RollerTest {
   }
 
   static Reason reason(Roller.Decision d) {
-    return d.outcome() instanceof Wait w ? w.reason() : d.outcome() instanceof Blocked b ? b.reason() : null;
+    return d.outcome() instanceof Wait w
+        ? w.reason()
+        : d.outcome() instanceof Blocked b ? b.reason() : null;
   }
 
   static String message(Roller.Decision d) {
-    return d.outcome() instanceof Wait w ? w.message() : d.outcome() instanceof Blocked b ? b.message() : null;
+    return d.outcome() instanceof Wait w
+        ? w.message()
+        : d.outcome() instanceof Blocked b ? b.message() : null;
   }
 }

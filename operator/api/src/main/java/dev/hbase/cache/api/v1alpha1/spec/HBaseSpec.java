@@ -2,19 +2,20 @@ package dev.hbase.cache.api.v1alpha1.spec;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import lombok.Data;
-import lombok.experimental.Accessors;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.ValidationRule;
+import lombok.Data;
+import lombok.experimental.Accessors;
 
 /** How the operator reaches HBase. Unset: read from the base hbase-site.xml. */
 @Data
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class HBaseSpec {
-  @JsonPropertyDescription("hbase.zookeeper.quorum, e.g. zk-0.zk:2181. Default: from hbase-site.xml.")
+  @JsonPropertyDescription(
+      "hbase.zookeeper.quorum, e.g. zk-0.zk:2181. Default: from hbase-site.xml.")
   private String zookeeperQuorum;
 
   @ValidationRule(

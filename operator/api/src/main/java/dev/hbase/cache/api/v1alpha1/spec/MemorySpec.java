@@ -2,12 +2,12 @@ package dev.hbase.cache.api.v1alpha1.spec;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import lombok.Data;
-import lombok.experimental.Accessors;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Quantity;
+import lombok.Data;
+import lombok.experimental.Accessors;
 
 /** Memory split of the RegionServer container. Everything is optional; the planner fills gaps. */
 @Data
@@ -22,7 +22,8 @@ import io.fabric8.kubernetes.api.model.Quantity;
             + " of the heap free and refuses to start otherwise")
 public class MemorySpec {
   @ValidationRule(
-      value = "isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('512Mi')) >= 0",
+      value =
+          "isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('512Mi')) >= 0",
       message = "memory.heap must be a quantity of at least 512Mi (e.g. 4Gi)")
   @JsonPropertyDescription("JVM heap (-Xmx). Default: sized from the container memory limit.")
   private Quantity heap;

@@ -2,13 +2,13 @@ package dev.hbase.cache.api.v1alpha1.spec;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import lombok.Data;
-import lombok.experimental.Accessors;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.ValidationRule;
+import lombok.Data;
+import lombok.experimental.Accessors;
 
 @Data
 @Accessors(chain = true)
@@ -35,7 +35,8 @@ public class RolloutSpec {
           + " once, counting pods down for other reasons.")
   private Integer maxUnavailable;
 
-  @JsonPropertyDescription("Start no pod's restart while true (pods already restarting finish theirs).")
+  @JsonPropertyDescription(
+      "Start no pod's restart while true (pods already restarting finish theirs).")
   private Boolean paused;
 
   @Default("10m")

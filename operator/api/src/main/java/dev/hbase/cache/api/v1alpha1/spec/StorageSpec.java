@@ -2,12 +2,12 @@ package dev.hbase.cache.api.v1alpha1.spec;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import lombok.Data;
-import lombok.experimental.Accessors;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Quantity;
+import lombok.Data;
+import lombok.experimental.Accessors;
 
 /** The cache volume of the file modes. */
 @Data
@@ -37,7 +37,8 @@ public class StorageSpec {
   @Default(DEFAULT_MOUNT_PATH)
   @Pattern("^/.*")
   @ValidationRule(
-      value = "self.startsWith('/') && !self.contains('/../') && !self.endsWith('/..') && self != '/'",
+      value =
+          "self.startsWith('/') && !self.contains('/../') && !self.endsWith('/..') && self != '/'",
       message =
           "storage.mountPath must be an absolute path other than / without '..', e.g. "
               + DEFAULT_MOUNT_PATH)

@@ -2,13 +2,13 @@ package dev.hbase.cache.api.v1alpha1.spec;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import lombok.Data;
-import lombok.experimental.Accessors;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 import java.util.List;
+import lombok.Data;
+import lombok.experimental.Accessors;
 
 /** BucketCache knobs. Unset fields keep HBase's defaults. */
 @Data
@@ -39,7 +39,8 @@ public class TuningSpec {
   @JsonPropertyDescription("hbase.bucketcache.writer.queuelength (HBase default 64).")
   private Integer writerQueueLength;
 
-  @JsonPropertyDescription("hbase.block.data.cachecompressed: keep data blocks compressed in cache.")
+  @JsonPropertyDescription(
+      "hbase.block.data.cachecompressed: keep data blocks compressed in cache.")
   private Boolean cacheDataCompressed;
 
   @JsonPropertyDescription("hbase.rs.prefetchblocksonopen: warm the cache when regions open.")

@@ -2,13 +2,13 @@ package dev.hbase.cache.api.v1alpha1.spec;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import lombok.Data;
-import lombok.experimental.Accessors;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.ValidationRule;
+import lombok.Data;
+import lombok.experimental.Accessors;
 
 /** What a restarted pod must show before the next pod restarts. */
 @Data

@@ -11,14 +11,19 @@ import lombok.experimental.Accessors;
 public class CacheStatus {
   /** Data-block hit ratio over the last interval (the headline). */
   private Double hitRatio;
+
   private Double l1HitRatio;
   private Double l2HitRatio;
+
   /** Data-block hit ratio since each RegionServer started. */
   private Double cumulativeHitRatio;
+
   private Long sizeBytes;
   private Long usedBytes;
   private Long evictions;
+
   /** Blocks not cached because the BucketCache writer queues were full. */
   private Long failedInsertions;
+
   private String sampledAt;
 }

@@ -1,10 +1,10 @@
 package dev.hbase.cache.api.v1alpha1.status;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import lombok.Data;
-import lombok.experimental.Accessors;
 import java.util.List;
 import java.util.Map;
+import lombok.Data;
+import lombok.experimental.Accessors;
 
 /** The plan in force: what the planner produced for the current spec and memory limit. */
 @Data

@@ -25,19 +25,27 @@ public class PodRoll {
   }
 
   private String pod;
+
   /** UID of the pod instance to delete (delete precondition). */
   private String uid;
+
   private Step step;
   private String stepStartedAt;
+
   /** Why the pod goes first: Stuck, Unready, or null for a ready pod. */
   private String reason;
+
   /** The RegionServer before the restart: host,port,startcode. */
   private String oldServer;
+
   /** Encoded names of the regions it served before the drain (hbase:meta excluded). */
   private List<String> regions = new ArrayList<>();
+
   /** L2 used bytes before the restart. */
   private Long l2UsedBytesBefore;
+
   /** The RegionServer after the restart. */
   private String newServer;
+
   private String readyAt;
 }

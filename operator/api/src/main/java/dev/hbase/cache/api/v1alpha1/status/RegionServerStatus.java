@@ -18,6 +18,7 @@ public class RegionServerStatus {
   private Long l2UsedBytes;
   private Long failedInsertions;
   private String restartedAt;
+
   /** L2 used bytes after the last operator restart / before it. */
   private Double retainedFraction;
 }

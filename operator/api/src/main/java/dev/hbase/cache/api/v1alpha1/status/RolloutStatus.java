@@ -22,18 +22,25 @@ public class RolloutStatus {
   }
 
   private Phase phase;
+
   /** The revision (config hash) being rolled out. */
   private String revision;
+
   private Integer updated;
   private Integer total;
+
   /** "updated/total", for kubectl get. */
   private String progress;
+
   /** The pod(s) being restarted, comma-separated. */
   private String currentPod;
+
   private String startedAt;
   private String message;
+
   /** Balancer state to restore when the roll ends (DrainAndReload switches it off). */
   private Boolean balancerWasOn;
+
   /** The pods being restarted, at most maxUnavailable. */
   private List<PodRoll> inFlight = new ArrayList<>();
 }
