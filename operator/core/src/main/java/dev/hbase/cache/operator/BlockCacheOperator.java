@@ -129,11 +129,9 @@ public final class BlockCacheOperator {
   /** The production HBase side: the Admin API and the JMX scraper. */
   public static BlockCachePolicyReconciler productionReconciler() {
     HBaseConnector connector =
-        (quorum, parent) -> {
+        settings -> {
           try {
-            return AdminHBaseCluster.connect(
-                Map.of("hbase.zookeeper.quorum", quorum, "zookeeper.znode.parent", parent),
-                AdminHBaseCluster.Options.defaults());
+            return AdminHBaseCluster.connect(settings, AdminHBaseCluster.Options.defaults());
           } catch (HBaseClusterException e) {
             throw new IllegalStateException(e.getMessage(), e);
           }

@@ -34,6 +34,7 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -60,6 +61,9 @@ import org.slf4j.LoggerFactory;
  * An invalid policy touches nothing.
  */
 @ControllerConfiguration(name = BlockCachePolicyReconciler.NAME)
+// A failing reconcile is retried without end (2 s, x1.5, at most every 60 s): a roll in progress
+// must never be left because the framework gave up after its default 5 attempts.
+@GradualRetry(maxAttempts = -1, maxInterval = 60_000)
 public class BlockCachePolicyReconciler
     implements Reconciler<BlockCachePolicy>, Cleaner<BlockCachePolicy> {
   public static final String NAME = "blockcachepolicy";

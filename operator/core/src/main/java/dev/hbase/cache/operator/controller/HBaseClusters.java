@@ -6,6 +6,7 @@ import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.render.SiteXml;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -19,31 +20,40 @@ final class HBaseClusters implements AutoCloseable {
     this.connector = connector;
   }
 
-  /** The cluster the policy's RegionServers belong to: spec.hbase, else the base hbase-site. */
+  /** The cluster the policy's RegionServers belong to (one connection per quorum, port, parent). */
   HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base) {
+    Map<String, String> settings = clientSettings(spec, base);
+    String key =
+        settings.get(QUORUM) + "|" + settings.get(CLIENT_PORT) + "|" + settings.get(ZNODE_PARENT);
+    return open.computeIfAbsent(key, k -> connector.connect(settings));
+  }
+
+  static final String QUORUM = "hbase.zookeeper.quorum";
+  static final String CLIENT_PORT = "hbase.zookeeper.property.clientPort";
+  static final String ZNODE_PARENT = "zookeeper.znode.parent";
+
+  /**
+   * The client's hbase-site, as an HBase client in a RegionServer pod would read it: every key of
+   * the base hbase-site (ZooKeeper port, znode parent, security settings), with spec.hbase's quorum
+   * and znode parent over them, and the HBase defaults (localhost, /hbase) where neither says. The
+   * operator's own fail-fast timeouts are applied over these by the connection.
+   */
+  static Map<String, String> clientSettings(BlockCachePolicySpec spec, ConfigMap base) {
     Map<String, String> site =
         base == null || base.getData() == null
             ? Map.of()
             : SiteXml.parse(base.getData().get(Desired.SITE_FILE));
-    String quorum = quorum(spec, site);
-    String parent = znodeParent(spec, site);
-    return open.computeIfAbsent(quorum + parent, k -> connector.connect(quorum, parent));
-  }
-
-  static String quorum(BlockCachePolicySpec spec, Map<String, String> site) {
-    if (spec.getHbase() != null && spec.getHbase().getZookeeperQuorum() != null) {
-      return spec.getHbase().getZookeeperQuorum();
+    Map<String, String> settings = new TreeMap<>(site);
+    var hbase = spec.getHbase();
+    if (hbase != null && hbase.getZookeeperQuorum() != null) {
+      settings.put(QUORUM, hbase.getZookeeperQuorum());
     }
-    String q = site == null ? null : site.get("hbase.zookeeper.quorum");
-    return q != null ? q : "localhost";
-  }
-
-  static String znodeParent(BlockCachePolicySpec spec, Map<String, String> site) {
-    if (spec.getHbase() != null && spec.getHbase().getZookeeperZnodeParent() != null) {
-      return spec.getHbase().getZookeeperZnodeParent();
+    if (hbase != null && hbase.getZookeeperZnodeParent() != null) {
+      settings.put(ZNODE_PARENT, hbase.getZookeeperZnodeParent());
     }
-    String z = site == null ? null : site.get("zookeeper.znode.parent");
-    return z != null ? z : "/hbase";
+    settings.putIfAbsent(QUORUM, "localhost");
+    settings.putIfAbsent(ZNODE_PARENT, "/hbase");
+    return settings;
   }
 
   @Override

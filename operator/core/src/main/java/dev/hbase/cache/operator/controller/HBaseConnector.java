@@ -1,9 +1,14 @@
 package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.operator.hbase.HBaseCluster;
+import java.util.Map;
 
 /** Opens an admin connection to one HBase cluster: {@code AdminHBaseCluster} in production. */
 @FunctionalInterface
 public interface HBaseConnector {
-  HBaseCluster connect(String zookeeperQuorum, String znodeParent);
+  /**
+   * @param clientSettings hbase-site keys for the client: the base hbase-site's, with spec.hbase's
+   *     quorum and znode parent over them (see {@link HBaseClusters#clientSettings})
+   */
+  HBaseCluster connect(Map<String, String> clientSettings);
 }

@@ -122,6 +122,7 @@ public final class Roller {
       }
       if (Boolean.TRUE.equals(st.getBalancerWasOn())
           && !st.getInFlight().isEmpty()
+          && st.getPhase() != Phase.Blocked
           && Boolean.TRUE.equals(in.hbase().balancerOn())) {
         actions.add(new SwitchBalancer(false)); // off for the whole roll, whoever turned it on
       }
@@ -610,6 +611,12 @@ public final class Roller {
       if (blocked != null) {
         st.setPhase(Phase.Blocked);
         st.setMessage(blocked.message());
+        if (Boolean.TRUE.equals(st.getBalancerWasOn())
+            && Boolean.FALSE.equals(in.hbase().balancerOn())) {
+          // A blocked roll waits for a person: the cluster runs as it did before the roll
+          // meanwhile (the balancer goes off again when the roll goes on).
+          actions.add(new SwitchBalancer(true));
+        }
       } else if (outdated == 0 && st.getInFlight().isEmpty()) {
         if (st.getPhase() == Phase.Rolling
             || st.getPhase() == Phase.Blocked

@@ -174,7 +174,7 @@ class OperatorIT {
     var reconciler =
         new BlockCachePolicyReconciler(
             Clock.systemUTC(),
-            (q, p) -> {
+            settings -> {
               hbase.connects++;
               return hbase;
             },
@@ -390,22 +390,70 @@ class OperatorIT {
   }
 
   @Test
-  void aFailingApplySaysSoInTheConditionsAndRecovers() {
+  void aFailingApplySaysSoInTheConditionsAndRecovers() throws Exception {
     cluster("4Gi", false);
-    // A ResourceQuota on ConfigMaps without a status (no quota controller here): the API server's
-    // quota admission refuses every ConfigMap create, so the apply step throws.
-    client
-        .resource(
-            new io.fabric8.kubernetes.api.model.ResourceQuotaBuilder()
-                .withNewMetadata()
-                .withName("no-configmaps")
-                .withNamespace(ns)
-                .endMetadata()
-                .withNewSpec()
-                .addToHard("count/configmaps", new Quantity("100"))
-                .endSpec()
-                .build())
-        .create();
+    // A ValidatingAdmissionPolicy of the real API server refuses the operator's ConfigMaps in this
+    // namespace, so the apply step throws.
+    String vap =
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: deny-"
+            + ns
+            + "\n"
+            + "spec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [v1]\n"
+            + "      operations: [CREATE, UPDATE]\n      resources: [configmaps]\n  validations:\n"
+            + "  - expression: \"!has(object.metadata.labels) || !('cache.hbase.dev/policy' in object.metadata.labels)\"\n"
+            + "    message: no policy ConfigMaps in this namespace (test)\n";
+    String binding =
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: deny-"
+            + ns
+            + "\n"
+            + "spec:\n  policyName: deny-"
+            + ns
+            + "\n  validationActions: [Deny]\n  matchResources:\n    namespaceSelector:\n"
+            + "      matchLabels: {kubernetes.io/metadata.name: "
+            + ns
+            + "}\n";
+    var policyObj =
+        client
+            .resource(
+                Serialization.unmarshal(
+                    vap,
+                    io.fabric8.kubernetes.api.model.admissionregistration.v1
+                        .ValidatingAdmissionPolicy.class))
+            .create();
+    var bindingObj =
+        client
+            .resource(
+                Serialization.unmarshal(
+                    binding,
+                    io.fabric8.kubernetes.api.model.admissionregistration.v1
+                        .ValidatingAdmissionPolicyBinding.class))
+            .create();
+    closeAfter.add(
+        () -> {
+          client.resource(bindingObj).delete();
+          client.resource(policyObj).delete();
+        });
+    // the API server enforces a new admission policy a moment after it is created
+    var probe =
+        new ConfigMapBuilder()
+            .withNewMetadata()
+            .withName("probe")
+            .withNamespace(ns)
+            .addToLabels("cache.hbase.dev/policy", "x")
+            .endMetadata()
+            .build();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> {
+              try {
+                client.resource(probe).create();
+                client.resource(probe).delete();
+                return false;
+              } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+                return e.getMessage().contains("no policy ConfigMaps");
+              }
+            });
     operator(null);
     policy("quota", "  mode: Lru\n");
 
@@ -413,7 +461,7 @@ class OperatorIT {
     var degraded =
         Conditions.find(get("quota").getStatus().getConditions(), "Degraded").orElseThrow();
     assertThat(degraded.getReason()).isEqualTo("ReconcileError");
-    assertThat(degraded.getMessage()).contains("quota");
+    assertThat(degraded.getMessage()).contains("no policy ConfigMaps in this namespace");
     assertThat(
             Conditions.find(get("quota").getStatus().getConditions(), "Ready")
                 .orElseThrow()
@@ -421,7 +469,7 @@ class OperatorIT {
         .isEqualTo("ReconcileError");
     assertThat(kube.deletes).isEmpty();
 
-    client.resourceQuotas().inNamespace(ns).withName("no-configmaps").delete();
+    client.resource(bindingObj).delete(); // the cause goes: the framework's retry applies
     await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("quota"));
     assertThat(condition("quota", "Degraded", "False")).isTrue();
   }

@@ -477,16 +477,24 @@ class RollerTest {
         .extracting(RollModel.Event::reason)
         .containsExactly("RollBlocked");
 
-    // an hour later still nothing else restarted, and the warning was not repeated
+    // an hour later still nothing else restarted, and the warning was not repeated; the
+    // balancer is back on while the roll waits (the cluster runs as before the roll)
     log.clear();
     s = c.run(s, FakeCluster.settings(NEW), 100, st -> false, log);
     assertThat(c.restarts).containsOnlyKeys("rs-1");
     assertThat(log).flatExtracting(Roller.Decision::events).isEmpty();
+    assertThat(c.hbase.balancerOn).isTrue();
+    assertThat(s.getBalancerWasOn()).as("still recorded: the roll is not over").isTrue();
 
-    // the cause goes away: the roll goes on
+    // the cause goes away: the roll goes on, with the balancer off again, and ends with it on
     c.pods.get("rs-1").neverReady = false;
+    int before = c.executed.size();
     s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
     assertThat(idle(s)).isTrue();
+    assertThat(c.executed.subList(before, c.executed.size()))
+        .filteredOn(a -> a instanceof RollModel.SwitchBalancer)
+        .extracting(a -> ((RollModel.SwitchBalancer) a).on())
+        .containsExactly(false, true);
     assertThat(c.restarts)
         .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
   }
