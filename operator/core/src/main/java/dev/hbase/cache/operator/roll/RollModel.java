@@ -83,32 +83,7 @@ public final class RollModel {
       Double minHitRatio,
       Duration warmTimeout,
       boolean persistent,
-      boolean cacheReset) {
-
-    /** Without a planned cache reset. */
-    public Settings(
-        String revision,
-        RolloutSpec.Strategy strategy,
-        int maxUnavailable,
-        boolean paused,
-        Duration podReadyTimeout,
-        Double minRetainedFraction,
-        Double minHitRatio,
-        Duration warmTimeout,
-        boolean persistent) {
-      this(
-          revision,
-          strategy,
-          maxUnavailable,
-          paused,
-          podReadyTimeout,
-          minRetainedFraction,
-          minHitRatio,
-          warmTimeout,
-          persistent,
-          false);
-    }
-  }
+      boolean cacheReset) {}
 
   /**
    * What one roller step sees.

@@ -134,7 +134,8 @@ final class FakeCluster {
         0.95,
         null,
         Duration.ofMinutes(5),
-        true);
+        true,
+        false);
   }
 
   RollModel.Input input(RollModel.Settings s) {

@@ -51,7 +51,22 @@ class RollerTest {
         s.minRetainedFraction(),
         s.minHitRatio(),
         s.warmTimeout(),
-        s.persistent());
+        s.persistent(),
+        s.cacheReset());
+  }
+
+  static RollModel.Settings withCacheReset(RollModel.Settings s) {
+    return new RollModel.Settings(
+        s.revision(),
+        s.strategy(),
+        s.maxUnavailable(),
+        s.paused(),
+        s.podReadyTimeout(),
+        s.minRetainedFraction(),
+        s.minHitRatio(),
+        s.warmTimeout(),
+        s.persistent(),
+        true);
   }
 
   @Test
@@ -304,17 +319,7 @@ class RollerTest {
     FakeCluster c = threeServers();
     c.pods.get("rs-1").ready = false;
     c.hbase.unregister("rs-1");
-    var paused =
-        new RollModel.Settings(
-            NEW,
-            RolloutSpec.Strategy.DrainAndReload,
-            1,
-            true,
-            Duration.ofMinutes(10),
-            0.95,
-            null,
-            Duration.ofMinutes(5),
-            true);
+    var paused = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.DrainAndReload, 1, true);
     Roller.Decision d = Roller.step(null, c.input(paused));
     assertThat(d.state().getInFlight()).isEmpty();
     assertThat(d.actions()).isEmpty();
@@ -326,16 +331,7 @@ class RollerTest {
   void maxUnavailableAtOrAboveReplicasNeverTakesEveryServerDown(int maxUnavailable) {
     FakeCluster c = threeServers();
     var wide =
-        new RollModel.Settings(
-            NEW,
-            RolloutSpec.Strategy.DrainAndReload,
-            maxUnavailable,
-            false,
-            Duration.ofMinutes(10),
-            0.95,
-            null,
-            Duration.ofMinutes(5),
-            true);
+        with(FakeCluster.settings(NEW), RolloutSpec.Strategy.DrainAndReload, maxUnavailable, false);
     RolloutStatus s = c.run(null, wide, 500, st -> idle(st) && c.allAt(NEW), null);
     assertThat(idle(s)).isTrue();
     assertThat(c.maxDown).as("at most replicas - 1 down").isEqualTo(2);
@@ -386,18 +382,7 @@ class RollerTest {
   void aPlannedCacheResetDoesNotWaitForRetainedBytes() {
     FakeCluster c = threeServers();
     c.hbase.retainOnRestart = 0; // the new layout drops the persisted cache
-    var reset =
-        new RollModel.Settings(
-            NEW,
-            RolloutSpec.Strategy.DrainAndReload,
-            1,
-            false,
-            Duration.ofMinutes(10),
-            0.95,
-            null,
-            Duration.ofMinutes(5),
-            true,
-            true);
+    var reset = withCacheReset(FakeCluster.settings(NEW));
     List<Roller.Decision> log = new ArrayList<>();
     RolloutStatus s = c.run(null, reset, 500, st -> idle(st) && c.allAt(NEW), log);
     assertThat(idle(s)).isTrue();
@@ -625,6 +610,7 @@ class RollerTest {
             0.95,
             null,
             Duration.ofMinutes(5),
+            false,
             false);
     List<Roller.Decision> log = new ArrayList<>();
     c.run(null, s, 500, st -> idle(st) && c.allAt(NEW), log);
