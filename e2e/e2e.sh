@@ -4,11 +4,12 @@
 #   1. kind cluster $KIND_CLUSTER (default hbase-cache-e2e, see kind/lib.sh; an existing one is
 #      deleted first, unless REUSE_CLUSTER=1: then its hbase/operator installs are removed and reinstalled)
 #   2. images: HBase and operator (SKIP_MVN=1 reuses the Maven outputs; SKIP_IMAGES=1 builds
-#      nothing and uses what docker has), loaded into kind
+#      nothing and uses what docker has)
 #   3. charts/hbase into namespace $HBASE_NAMESPACE (kind/hbase-up.sh loads the image), all pods Ready
 #   4. the workload client (e2e/workload) and the operator API jar for the tests
-#   5. mvn -f e2e/pom.xml test: KindE2ETest installs crds/ + the operator chart and runs the story
-#      (see e2e/src/test/java/dev/hbase/cache/e2e/KindE2ETest.java)
+#   5. mvn -f e2e/pom.xml test: KindE2ETest installs the operator with kind/operator-up.sh (the same
+#      install as make demo) and runs the story (see e2e/src/test/java/dev/hbase/cache/e2e/KindE2ETest.java);
+#      it reads the names and images from kind/lib.sh with this script's environment
 #   6. the cluster is deleted at the end unless KEEP_CLUSTER=1
 #
 # The numbers the suite saw are in e2e/target/e2e-report.md (with this script's phase times);
@@ -92,7 +93,7 @@ images() {
     "$E2E_KIND_DIR/hbase-image.sh" >/dev/null
     "$E2E_KIND_DIR/operator-image.sh" >/dev/null
   fi
-  "$E2E_KIND_DIR/load-images.sh" "$OPERATOR_IMAGE"   # hbase-up.sh loads the HBase image
+  # loaded into kind by hbase-up.sh and (from the suite) operator-up.sh
 }
 
 client_side() {
@@ -104,15 +105,15 @@ client_side() {
 suite() {
   rm -f "$TARGET/e2e-report.md"
   # shellcheck disable=SC2086
-  ${MVN:-mvn} -B -ntp -f "$REPO_ROOT/e2e/pom.xml" test -De2e.context="$CTX" -De2e.hbaseNamespace="$NS" \
-    -De2e.operatorNamespace="$OP_NS" -De2e.hbaseImage="$HBASE_IMAGE" -De2e.operatorImage="$OPERATOR_IMAGE" \
-    -De2e.repo="$REPO_ROOT" ${E2E_MVN_ARGS:-} 2>&1 | tee "$TARGET/mvn-e2e.log"
+  # KIND_CLUSTER, the namespaces and images reach the suite through the environment (lib.sh exports them)
+  ${MVN:-mvn} -B -ntp -f "$REPO_ROOT/e2e/pom.xml" test -De2e.repo="$REPO_ROOT" ${E2E_MVN_ARGS:-} 2>&1 \
+    | tee "$TARGET/mvn-e2e.log"
   return "${PIPESTATUS[0]}"
 }
 
 trap cleanup EXIT
 phase "kind cluster" cluster
-phase "images (build + kind load)" images
+phase "images (build)" images
 phase "charts/hbase to Ready" "$E2E_KIND_DIR/hbase-up.sh"
 phase "workload client + API jar" client_side
 phase "mvn -f e2e/pom.xml test" suite

@@ -64,7 +64,6 @@ class KindE2ETest {
   static final int VALUE_BYTES = 4096;
   static final int REGIONS = 6;
   static final String READER = "e2e-reader";
-  static final String OPERATOR_RELEASE = "hbase-cache-operator";
   static final Duration ROLL_TIMEOUT = Duration.ofMinutes(25);
   /**
    * Reads right after a restart: the new instance's reads up to this long after its first sampled
@@ -79,13 +78,15 @@ class KindE2ETest {
   /** The steady-state window of the reader before a roll. */
   static final Duration STEADY = Duration.ofSeconds(60);
 
-  final String context = System.getProperty("e2e.context", "kind-hbase-cache-e2e");
-  final String ns = System.getProperty("e2e.hbaseNamespace", "hbase");
-  final String opNs = System.getProperty("e2e.operatorNamespace", "hbase-cache-system");
-  final String hbaseImage = System.getProperty("e2e.hbaseImage", "hbase-cache/hbase:2.6.4");
-  final String operatorImage = System.getProperty("e2e.operatorImage", "hbase-cache/operator:0.1.0");
   final Path repo = Path.of(System.getProperty("e2e.repo", "..")).toAbsolutePath().normalize();
   final Path target = repo.resolve("e2e/target");
+  /** Cluster, namespaces, operator release and images: e2e/kind/lib.sh with e2e/e2e.sh's environment. */
+  final Settings settings = Settings.load(repo);
+  final String context = settings.context();
+  final String ns = settings.hbaseNamespace();
+  final String opNs = settings.operatorNamespace();
+  final String hbaseImage = settings.hbaseImage();
+  final String operatorImage = settings.operatorImage();
 
   KubernetesClient client;
   Report report;
@@ -102,8 +103,8 @@ class KindE2ETest {
   void setUp() throws Exception {
     client = new KubernetesClientBuilder().withConfig(Config.autoConfigure(context)).build();
     report = new Report(target.resolve("e2e-report.md"));
-    report.line("cluster context `%s`, HBase namespace `%s`, operator namespace `%s`, images `%s`, `%s`", context, ns, opNs,
-        hbaseImage, operatorImage);
+    report.line("cluster context `%s`, HBase namespace `%s`, operator release `%s` in namespace `%s`, images `%s`, `%s` (e2e/kind/lib.sh)",
+        context, ns, settings.operatorRelease(), opNs, hbaseImage, operatorImage);
     assertThat(client.apps().statefulSets().inNamespace(ns).withName(RS).get())
         .as("charts/hbase installed in %s (e2e/e2e.sh does it)", ns).isNotNull();
     Path jar = target.resolve("workload/workload.jar");
@@ -180,27 +181,24 @@ class KindE2ETest {
   @Order(1)
   void crdAndOperatorChartInstall() {
     step("1. CRD and operator chart install", () -> {
-      Shell.Result crd = Shell.run(repo, 120, List.of("kubectl", "--context", context, "apply", "--server-side", "-f", "crds/"));
-      assertThat(crd.code()).as("kubectl apply -f crds/: %s", crd.output()).isZero();
+      // the one operator install (make demo, make kind-operator): crds/, kind load, helm upgrade --install
+      Instant t0 = Instant.now();
+      Shell.Result up = Shell.run(repo, 600, settings.env(), List.of("e2e/kind/operator-up.sh"));
+      assertThat(up.code()).as("e2e/kind/operator-up.sh: %s", up.output()).isZero();
       await("CRD Established").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).until(() -> {
         CustomResourceDefinition c = client.apiextensions().v1().customResourceDefinitions()
             .withName("blockcachepolicies.cache.hbase.dev").get();
         return c != null && c.getStatus() != null && c.getStatus().getConditions().stream()
             .anyMatch(x -> "Established".equals(x.getType()) && "True".equals(x.getStatus()));
       });
-      Instant t0 = Instant.now();
-      Shell.Result helm = Shell.run(repo, 420, List.of("helm", "--kube-context", context, "upgrade", "--install", OPERATOR_RELEASE,
-          "charts/hbase-cache-operator", "-n", opNs, "--create-namespace",
-          "--set", "image.repository=" + operatorImage.substring(0, operatorImage.lastIndexOf(':')),
-          "--set", "image.tag=" + operatorImage.substring(operatorImage.lastIndexOf(':') + 1),
-          "--wait", "--timeout", "5m"));
-      assertThat(helm.code()).as("helm install: %s", helm.output()).isZero();
       Deployment d = operatorDeployment();
       assertThat(d.getStatus().getReadyReplicas()).as("operator Deployment ready replicas").isEqualTo(1);
       Pod op = operatorPod();
       assertThat(PodWatch.ready(op)).isTrue();
-      report.line("- CRD `blockcachepolicies.cache.hbase.dev` Established; `helm upgrade --install` to Deployment Ready: %d s",
+      report.line("- `e2e/kind/operator-up.sh` (kubectl apply crds/, kind load, helm upgrade --install `%s` -n `%s`): CRD "
+          + "`blockcachepolicies.cache.hbase.dev` Established, Deployment Ready; %d s in all", settings.operatorRelease(), opNs,
           Duration.between(t0, Instant.now()).toSeconds());
+      up.output().lines().filter(l -> l.contains("install to Ready") || l.contains("loaded ")).forEach(l -> report.line("  - `%s`", l));
       report.line("- operator pod `%s` Ready, image `%s`", op.getMetadata().getName(), op.getSpec().getContainers().get(0).getImage());
     });
   }
@@ -828,7 +826,7 @@ class KindE2ETest {
   }
 
   Deployment operatorDeployment() {
-    List<Deployment> ds = client.apps().deployments().inNamespace(opNs).withLabel("app.kubernetes.io/instance", OPERATOR_RELEASE).list().getItems();
+    List<Deployment> ds = client.apps().deployments().inNamespace(opNs).withLabel("app.kubernetes.io/instance", settings.operatorRelease()).list().getItems();
     assertThat(ds).as("operator Deployment").hasSize(1);
     return ds.get(0);
   }
