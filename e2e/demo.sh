@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # make demo: the quickstart on kind, end to end, and the cluster left running.
 #
-#   1. kind cluster $KIND_CLUSTER (default hbase-cache; reused when it exists; node image
+#   1. kind cluster $KIND_CLUSTER (reused when it exists; node image
 #      KIND_NODE_IMAGE, tools into ./bin when missing: e2e/kind/cluster-up.sh)
 #   2. HBase and operator images built (SKIP_MVN=1 reuses the Maven outputs, SKIP_IMAGES=1 builds
 #      nothing) and loaded into kind
-#   3. helm: charts/hbase (namespace hbase) and charts/hbase-cache-operator (namespace
-#      hbase-cache-system, CRDs applied from crds/ first)
+#   3. charts/hbase (e2e/kind/hbase-up.sh) and the operator (e2e/kind/operator-up.sh: crds/, then
+#      charts/hbase-cache-operator; the same install as make e2e; names and namespaces in e2e/kind/lib.sh)
 #   4. kubectl apply -f examples/persistent-file.yaml into the HBase namespace, and a wait for its
 #      roll (every RegionServer restarted with a 640Mi file L2 on a 2Gi PVC): phase Idle, Ready=True
 #   5. a client pod loads a 200 MB table (50,000 rows x 4 KiB, 6 regions) and another reads it
@@ -18,13 +18,10 @@
 # builds the node image, ~20 min): cluster 25 s, image builds ~1 min, loads ~50 s, charts ~1 min,
 # the policy's first roll ~2-3 min, load + reads ~2.5 min. Delete with `make kind-down`.
 . "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
-NS=${HBASE_NAMESPACE:-hbase}
-OP_NS=${OPERATOR_NAMESPACE:-hbase-cache-system}
-HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
-OPERATOR_IMAGE=${OPERATOR_IMAGE:-hbase-cache/operator:0.1.0}
+NS=$HBASE_NAMESPACE
+OP_NS=$OPERATOR_NAMESPACE
 READ_SECONDS=${DEMO_READ_SECONDS:-150}
-export HBASE_IMAGE OPERATOR_IMAGE HBASE_NAMESPACE=$NS
-CTX=kind-$KIND_CLUSTER
+CTX=$KUBE_CONTEXT
 k() { kubectl --context "$CTX" -n "$NS" "$@"; }
 t_all=$SECONDS
 step() { log "== $*"; }
@@ -38,19 +35,14 @@ if [ "${SKIP_IMAGES:-0}" != 1 ]; then
   "$E2E_KIND_DIR/hbase-image.sh" >/dev/null
   "$E2E_KIND_DIR/operator-image.sh" >/dev/null
 fi
-"$E2E_KIND_DIR/load-images.sh" "$OPERATOR_IMAGE"   # hbase-up.sh loads the HBase image
+# hbase-up.sh and operator-up.sh load the images into kind
 
 step "charts/hbase"
 "$E2E_KIND_DIR/hbase-up.sh" 2>&1 | grep -vE '^(NAME|hbase|kube-system|local-path)' >&2 || true
 k wait --for=condition=Ready pod -l app.kubernetes.io/instance=hbase --timeout=5m >/dev/null
 
-step "charts/hbase-cache-operator (CRDs from crds/)"
-kubectl --context "$CTX" apply --server-side -f "$REPO_ROOT/crds/" >&2
-kubectl --context "$CTX" wait --for=condition=Established crd/blockcachepolicies.cache.hbase.dev --timeout=60s >/dev/null
-helm --kube-context "$CTX" upgrade --install hbase-cache-operator "$REPO_ROOT/charts/hbase-cache-operator" \
-  -n "$OP_NS" --create-namespace --set image.repository="${OPERATOR_IMAGE%:*}" --set image.tag="${OPERATOR_IMAGE##*:}" \
-  --wait --timeout 5m >/dev/null
-kubectl --context "$CTX" -n "$OP_NS" get deploy >&2
+step "charts/hbase-cache-operator (e2e/kind/operator-up.sh: CRDs from crds/, release $OPERATOR_RELEASE)"
+"$E2E_KIND_DIR/operator-up.sh"
 
 step "kubectl apply -f examples/persistent-file.yaml (namespace $NS)"
 k apply -f "$REPO_ROOT/examples/persistent-file.yaml" >&2
@@ -68,7 +60,7 @@ while :; do
   if [ "$obs" = "$gen" ] && [ "$phase" = Idle ] && [ "$ready" = True ]; then break; fi
   if [ $((SECONDS - t0)) -gt "${DEMO_ROLL_TIMEOUT:-1200}" ]; then
     k get bcp persistent-file -o yaml >&2
-    kubectl --context "$CTX" -n "$OP_NS" logs deploy/hbase-cache-operator --tail=40 >&2 || true
+    kubectl --context "$CTX" -n "$OP_NS" logs -l app.kubernetes.io/instance="$OPERATOR_RELEASE" --tail=40 >&2 || true
     die "the policy's roll did not finish within ${DEMO_ROLL_TIMEOUT:-1200}s"
   fi
   sleep 5
@@ -111,6 +103,6 @@ cat >&2 <<EOF
 The cluster is still running (kind cluster $KIND_CLUSTER, kubectl context $CTX):
   kubectl --context $CTX -n $NS get bcp -w
   kubectl --context $CTX -n $NS annotate bcp persistent-file cache.hbase.dev/restart="\$(date -u +%FT%TZ)" --overwrite   # roll once more
-  kubectl --context $CTX -n $OP_NS logs deploy/hbase-cache-operator
+  kubectl --context $CTX -n $OP_NS logs -l app.kubernetes.io/instance=$OPERATOR_RELEASE
 Delete it with:  make kind-down KIND_CLUSTER=$KIND_CLUSTER
 EOF

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # make e2e: the end-to-end suite on a real kind cluster with real RegionServer pods.
 #
-#   1. kind cluster $KIND_CLUSTER (default hbase-cache-e2e; an existing one is deleted first, unless
-#      REUSE_CLUSTER=1: then its hbase/operator installs are removed and reinstalled)
+#   1. kind cluster $KIND_CLUSTER (default hbase-cache-e2e, see kind/lib.sh; an existing one is
+#      deleted first, unless REUSE_CLUSTER=1: then its hbase/operator installs are removed and reinstalled)
 #   2. images: HBase and operator (SKIP_MVN=1 reuses the Maven outputs; SKIP_IMAGES=1 builds
-#      nothing and loads what docker has), loaded into kind
-#   3. charts/hbase into namespace $HBASE_NAMESPACE (hbase), all pods Ready
+#      nothing and uses what docker has)
+#   3. charts/hbase into namespace $HBASE_NAMESPACE (kind/hbase-up.sh loads the image), all pods Ready
 #   4. the workload client (e2e/workload) and the operator API jar for the tests
-#   5. mvn -f e2e/pom.xml test: KindE2ETest installs crds/ + the operator chart and runs the story
-#      (see e2e/src/test/java/dev/hbase/cache/e2e/KindE2ETest.java)
+#   5. mvn -f e2e/pom.xml test: KindE2ETest installs the operator with kind/operator-up.sh (the same
+#      install as make demo) and runs the story (see e2e/src/test/java/dev/hbase/cache/e2e/KindE2ETest.java);
+#      it reads the names and images from kind/lib.sh with this script's environment
 #   6. the cluster is deleted at the end unless KEEP_CLUSTER=1
 #
 # The numbers the suite saw are in e2e/target/e2e-report.md (with this script's phase times);
@@ -18,14 +19,11 @@
 # suite ~10 min (three rolls of 3 RegionServers at 70-95 s each, the first one after the policy
 # ~80 s): about 12 min in all, cold Maven caches and the offline node image excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
 # E2E_MVN_ARGS (e.g. -Dtest=KindE2ETest).
+E2E_SUITE=1   # lib.sh: the suite's own cluster name by default
 . "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
-export KIND_CLUSTER=${KIND_CLUSTER:-hbase-cache-e2e}
-NS=${HBASE_NAMESPACE:-hbase}
-OP_NS=${OPERATOR_NAMESPACE:-hbase-cache-system}
-HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
-OPERATOR_IMAGE=${OPERATOR_IMAGE:-hbase-cache/operator:0.1.0}
-export HBASE_IMAGE OPERATOR_IMAGE HBASE_NAMESPACE=$NS
-CTX=kind-$KIND_CLUSTER
+NS=$HBASE_NAMESPACE
+OP_NS=$OPERATOR_NAMESPACE
+CTX=$KUBE_CONTEXT
 TARGET=$REPO_ROOT/e2e/target
 mkdir -p "$TARGET"
 phases=()
@@ -69,8 +67,8 @@ reset_cluster() {
   if "${k[@]}" get crd blockcachepolicies.cache.hbase.dev >/dev/null 2>&1; then
     "${k[@]}" delete bcp --all -A --timeout=120s >&2 || true
   fi
-  helm --kube-context "$CTX" uninstall hbase-cache-operator -n "$OP_NS" --wait --timeout 3m >&2 2>/dev/null || true
-  helm --kube-context "$CTX" uninstall hbase -n "$NS" --wait --timeout 5m >&2 2>/dev/null || true
+  helm --kube-context "$CTX" uninstall "$OPERATOR_RELEASE" -n "$OP_NS" --wait --timeout 3m >&2 2>/dev/null || true
+  helm --kube-context "$CTX" uninstall "$HBASE_RELEASE" -n "$NS" --wait --timeout 5m >&2 2>/dev/null || true
   "${k[@]}" delete namespace "$NS" --timeout=300s >&2 2>/dev/null || true
 }
 
@@ -95,7 +93,7 @@ images() {
     "$E2E_KIND_DIR/hbase-image.sh" >/dev/null
     "$E2E_KIND_DIR/operator-image.sh" >/dev/null
   fi
-  "$E2E_KIND_DIR/load-images.sh" "$HBASE_IMAGE" "$OPERATOR_IMAGE"
+  # loaded into kind by hbase-up.sh and (from the suite) operator-up.sh
 }
 
 client_side() {
@@ -107,15 +105,15 @@ client_side() {
 suite() {
   rm -f "$TARGET/e2e-report.md"
   # shellcheck disable=SC2086
-  ${MVN:-mvn} -B -ntp -f "$REPO_ROOT/e2e/pom.xml" test -De2e.context="$CTX" -De2e.hbaseNamespace="$NS" \
-    -De2e.operatorNamespace="$OP_NS" -De2e.hbaseImage="$HBASE_IMAGE" -De2e.operatorImage="$OPERATOR_IMAGE" \
-    -De2e.repo="$REPO_ROOT" ${E2E_MVN_ARGS:-} 2>&1 | tee "$TARGET/mvn-e2e.log"
+  # KIND_CLUSTER, the namespaces and images reach the suite through the environment (lib.sh exports them)
+  ${MVN:-mvn} -B -ntp -f "$REPO_ROOT/e2e/pom.xml" test -De2e.repo="$REPO_ROOT" ${E2E_MVN_ARGS:-} 2>&1 \
+    | tee "$TARGET/mvn-e2e.log"
   return "${PIPESTATUS[0]}"
 }
 
 trap cleanup EXIT
 phase "kind cluster" cluster
-phase "images (build + kind load)" images
+phase "images (build)" images
 phase "charts/hbase to Ready" "$E2E_KIND_DIR/hbase-up.sh"
 phase "workload client + API jar" client_side
 phase "mvn -f e2e/pom.xml test" suite

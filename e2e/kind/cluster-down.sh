@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Delete the kind cluster $KIND_CLUSTER (default hbase-cache); nothing to do when it does not exist.
+# Delete the kind cluster $KIND_CLUSTER (default in lib.sh); nothing to do when it does not exist.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 have kind || "$E2E_KIND_DIR/tools.sh" kind >/dev/null
 if kind get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER"; then

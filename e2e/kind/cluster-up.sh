@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Create (or reuse) a one-node kind cluster named $KIND_CLUSTER (default hbase-cache).
+# Create (or reuse) a one-node kind cluster named $KIND_CLUSTER (default in lib.sh).
 # Node image: $KIND_NODE_IMAGE when set; else, when ../shared/kind-offline exists next to the repo
 # (this workplace: no container registry), kind-offline/node:v1.34.4, built by that folder's
 # build-node-image.sh when missing (about 19 min cold, seconds warm); else kind's own default
@@ -42,6 +42,6 @@ if [ ! -x "$BIN_DIR/kubectl" ] && ! have kubectl; then
   # the node's own kubectl matches the cluster version and works on the host (static Go binary)
   docker cp "$node:/usr/bin/kubectl" "$BIN_DIR/kubectl" && log "copied kubectl from $node into $BIN_DIR"
 fi
-kubectl --context "kind-$KIND_CLUSTER" wait --for=condition=Ready node --all --timeout=180s >&2
-kubectl --context "kind-$KIND_CLUSTER" get nodes -o wide >&2
-echo "kind-$KIND_CLUSTER"
+kubectl --context "$KUBE_CONTEXT" wait --for=condition=Ready node --all --timeout=180s >&2
+kubectl --context "$KUBE_CONTEXT" get nodes -o wide >&2
+echo "$KUBE_CONTEXT"

@@ -4,11 +4,10 @@
 # writes ROWS rows, reads each back with Get and counts them with a Scan, drops the table), then
 # `helm test` runs HBase's CanaryTool with write sniffing. Exit 0 only if both pass.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-NS=${HBASE_NAMESPACE:-hbase}
-REL=${HBASE_RELEASE:-hbase}
-HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
+NS=$HBASE_NAMESPACE
+REL=$HBASE_RELEASE
 ROWS=${ROWS:-3000}
-CTX=kind-$KIND_CLUSTER
+CTX=$KUBE_CONTEXT
 k() { kubectl --context "$CTX" -n "$NS" "$@"; }
 lib=$REPO_ROOT/images/hbase/target/lib
 compgen -G "$lib/hbase-client-*.jar" >/dev/null || die "no HBase jars in $lib (make hbase-image)"

@@ -2,9 +2,8 @@
 # Build the HBase image: the server classpath with Maven on the host (images/hbase/pom.xml ->
 # target/lib, target/hbase-webapps), then `docker build` of images/hbase/Dockerfile on the JRE base
 # image picked by base-image.sh. Prints the image name.
-#   HBASE_IMAGE (default hbase-cache/hbase:2.6.4)  MVN (default mvn)  SKIP_MVN=1 to reuse target/
+#   HBASE_IMAGE (default in lib.sh)  MVN (default mvn)  SKIP_MVN=1 to reuse target/
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
 ctx=$REPO_ROOT/images/hbase
 if [ "${SKIP_MVN:-0}" != 1 ] || ! compgen -G "$ctx/target/lib/hbase-server-*.jar" >/dev/null; then
   t0=$SECONDS

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Install (or upgrade) charts/hbase into the kind cluster $KIND_CLUSTER and wait until every pod is
 # Ready; prints the wall time from `helm upgrade --install` to all-Ready and the pods' memory.
-#   HBASE_NAMESPACE (default hbase)  HBASE_RELEASE (default hbase)  HBASE_IMAGE (default
-#   hbase-cache/hbase:2.6.4, loaded into kind first)  HELM_ARGS (extra, e.g. "--set regionserver.replicas=1")
+#   HBASE_NAMESPACE, HBASE_RELEASE, HBASE_IMAGE (loaded into kind first; defaults in lib.sh)
+#   HELM_ARGS (extra, e.g. "--set regionserver.replicas=1")
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-NS=${HBASE_NAMESPACE:-hbase}
-REL=${HBASE_RELEASE:-hbase}
-HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
-CTX=kind-$KIND_CLUSTER
+NS=$HBASE_NAMESPACE
+REL=$HBASE_RELEASE
+CTX=$KUBE_CONTEXT
 docker image inspect "$HBASE_IMAGE" >/dev/null 2>&1 || die "image $HBASE_IMAGE not built (make hbase-image)"
 "$E2E_KIND_DIR/load-images.sh" "$HBASE_IMAGE"
 t0=$SECONDS

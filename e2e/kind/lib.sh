@@ -1,16 +1,38 @@
 # shellcheck shell=bash
-# Shared settings for the e2e/kind scripts. Source it; do not run it.
-# Everything is overridable from the environment.
+# Shared settings for the e2e/kind scripts, e2e/demo.sh, e2e/e2e.sh and the e2e suite (which reads
+# them through `bash -c '. e2e/kind/lib.sh; ...'`). Source it; do not run it.
+# The one place for names and defaults: every one is overridable from the environment (the Makefile
+# passes through only what the user set, e.g. `make demo HBASE_IMAGE=...`).
 set -euo pipefail
 
 E2E_KIND_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$E2E_KIND_DIR/../.." && pwd)
 BIN_DIR=${BIN_DIR:-$REPO_ROOT/bin}
 
+# tools and the node image
 KIND_VERSION=${KIND_VERSION:-v0.30.0}
 HELM_VERSION=${HELM_VERSION:-v3.19.0}
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
+# the cluster: `make demo`/`make kind-*` use hbase-cache; e2e/e2e.sh sets E2E_SUITE=1 before sourcing
+# this file and gets its own (it deletes it at the end), so the suite never touches the demo's
+if [ "${E2E_SUITE:-0}" = 1 ]; then KIND_CLUSTER=${KIND_CLUSTER:-hbase-cache-e2e}; fi
 KIND_CLUSTER=${KIND_CLUSTER:-hbase-cache}
+KUBE_CONTEXT=kind-$KIND_CLUSTER
+# images (built locally, loaded with `kind load docker-image`)
+HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
+OPERATOR_IMAGE=${OPERATOR_IMAGE:-hbase-cache/operator:0.1.0}
+# the JRE base of both Dockerfiles (base-image.sh): JRE_IMAGE when set, else the offline kit's, else
+# the public one
+JRE_IMAGE=${JRE_IMAGE:-}
+JRE_IMAGE_OFFLINE=${KO_IMAGE_JRE:-kind-offline/jre:17}
+JRE_IMAGE_PUBLIC=eclipse-temurin:17-jre
+# releases and namespaces (one operator release name for make demo, make kind-operator and make e2e)
+HBASE_NAMESPACE=${HBASE_NAMESPACE:-hbase}
+HBASE_RELEASE=${HBASE_RELEASE:-hbase}
+OPERATOR_NAMESPACE=${OPERATOR_NAMESPACE:-hbase-cache-system}
+OPERATOR_RELEASE=${OPERATOR_RELEASE:-hbase-cache-operator}
+export KIND_CLUSTER HBASE_IMAGE OPERATOR_IMAGE HBASE_NAMESPACE HBASE_RELEASE OPERATOR_NAMESPACE OPERATOR_RELEASE
+
 # The offline tooling of this workplace, when it sits next to the repo (../shared/kind-offline).
 KIND_OFFLINE_DIR=${KIND_OFFLINE_DIR:-$(cd "$REPO_ROOT/.." && pwd)/shared/kind-offline}
 

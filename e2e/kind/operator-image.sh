@@ -2,9 +2,8 @@
 # Build the operator image: the shaded jar with Maven on the host (operator/, -DskipTests), then
 # `docker build -f operator/Dockerfile operator/target` on the JRE base image picked by
 # base-image.sh. Prints the image name.
-#   OPERATOR_IMAGE (default hbase-cache/operator:0.1.0)  MVN (default mvn)  SKIP_MVN=1 to reuse the jar
+#   OPERATOR_IMAGE (default in lib.sh)  MVN (default mvn)  SKIP_MVN=1 to reuse the jar
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-OPERATOR_IMAGE=${OPERATOR_IMAGE:-hbase-cache/operator:0.1.0}
 jar=$REPO_ROOT/operator/target/hbase-cache-operator.jar
 if [ "${SKIP_MVN:-0}" != 1 ] || [ ! -f "$jar" ]; then
   t0=$SECONDS

@@ -4,17 +4,16 @@
 # Uses the ConfigMap e2e-workload-jar (created from e2e/target/workload/workload.jar when missing
 # or older) and the hbase-site ConfigMap of charts/hbase for the ZooKeeper quorum. Returns at once;
 # wait with `kubectl wait` / read with `kubectl logs`.
-#   KIND_CLUSTER (hbase-cache)  HBASE_NAMESPACE (hbase)  HBASE_IMAGE (hbase-cache/hbase:2.6.4)
+#   KIND_CLUSTER, HBASE_NAMESPACE, HBASE_IMAGE (defaults in e2e/kind/lib.sh)
 #   WORKLOAD_HEAP (256m)  HBASE_SITE_CM (hbase-site)
-set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../kind/lib.sh"
 [ $# -ge 2 ] || { echo "usage: pod.sh NAME load|read ARGS..." >&2; exit 2; }
 name=$1; shift
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-export PATH="$repo/bin:$PATH"
-ctx=kind-${KIND_CLUSTER:-hbase-cache}
-ns=${HBASE_NAMESPACE:-hbase}
-img=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
+repo=$REPO_ROOT
+ctx=$KUBE_CONTEXT
+ns=$HBASE_NAMESPACE
+img=$HBASE_IMAGE
 heap=${WORKLOAD_HEAP:-256m}
 k() { kubectl --context "$ctx" -n "$ns" "$@"; }
 jar=$repo/e2e/target/workload/workload.jar

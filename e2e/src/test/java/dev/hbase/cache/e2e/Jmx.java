@@ -4,9 +4,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.http.HttpResponse;
+import static org.awaitility.Awaitility.await;
+
 import java.io.IOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 /**
  * One RegionServer's block cache figures, read as a user would: {@code /jmx} on the info port
@@ -42,6 +47,16 @@ record Jmx(
     long h = dataHits - (earlier == null ? 0 : earlier.dataHits);
     long m = dataMisses - (earlier == null ? 0 : earlier.dataMisses);
     return h + m == 0 ? null : (double) h / (h + m);
+  }
+
+  /** Reads the pod's /jmx every {@code every} until {@code until} holds; read errors are retried. */
+  static Jmx awaitUntil(KubernetesClient client, String ns, String pod, String what, Duration atMost, Duration every, Predicate<Jmx> until) {
+    AtomicReference<Jmx> seen = new AtomicReference<>();
+    await(what).atMost(atMost).pollInterval(every).ignoreExceptions().until(() -> {
+      seen.set(read(client, ns, pod));
+      return until.test(seen.get());
+    });
+    return seen.get();
   }
 
   static Jmx read(KubernetesClient client, String ns, String pod) throws IOException {

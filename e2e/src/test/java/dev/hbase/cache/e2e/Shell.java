@@ -4,15 +4,23 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/** Runs helm/kubectl as a user would; bounded, output captured. */
+/** Runs kubectl and the e2e/kind scripts as a user would; bounded, output captured. */
 final class Shell {
   record Result(int code, String output) {}
 
   static Result run(Path dir, long timeoutSeconds, List<String> cmd) {
+    return run(dir, timeoutSeconds, Map.of(), cmd);
+  }
+
+  /** As {@link #run(Path, long, List)}, with {@code env} added to this process's environment. */
+  static Result run(Path dir, long timeoutSeconds, Map<String, String> env, List<String> cmd) {
     try {
-      Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+      ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true);
+      pb.environment().putAll(env);
+      Process p = pb.start();
       // read in the background so a chatty process cannot block on a full pipe
       var out = new java.io.ByteArrayOutputStream();
       Thread reader = new Thread(() -> {

@@ -1,5 +1,7 @@
 package dev.hbase.cache.e2e;
 
+import static org.awaitility.Awaitility.await;
+
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -8,12 +10,14 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The in-cluster HBase client of e2e/workload (Workload.java, compiled by e2e/workload/build.sh):
@@ -58,6 +62,26 @@ final class Workload {
           .addNewVolume().withName("jar").withNewConfigMap().withName(JAR_CM).endConfigMap().endVolume()
         .endSpec().build();
     return client.resource(pod).create();
+  }
+
+  /** A finished workload pod: its phase and log. */
+  record Run(String phase, String log) {}
+
+  /** Runs a workload pod to completion (Succeeded or Failed) within {@code timeout}. */
+  Run run(String name, Duration timeout, String... args) {
+    start(name, args);
+    Pod done = client.pods().inNamespace(ns).withName(name).waitUntilCondition(
+        x -> x != null && x.getStatus() != null && Set.of("Succeeded", "Failed").contains(x.getStatus().getPhase()),
+        timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    return new Run(done.getStatus().getPhase(), log(name));
+  }
+
+  /** Starts a reader pod and returns when it reads (READER START in its log). */
+  Instant startReader(String name, Duration timeout, String... args) {
+    start(name, args);
+    await("reader running").atMost(timeout).pollInterval(Duration.ofSeconds(2)).ignoreExceptions()
+        .until(() -> String.valueOf(log(name)).contains("READER START"));
+    return Instant.now();
   }
 
   String log(String name) {

@@ -1,0 +1,172 @@
+package dev.hbase.cache.e2e;
+
+import static dev.hbase.cache.e2e.Cluster.REPLICAS;
+import static dev.hbase.cache.e2e.Cluster.ordinalOf;
+import static org.awaitility.Awaitility.await;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import io.fabric8.kubernetes.api.model.Event;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+
+/**
+ * Measures one roll. {@link #start} records the state before it (cache PVCs, revision, each
+ * RegionServer's start time and L2 used bytes), lets the reader run a {@link #STEADY} window with
+ * nothing else moving, and resets the pod watch; the scenario then changes the policy, may act
+ * mid-roll ({@link #awaitRollout}), and {@link #awaitDone} yields the {@link RollMeasurement}.
+ * Polling the status records each pod's rollout steps and when it went in flight.
+ */
+final class RollObserver {
+  static final Duration ROLL_TIMEOUT = Duration.ofMinutes(25);
+  /** The steady-state window of the reader before a roll (a measurement window, not a wait for a condition). */
+  static final Duration STEADY = Duration.ofSeconds(60);
+  /**
+   * Reads right after a restart: the new instance's reads up to this long after its first sampled
+   * reads, and only samples taken before the next pod's drain began: that drain moves regions whose
+   * blocks the restarted server never had onto it within 1-2 s (seen on kind: 0.82 and 0.75 with
+   * them), and their cold reads are not what is measured here. HBase refreshes these counters
+   * every 5-10 s, so for pods other than the last the clean window often holds no sample (n/a).
+   */
+  static final Duration AFTER_WINDOW = Duration.ofSeconds(20);
+  /** The status is polled every 2 s: the next drain may have begun up to that long before it was seen. */
+  static final Duration DRAIN_MARGIN = Duration.ofSeconds(-2);
+
+  private final String label;
+  private final Cluster cluster;
+  private final JmxSampler sampler;
+  private final PodWatch watch;
+  private final Workload workload;
+  private final String reader;
+  private final Map<String, String> pvcsBefore;
+  private final String oldRevision;
+  private final Map<String, Long> oldStart = new LinkedHashMap<>();
+  private final Map<String, Long> l2Before = new LinkedHashMap<>();
+  private final Map<String, String> steps = new LinkedHashMap<>();
+  private final Map<String, Instant> inFlightFrom = new LinkedHashMap<>();
+  private Instant start;
+
+  private RollObserver(String label, Cluster cluster, JmxSampler sampler, PodWatch watch, Workload workload, String reader) {
+    this.label = label;
+    this.cluster = cluster;
+    this.sampler = sampler;
+    this.watch = watch;
+    this.workload = workload;
+    this.reader = reader;
+    this.pvcsBefore = cluster.pvcUids();
+    this.oldRevision = cluster.revision();
+  }
+
+  /**
+   * Records the state before a roll and returns once the reader has had a {@link #STEADY} window
+   * since {@code quietSince} (the reader's start, the previous roll's end); the change comes next.
+   */
+  static RollObserver start(String label, Cluster cluster, JmxSampler sampler, PodWatch watch, Workload workload, String reader,
+      Instant quietSince) throws InterruptedException {
+    RollObserver o = new RollObserver(label, cluster, sampler, watch, workload, reader);
+    for (int i = 0; i < REPLICAS; i++) {
+      String pod = Cluster.pod(i);
+      Jmx j = Jmx.awaitUntil(cluster.client, cluster.ns, pod, "/jmx of " + pod, Duration.ofMinutes(1), Duration.ofSeconds(2), x -> x.l2Capacity() > 0);
+      o.oldStart.put(pod, j.startTime());
+      o.l2Before.put(pod, j.l2Used());
+    }
+    Instant steadyEnds = quietSince.plus(STEADY);
+    if (steadyEnds.isAfter(Instant.now())) {
+      Thread.sleep(Duration.between(Instant.now(), steadyEnds).toMillis()); // the steady measurement window
+    }
+    watch.reset();
+    o.start = Instant.now();
+    return o;
+  }
+
+  String oldRevision() {
+    return oldRevision;
+  }
+
+  private void track(BlockCachePolicy p) {
+    RolloutStatus ro = p.getStatus().getRollout();
+    if (ro.getInFlight() != null) {
+      for (PodRoll f : ro.getInFlight()) {
+        inFlightFrom.putIfAbsent(f.getPod(), Instant.now());
+        steps.merge(f.getPod(), String.valueOf(f.getStep()), (a, b) -> a.endsWith(b) ? a : a + ">" + b);
+      }
+    }
+  }
+
+  /** Waits for a moment in the roll; null when the roll finished without it. */
+  RolloutStatus awaitRollout(String what, Predicate<RolloutStatus> when) {
+    BlockCachePolicy p = cluster.awaitRollout(label + ": " + what, ROLL_TIMEOUT, x -> {
+      track(x);
+      return when.test(x.getStatus().getRollout()) || cluster.rollDone(x, oldRevision);
+    });
+    RolloutStatus ro = p.getStatus().getRollout();
+    return when.test(ro) ? ro : null;
+  }
+
+  /** Waits for the roll to finish and for a window of reads on every restarted RegionServer. */
+  RollMeasurement awaitDone() {
+    BlockCachePolicy done = cluster.awaitRollout(label + ": phase Idle, Ready=True, every pod on the new revision", ROLL_TIMEOUT, x -> {
+      track(x);
+      return cluster.rollDone(x, oldRevision);
+    });
+    Instant end = Instant.now();
+    Map<Integer, Set<String>> uids = watch.uids();
+    int maxDown = watch.maxDown();
+    String maxDownAt = watch.maxDownAt();
+    boolean pvcsUnchanged = cluster.pvcUids().equals(pvcsBefore);
+    // reads right after each restart: wait until every new instance has had its window of reads
+    await("a " + AFTER_WINDOW.toSeconds() + " s window of reads on every restarted RegionServer").atMost(Duration.ofMinutes(2))
+        .pollInterval(Duration.ofSeconds(5)).until(() -> oldStart.keySet().stream().allMatch(pod -> {
+          Long st = newStart(pod);
+          Jmx first = st == null ? null : sampler.firstWithReads(pod, st);
+          return first != null && Instant.now().isAfter(first.at().plus(AFTER_WINDOW));
+        }));
+    String log = workload.log(reader);
+    TreeMap<String, RollMeasurement.PodRestart> pods = new TreeMap<>();
+    for (RegionServerStatus s : done.getStatus().getRegionServers()) {
+      pods.put(s.getPod(), podRestart(s, uids));
+    }
+    List<Event> restarts = cluster.policyEvents(Set.of("PodRestarted", "PodRestartedCold")).stream()
+        .filter(e -> e.getLastTimestamp() != null && !Instant.parse(e.getLastTimestamp()).isBefore(start.minusSeconds(1)))
+        .toList();
+    return new RollMeasurement(label, start, end, uids, maxDown, maxDownAt, pvcsUnchanged, pods,
+        restarts.stream().map(e -> e.getReason() + ": " + e.getMessage()).toList(),
+        restarts.stream().map(e -> e.getMessage().split(" ", 2)[0]).toList(),
+        restarts.stream().filter(e -> "PodRestartedCold".equals(e.getReason())).count(),
+        Workload.stats(log, start.minus(STEADY), start), Workload.stats(log, start, end), watch.timeline());
+  }
+
+  /** The start time of the pod's newest instance other than the one before the roll, or null. */
+  private Long newStart(String pod) {
+    return sampler.of(pod).stream().map(Jmx::startTime).filter(s -> !s.equals(oldStart.get(pod))).reduce((a, b) -> b).orElse(null);
+  }
+
+  private RollMeasurement.PodRestart podRestart(RegionServerStatus s, Map<Integer, Set<String>> uids) {
+    String pod = s.getPod();
+    Double before = sampler.ratio(pod, start.minusSeconds(40), start);
+    Long st = newStart(pod);
+    Jmx first = st == null ? null : sampler.firstWithReads(pod, st);
+    Instant windowEnd = first == null ? null : first.at().plus(AFTER_WINDOW);
+    // the next pod's drain cuts the window short
+    Instant next = inFlightFrom.entrySet().stream()
+        .filter(e -> inFlightFrom.get(pod) != null && e.getValue().isAfter(inFlightFrom.get(pod)))
+        .map(Map.Entry::getValue).min(Instant::compareTo).orElse(null);
+    if (windowEnd != null && next != null && next.plus(DRAIN_MARGIN).isBefore(windowEnd)) {
+      windowEnd = next.plus(DRAIN_MARGIN);
+    }
+    Jmx w = windowEnd == null ? null : sampler.lastWithReads(pod, st, windowEnd);
+    Jmx firstNew = st == null ? null : sampler.of(pod).stream().filter(x -> x.startTime() == st).findFirst().orElse(null);
+    long afterSeconds = w == null ? 0 : Duration.between(firstNew == null ? w.at() : firstNew.at(), w.at()).toSeconds();
+    return new RollMeasurement.PodRestart(pod, s.getRestartedAt(), s.getRetainedFraction(), before, w == null ? null : w.ratioSince(null),
+        w == null ? 0 : w.dataReads(), afterSeconds, l2Before.getOrDefault(pod, 0L), firstNew == null ? -1 : firstNew.l2Used(),
+        steps.get(pod), uids.getOrDefault(ordinalOf(pod), Set.of()).size());
+  }
+}
