@@ -38,15 +38,11 @@ final class MetricsCollector {
     this.probe = probe;
   }
 
-  /**
-   * Fresh samples for the roller (L2 used, hit ratio since start) of the pods whose RegionServer
-   * may answer: Ready ones, and running ones that are not Ready (an overloaded server still holds
-   * its cache, and is drained like the others).
-   */
+  /** Fresh samples for the roller (L2 used, hit ratio since start) of the given pods. */
   Map<String, CacheView> probeNow(BlockCachePolicy policy, List<PodView> podViews) {
     Map<String, CacheView> out = new HashMap<>();
     for (PodView p : podViews) {
-      if (p.ip() == null || p.terminating() || p.stuck() != null) {
+      if (p.ip() == null || p.terminating()) {
         continue;
       }
       CacheSample s = scrape(policy, p);

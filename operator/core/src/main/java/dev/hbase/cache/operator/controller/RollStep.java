@@ -14,11 +14,13 @@ import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.roll.RollModel;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.Roller;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -59,7 +61,7 @@ final class RollStep {
         ask
             ? snapshot(policy, o, now)
             : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
-    Map<String, CacheView> caches = ask ? metrics.probeNow(policy, o.pods()) : Map.of();
+    Map<String, CacheView> caches = ask ? metrics.probeNow(policy, serving(o, hbase)) : Map.of();
     Roller.Decision d =
         Roller.step(
             previous,
@@ -77,6 +79,20 @@ final class RollStep {
     }
     d.events().forEach(e -> events.record(client, policy, e.warning(), e.reason(), e.message()));
     return Optional.of(d);
+  }
+
+  /**
+   * The pods whose /jmx the roller needs: Ready ones, and unready ones whose RegionServer still
+   * serves regions (they are drained like the others). A pod still starting is not asked: its /jmx
+   * may hang up to the scrape timeout and hold the reconcile.
+   */
+  private static List<PodView> serving(Observed o, ClusterSnapshot hbase) {
+    return o.pods().stream()
+        .filter(
+            pod ->
+                pod.ready()
+                    || RollModel.serverFor(hbase, pod).map(x -> x.regionCount() > 0).orElse(false))
+        .toList();
   }
 
   static RollModel.Settings settings(
