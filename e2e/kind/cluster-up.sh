@@ -20,7 +20,12 @@ if [ -z "$image" ] && offline_kit; then
     done
     log "building $image with $KIND_OFFLINE_DIR/build-node-image.sh (cold: ~19 min)"
     t0=$SECONDS
-    KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2 || die "build-node-image.sh failed"
+    # One more try on failure: the kit's version checks pipe into `grep -q` under pipefail and can
+    # fail by chance (SIGPIPE; seen once on this machine, "built coredns does not report v1.12.1");
+    # the kit keeps what it built, so a retry redoes only the failed step.
+    KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2 \
+      || { log "build-node-image.sh failed; trying once more"; KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2; } \
+      || die "build-node-image.sh failed twice"
     log "node image built in $((SECONDS - t0))s"
   fi
 fi
