@@ -223,10 +223,9 @@ public final class AdminHBaseCluster implements HBaseCluster {
     if (!server.equals(target.id())) {
       oldNames.add(name(server));
     }
-    List<ServerName> marked = call("list decommissioned", admin::listDecommissionedRegionServers);
-    for (ServerName m : marked) {
-      if (id(m).sameEndpoint(server) && !m.equals(targetName)) {
-        oldNames.add(m);
+    for (ServerId m : snap.decommissioned()) {
+      if (m.sameEndpoint(server) && !m.equals(target.id())) {
+        oldNames.add(name(m));
       }
     }
     List<ServerId> cleared = new ArrayList<>();
@@ -274,7 +273,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
               targetName, batch.stream().map(AdminHBaseCluster::bytes).toList());
           return null;
         });
-    if (marked.contains(targetName)) {
+    if (snap.decommissioned().contains(target.id())) {
       cleared.add(target.id());
     }
     List<String> sent = new ArrayList<>(elsewhere);

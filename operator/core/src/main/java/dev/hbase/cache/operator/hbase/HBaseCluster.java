@@ -6,7 +6,7 @@ import java.util.List;
  * The HBase admin operations the rolling restart needs, in plain Java types so that the roller and
  * its test fake need no HBase classes. {@link AdminHBaseCluster} implements it with the HBase Admin
  * API. Every call is bounded in time (seconds): a dead master makes calls fail, not hang; none
- * waits for HBase to finish something (the roller owns every wait).
+ * polls or sleeps until HBase has finished something (the roller owns every wait).
  */
 public interface HBaseCluster extends AutoCloseable {
 

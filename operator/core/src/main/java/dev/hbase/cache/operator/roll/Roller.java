@@ -361,7 +361,7 @@ public final class Roller {
       List<PodView> outdated =
           in.pods().stream()
               .filter(p -> !Objects.equals(p.revision(), s.revision()))
-              .filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name())))
+              .filter(p -> !inFlight(p.name()))
               .sorted(order())
               .toList();
       if (s.paused()) {
@@ -449,25 +449,15 @@ public final class Roller {
       return st.getInFlight().size() + others + missingOutsideRoll();
     }
 
-    /** Replicas without a pod that the roll did not delete. */
+    /** Replicas without a pod, less those the roll deleted (they are counted in flight). */
     long missingOutsideRoll() {
-      return java.util.stream.IntStream.range(0, in.replicas())
-          .filter(i -> in.pods().stream().noneMatch(p -> p.ordinal() == i))
-          .filter(i -> st.getInFlight().stream().noneMatch(r -> ordinalOf(r.getPod()) == i))
-          .count();
+      long deletedByRoll =
+          st.getInFlight().stream().filter(r -> podByName(r.getPod()).isEmpty()).count();
+      return Math.max(0, in.missing() - deletedByRoll);
     }
 
     boolean inFlight(String pod) {
       return st.getInFlight().stream().anyMatch(r -> r.getPod().equals(pod));
-    }
-
-    static int ordinalOf(String pod) {
-      int dash = pod.lastIndexOf('-');
-      try {
-        return Integer.parseInt(pod.substring(dash + 1));
-      } catch (NumberFormatException | IndexOutOfBoundsException e) {
-        return -1;
-      }
     }
 
     /**
@@ -515,7 +505,7 @@ public final class Roller {
       long othersDown =
           in.pods().stream()
               .filter(p -> !p.name().equals(candidate.name()))
-              .filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name())))
+              .filter(p -> !inFlight(p.name()))
               .filter(p -> !p.ready() || p.terminating())
               .count();
       if (othersDown > 0) {
@@ -588,7 +578,7 @@ public final class Roller {
       long upToDate =
           in.pods().stream()
               .filter(p -> Objects.equals(p.revision(), s.revision()))
-              .filter(p -> st.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name())))
+              .filter(p -> !inFlight(p.name()))
               .count();
       long outdated = in.pods().size() - upToDate;
       int total = in.pods().size() + in.missing();

@@ -395,39 +395,35 @@ class OperatorIT {
     // A ValidatingAdmissionPolicy of the real API server refuses the operator's ConfigMaps in this
     // namespace, so the apply step throws.
     String vap =
-        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: deny-"
-            + ns
-            + "\n"
-            + "spec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"\"]\n      apiVersions: [v1]\n"
-            + "      operations: [CREATE, UPDATE]\n      resources: [configmaps]\n  validations:\n"
-            + "  - expression: \"!has(object.metadata.labels) || !('cache.hbase.dev/policy' in object.metadata.labels)\"\n"
-            + "    message: no policy ConfigMaps in this namespace (test)\n";
+        """
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicy
+        metadata: {name: deny-%1$s}
+        spec:
+          failurePolicy: Fail
+          matchConstraints:
+            resourceRules:
+            - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+          validations:
+          - expression: "!has(object.metadata.labels) || !('cache.hbase.dev/policy' in object.metadata.labels)"
+            message: no policy ConfigMaps in this namespace (test)
+        """
+            .formatted(ns);
     String binding =
-        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: deny-"
-            + ns
-            + "\n"
-            + "spec:\n  policyName: deny-"
-            + ns
-            + "\n  validationActions: [Deny]\n  matchResources:\n    namespaceSelector:\n"
-            + "      matchLabels: {kubernetes.io/metadata.name: "
-            + ns
-            + "}\n";
-    var policyObj =
-        client
-            .resource(
-                Serialization.unmarshal(
-                    vap,
-                    io.fabric8.kubernetes.api.model.admissionregistration.v1
-                        .ValidatingAdmissionPolicy.class))
-            .create();
-    var bindingObj =
-        client
-            .resource(
-                Serialization.unmarshal(
-                    binding,
-                    io.fabric8.kubernetes.api.model.admissionregistration.v1
-                        .ValidatingAdmissionPolicyBinding.class))
-            .create();
+        """
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicyBinding
+        metadata: {name: deny-%1$s}
+        spec:
+          policyName: deny-%1$s
+          validationActions: [Deny]
+          matchResources:
+            namespaceSelector:
+              matchLabels: {kubernetes.io/metadata.name: %1$s}
+        """
+            .formatted(ns);
+    var policyObj = client.resource(vap).create();
+    var bindingObj = client.resource(binding).create();
     closeAfter.add(
         () -> {
           client.resource(bindingObj).delete();
@@ -455,23 +451,23 @@ class OperatorIT {
               }
             });
     operator(null);
-    policy("quota", "  mode: Lru\n");
+    policy("denied", "  mode: Lru\n");
 
-    await().atMost(Duration.ofSeconds(60)).until(() -> condition("quota", "Degraded", "True"));
+    await().atMost(Duration.ofSeconds(60)).until(() -> condition("denied", "Degraded", "True"));
     var degraded =
-        Conditions.find(get("quota").getStatus().getConditions(), "Degraded").orElseThrow();
+        Conditions.find(get("denied").getStatus().getConditions(), "Degraded").orElseThrow();
     assertThat(degraded.getReason()).isEqualTo("ReconcileError");
     assertThat(degraded.getMessage()).contains("no policy ConfigMaps in this namespace");
     assertThat(
-            Conditions.find(get("quota").getStatus().getConditions(), "Ready")
+            Conditions.find(get("denied").getStatus().getConditions(), "Ready")
                 .orElseThrow()
                 .getReason())
         .isEqualTo("ReconcileError");
     assertThat(kube.deletes).isEmpty();
 
     client.resource(bindingObj).delete(); // the cause goes: the framework's retry applies
-    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("quota"));
-    assertThat(condition("quota", "Degraded", "False")).isTrue();
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("denied"));
+    assertThat(condition("denied", "Degraded", "False")).isTrue();
   }
 
   @Test
