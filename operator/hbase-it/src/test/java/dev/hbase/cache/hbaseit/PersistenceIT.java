@@ -79,6 +79,13 @@ class PersistenceIT {
       if (persistent) {
         assertThat(cacheDir.resolve("bucketcache.map")).as("map written on shutdown").exists();
       }
+      if (persistent) {
+        // the operator's init container runs before every start: a map with entries is kept
+        byte[] map = Files.readAllBytes(cacheDir.resolve("bucketcache.map"));
+        assertThat(map.length).as("a map with entries").isGreaterThan(20);
+        assertThat(cacheMapGuard(cacheDir.resolve("bucketcache.map"))).contains("kept");
+        assertThat(cacheDir.resolve("bucketcache.map")).hasBinaryContent(map);
+      }
       hbase.startRegionServer(0, Plans.settings(plan));
       awaitServing();
       CacheSample back =
@@ -115,6 +122,74 @@ class PersistenceIT {
     } finally {
       hbase.stopRegionServer(0);
     }
+  }
+
+  /**
+   * HBase 2.6.4 writes an empty persistence map when its L2 holds no block at shutdown (nothing was
+   * read since it started) and dies reading it at the next start. The operator's cache-map-guard
+   * init container removes exactly that file: the RegionServer then starts, with an empty L2.
+   */
+  @org.junit.jupiter.api.Test
+  void anEmptyCacheMapStopsTheNextStartUnlessTheGuardRemovesIt() throws Exception {
+    Path cacheDir = Files.createDirectories(hbase.dir.resolve("cache-empty-map"));
+    Path map = cacheDir.resolve("bucketcache.map");
+    Plan plan = Plans.plan(CacheMode.PersistentFile, cacheDir);
+    int infoPort = hbase.regionServerInfoPort(0);
+    hbase.startRegionServer(0, Plans.settings(plan));
+    try {
+      awaitServing();
+      assertThat(TestTable.settledSample(scraper, infoPort).l2UsedBytes())
+          .as("no reads: the L2 holds nothing")
+          .isZero();
+      assertThat(hbase.stopRegionServer(0)).as("clean SIGTERM exit").isEqualTo(143);
+      assertThat(map).as("the empty map HBase wrote at shutdown").exists();
+      assertThat(Files.size(map)).isEqualTo(20);
+
+      // without the guard: the RegionServer dies at start, every time
+      HBaseProcess rs = null;
+      try {
+        rs = hbase.startRegionServer(0, Plans.settings(plan));
+      } catch (org.awaitility.core.ConditionTimeoutException | IllegalStateException e) {
+        rs = hbase.regionServer(0);
+      }
+      HBaseProcess dying = rs;
+      org.awaitility.Awaitility.await("the RegionServer exits")
+          .atMost(Duration.ofSeconds(90))
+          .until(() -> !dying.alive());
+      assertThat(Files.readString(dying.log))
+          .contains("retrieveChunkedBackingMap")
+          .contains("firstChunk");
+      hbase.stopRegionServer(0);
+
+      // with the guard: the map goes, the RegionServer starts and serves
+      assertThat(cacheMapGuard(map)).contains("removed the empty BucketCache persistence map");
+      assertThat(map).doesNotExist();
+      Instant start = Instant.now();
+      hbase.startRegionServer(0, Plans.settings(plan));
+      awaitServing();
+      System.out.printf(
+          "RESULT empty map: removed by the guard, RegionServer serving %s after its start%n",
+          Duration.between(start, Instant.now()));
+    } finally {
+      hbase.stopRegionServer(0);
+    }
+  }
+
+  /** Runs the operator's cache-map-guard script as its init container does; returns its output. */
+  static String cacheMapGuard(Path map) throws Exception {
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            "sh",
+            "-c",
+            dev.hbase.cache.operator.render.Desired.CACHE_MAP_GUARD_SCRIPT,
+            dev.hbase.cache.operator.render.Desired.CACHE_MAP_GUARD,
+            map.toString());
+    pb.environment().put("TERMINATION_LOG", map.resolveSibling("termination-log").toString());
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes());
+    assertThat(p.waitFor()).as(out).isZero();
+    return out;
   }
 
   /** Data-block hit ratio (JMX counter deltas) of one get per row. */

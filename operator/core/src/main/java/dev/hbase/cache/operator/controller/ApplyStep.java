@@ -72,8 +72,7 @@ final class ApplyStep {
     }
     ensureOnDelete(client, o.target());
     StatefulSet patch =
-        Desired.regionServerPatch(
-            policy, p.plan(), p.revision(), o.container().getName(), o.configVolume());
+        Desired.regionServerPatch(policy, p.plan(), p.revision(), o.container(), o.configVolume());
     if (!InSync.covers(o.target(), patch)) {
       apply(client, patch);
     }

@@ -217,6 +217,15 @@ public class BlockCachePolicyReconciler
           u.why().invalid ? INVALID_REQUEUE : RECREATE_REQUEUE);
     }
     Observed observed = (Observed) seen;
+    for (var r : observed.cacheMapRemovals()) {
+      events.once(
+          client,
+          policy,
+          r.pod(),
+          false,
+          "EmptyCacheMapRemoved",
+          r.pod() + " (cache-map-guard finished " + r.at() + "): " + r.message());
+    }
 
     PlanStep.Result result = PlanStep.plan(observed, status.previousPlan());
     if (result instanceof Refused r) {

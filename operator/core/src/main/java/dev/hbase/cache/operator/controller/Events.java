@@ -27,11 +27,25 @@ public final class Events {
 
   public void warn(
       KubernetesClient client, BlockCachePolicy policy, String reason, String message) {
-    String key = policy.getMetadata().getUid() + "/" + reason;
+    once(client, policy, "", true, reason, message);
+  }
+
+  /**
+   * Like {@link #warn}, per subject (a pod): a reason+message already sent for that subject is not
+   * sent again.
+   */
+  public void once(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      String subject,
+      boolean warning,
+      String reason,
+      String message) {
+    String key = policy.getMetadata().getUid() + "/" + reason + "/" + subject;
     if (message.equals(last.put(key, message))) {
       return;
     }
-    record(client, policy, true, reason, message);
+    record(client, policy, warning, reason, message);
   }
 
   public void record(

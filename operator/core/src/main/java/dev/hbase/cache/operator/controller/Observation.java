@@ -19,6 +19,7 @@ sealed interface Observation {
    * @param configVolume the template's volume that mounts the base (or already the derived)
    *     ConfigMap: the operator points it at the derived one
    * @param pods the StatefulSet's pods below its replicas, by ordinal
+   * @param cacheMapRemovals what the cache-map-guard init containers of the pods reported
    */
   record Observed(
       BlockCachePolicy policy,
@@ -26,7 +27,8 @@ sealed interface Observation {
       ConfigMap base,
       Container container,
       String configVolume,
-      List<PodView> pods)
+      List<PodView> pods,
+      List<CacheMapRemoval> cacheMapRemovals)
       implements Observation {
 
     String namespace() {
@@ -37,6 +39,15 @@ sealed interface Observation {
       return Observer.replicas(target);
     }
   }
+
+  /**
+   * A pod's cache-map-guard init container removed an empty persistence map before HBase started.
+   *
+   * @param pod the pod
+   * @param at when the guard finished (one report per start of the pod)
+   * @param message the guard's termination message
+   */
+  record CacheMapRemoval(String pod, String at, String message) {}
 
   /**
    * The target cannot be planned for now; {@code backup} is set for {@link

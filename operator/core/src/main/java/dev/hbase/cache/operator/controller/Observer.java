@@ -2,6 +2,7 @@ package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
+import dev.hbase.cache.operator.controller.Observation.CacheMapRemoval;
 import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.Observation.Unobservable;
 import dev.hbase.cache.operator.controller.Observation.Why;
@@ -151,7 +152,38 @@ final class Observer {
               + ": the operator repoints that volume to the derived ConfigMap");
     }
     return new Observed(
-        policy, sts, base.get(), container.get(), configVolume.get(), podViews(sts, ns));
+        policy,
+        sts,
+        base.get(),
+        container.get(),
+        configVolume.get(),
+        podViews(sts, ns),
+        cacheMapRemovals(sts, ns));
+  }
+
+  /** The cache-map-guard reports of the StatefulSet's pods (current and previous start). */
+  List<CacheMapRemoval> cacheMapRemovals(StatefulSet sts, String ns) {
+    List<CacheMapRemoval> out = new ArrayList<>();
+    for (Pod p : pods.list(ns, p -> ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
+      if (p.getStatus() == null || p.getStatus().getInitContainerStatuses() == null) {
+        continue;
+      }
+      for (var c : p.getStatus().getInitContainerStatuses()) {
+        if (!Desired.CACHE_MAP_GUARD.equals(c.getName())) {
+          continue;
+        }
+        for (var state : java.util.Arrays.asList(c.getState(), c.getLastState())) {
+          var t = state == null ? null : state.getTerminated();
+          if (t != null && t.getMessage() != null && !t.getMessage().isBlank()) {
+            out.add(
+                new CacheMapRemoval(
+                    p.getMetadata().getName(), t.getFinishedAt(), t.getMessage().strip()));
+          }
+        }
+      }
+    }
+    out.sort(Comparator.comparing(CacheMapRemoval::pod));
+    return out;
   }
 
   /** The StatefulSet's pods below its replicas, as the roller sees them, by ordinal. */

@@ -38,6 +38,10 @@ public final class Desired {
   public static final String MANAGED_BY = "app.kubernetes.io/managed-by";
   public static final String CACHE_VOLUME = "bucketcache";
   public static final String SITE_FILE = "hbase-site.xml";
+  public static final String CACHE_MAP_GUARD = "cache-map-guard";
+
+  /** The script of {@link #cacheMapGuard}: {@code sh -c <script> cache-map-guard <map path>}. */
+  public static final String CACHE_MAP_GUARD_SCRIPT = resource("cache-map-guard.sh");
 
   private Desired() {}
 
@@ -127,8 +131,9 @@ public final class Desired {
       BlockCachePolicy policy,
       Plan plan,
       String revision,
-      String containerName,
+      Container regionServer,
       String configVolume) {
+    String containerName = regionServer.getName();
     List<EnvVar> env = new ArrayList<>();
     plan.env().forEach((k, v) -> env.add(new EnvVar(k, v, null)));
     List<VolumeMount> mounts = new ArrayList<>();
@@ -175,12 +180,42 @@ public final class Desired {
         .endMetadata()
         .withNewSpec()
         .withTerminationGracePeriodSeconds(plan.terminationGracePeriodSeconds())
+        .withInitContainers(cacheMapGuard(plan, regionServer).stream().toList())
         .withContainers(c)
         .withVolumes(volumes)
         .endSpec()
         .endTemplate()
         .endSpec()
         .build();
+  }
+
+  /**
+   * The init container that removes an empty BucketCache persistence map before HBase reads it
+   * (HBase 2.6 dies on it at start: see cache-map-guard.sh), for the persistent mode on a volume.
+   * It runs the RegionServer's own image and security context (the image is the user's, not ours:
+   * only {@code sh} and {@code od} are needed; the same user can remove the file), and leaves its
+   * message in its termination log (the operator turns it into an event).
+   */
+  public static Optional<Container> cacheMapGuard(Plan plan, Container regionServer) {
+    if (plan.persistentPath() == null || plan.volume() == null || plan.volume().memory()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new ContainerBuilder()
+            .withName(CACHE_MAP_GUARD)
+            .withImage(regionServer.getImage())
+            .withImagePullPolicy(regionServer.getImagePullPolicy())
+            .withSecurityContext(regionServer.getSecurityContext())
+            .withCommand("sh", "-c", CACHE_MAP_GUARD_SCRIPT, CACHE_MAP_GUARD, plan.persistentPath())
+            .withVolumeMounts(
+                new VolumeMount(
+                    plan.volume().mountPath(), null, CACHE_VOLUME, null, null, null, null))
+            .withNewResources()
+            .addToRequests("cpu", new Quantity("10m"))
+            .addToRequests("memory", new Quantity("16Mi"))
+            .addToLimits("memory", new Quantity("64Mi"))
+            .endResources()
+            .build());
   }
 
   /** The cache PVC template of the file modes on disk. */
@@ -210,5 +245,16 @@ public final class Desired {
         .withName(masterConfigMapName(policy))
         .endConfigMap()
         .build();
+  }
+
+  private static String resource(String name) {
+    try (var in = Desired.class.getResourceAsStream(name)) {
+      if (in == null) {
+        throw new IllegalStateException("missing resource " + name);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 }
