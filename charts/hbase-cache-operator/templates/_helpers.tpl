@@ -61,6 +61,10 @@ The rules the operator needs in every namespace it watches: only the verbs it us
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["get", "list", "watch", "patch"]
+# the RegionServers' PodDisruptionBudget (<policy>-regionservers); list/watch: budgets of others
+- apiGroups: ["policy"]
+  resources: ["poddisruptionbudgets"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
 - apiGroups: ["", "events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]

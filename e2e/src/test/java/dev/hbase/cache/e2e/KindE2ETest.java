@@ -420,8 +420,59 @@ class KindE2ETest {
 
   @Test
   @Order(8)
+  void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
+    step("8. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
+      // nobody reads from here to the end of the step: after the reset every L2 stays empty
+      Files.writeString(target.resolve("reader-steps-3-7.log"), workload.log(READER));
+      workload.delete(READER);
+      String oldRevision = cluster.revision();
+      watch.reset();
+      Instant t0 = Instant.now();
+      cluster.editPolicy(x -> x.getSpec().getMemory().setBucketCache(new Quantity("512Mi")));
+      BlockCachePolicy done = cluster.awaitRollDone("cache reset roll", oldRevision, ROLL_TIMEOUT);
+      long rollSecs = Duration.between(t0, Instant.now()).toSeconds();
+      List<Event> back = cluster.policyEvents(Set.of("PodRestarted", "PodRestartedCold")).stream()
+          .filter(e -> e.getLastTimestamp() != null && !Instant.parse(e.getLastTimestamp()).isBefore(t0.minusSeconds(1))).toList();
+      report.line("- memory.bucketCache 640Mi -> 512Mi with no reads (CacheResetPending): roll done in %d s, max down at once %d; %s",
+          rollSecs, watch.maxDown(), back.stream().map(e -> e.getReason() + " \"" + e.getMessage() + "\"").toList());
+      assertThat(back).as("every pod back once").hasSize(REPLICAS);
+      assertThat(back).as("the announced reset does not wait out the warm gate").allMatch(e -> "PodRestarted".equals(e.getReason()));
+      assertThat(watch.maxDown()).isLessThanOrEqualTo(1);
+
+      // HBase 2.6.4 writes an empty map at this shutdown and could not start on it again
+      Pod before = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+      Instant t1 = Instant.now();
+      client.resource(before).delete();
+      await(Cluster.pod(0) + " back and Ready").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2)).until(() -> {
+        Pod p = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+        return p != null && !p.getMetadata().getUid().equals(before.getMetadata().getUid()) && PodWatch.ready(p);
+      });
+      long readySecs = Duration.between(t1, Instant.now()).toSeconds();
+      Pod after = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+      int restarts = after.getStatus().getContainerStatuses().stream().mapToInt(c -> c.getRestartCount()).sum();
+      String guard = after.getStatus().getInitContainerStatuses().stream().filter(c -> "cache-map-guard".equals(c.getName()))
+          .map(c -> c.getState().getTerminated() == null ? null : c.getState().getTerminated().getMessage()).findFirst().orElse(null);
+      await("EmptyCacheMapRemoved event").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(2))
+          .until(() -> !cluster.policyEvents(Set.of("EmptyCacheMapRemoved")).isEmpty());
+      Event removed = cluster.policyEvents(Set.of("EmptyCacheMapRemoved")).get(0);
+      report.line("- `kubectl delete pod %s` with an empty L2: Ready again after %d s, container restarts %d; cache-map-guard: %s",
+          Cluster.pod(0), readySecs, restarts, guard);
+      report.line("- event EmptyCacheMapRemoved: %s", removed.getMessage());
+      assertThat(restarts).as("the RegionServer started the first time (no crash loop)").isZero();
+      assertThat(guard).contains("removed the empty BucketCache persistence map");
+      assertThat(removed.getMessage()).startsWith(Cluster.pod(0));
+      assertThat(done.getStatus().getConditions()).noneMatch(c -> "Degraded".equals(c.getType()) && "True".equals(c.getStatus()));
+
+      readerStart = workload.startReader(READER, Duration.ofMinutes(3), "read", TABLE, "" + ROWS, "2", "200", "0");
+      summary.add(String.format("idle cache reset: roll %d s, no warm-gate wait; restart with an empty L2: Ready in %d s, 0 crashes (map removed by cache-map-guard)",
+          rollSecs, readySecs));
+    });
+  }
+
+  @Test
+  @Order(9)
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
-    step("8. deleting the policy leaves RegionServers and PVCs", () -> {
+    step("9. deleting the policy leaves RegionServers and PVCs", () -> {
       Map<Integer, String> uids = cluster.podUids();
       Map<String, String> pvcs = cluster.pvcUids();
       String stsUid = cluster.regionServers().getMetadata().getUid();

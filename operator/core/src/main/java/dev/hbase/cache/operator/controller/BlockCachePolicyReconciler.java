@@ -20,6 +20,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -89,8 +90,10 @@ public class BlockCachePolicyReconciler
   private InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets;
   private InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
   private InformerEventSource<Pod, BlockCachePolicy> pods;
+  private InformerEventSource<PodDisruptionBudget, BlockCachePolicy> budgets;
   private Observer observer;
   private ApplyStep apply;
+  private DisruptionBudgetStep disruptionBudget;
 
   public BlockCachePolicyReconciler(Clock clock, HBaseConnector connector, CacheProbe probe) {
     this.clock = clock;
@@ -174,9 +177,20 @@ public class BlockCachePolicyReconciler
                 .withPrimaryToSecondaryMapper((BlockCachePolicy p) -> Set.of())
                 .build(),
             ctx);
+    // every budget of a watched namespace: one that another tool creates for the RegionServers
+    // makes the operator drop its own
+    budgets =
+        new InformerEventSource<>(
+            InformerEventSourceConfiguration.from(PodDisruptionBudget.class, BlockCachePolicy.class)
+                .withName("poddisruptionbudgets")
+                .withSecondaryToPrimaryMapper(b -> policies(ctx, b, p -> true))
+                .withPrimaryToSecondaryMapper((BlockCachePolicy p) -> Set.of())
+                .build(),
+            ctx);
     observer = new Observer(statefulSets, configMaps, pods, ctx.getPrimaryCache());
     apply = new ApplyStep(configMaps, storage, events);
-    return List.of(statefulSets, configMaps, pods);
+    disruptionBudget = new DisruptionBudgetStep(budgets, events);
+    return List.of(statefulSets, configMaps, pods, budgets);
   }
 
   private static Set<ResourceID> policies(
@@ -246,6 +260,7 @@ public class BlockCachePolicyReconciler
     if (applied instanceof Recreating r) {
       return write(ctx, policy, status.recreating(r.message()), RECREATE_REQUEUE);
     }
+    disruptionBudget.apply(client, policy, observed.target());
 
     Optional<Roller.Decision> d =
         roll.roll(client, observed, planned, status.rollout(), status.cacheResetPending(), now);
@@ -285,8 +300,17 @@ public class BlockCachePolicyReconciler
 
   @Override
   public DeleteControl cleanup(BlockCachePolicy policy, Context<BlockCachePolicy> ctx) {
-    // Nothing Kubernetes-side is deleted: the StatefulSet, its pods, PVCs and the derived
-    // ConfigMap stay. HBase is left as a roll would leave it: balancer restored, marks cleared.
+    // The StatefulSet, its pods, PVCs and the derived ConfigMap stay; only the policy's
+    // PodDisruptionBudget goes (also owned by the policy, for the garbage collector). HBase is left
+    // as a roll would leave it: balancer restored, marks cleared.
+    try {
+      DisruptionBudgetStep.delete(ctx.getClient(), policy);
+    } catch (RuntimeException e) {
+      log.warn(
+          "could not delete the PodDisruptionBudget of {}: {}",
+          policy.getMetadata().getName(),
+          e.toString());
+    }
     RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
     if (r != null
         && (Boolean.TRUE.equals(r.getBalancerWasOn())

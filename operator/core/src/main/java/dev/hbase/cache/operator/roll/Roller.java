@@ -50,6 +50,15 @@ import java.util.stream.Collectors;
  * precondition: whatever the operator's crash point, a pod is deleted at most once per roll.
  */
 public final class Roller {
+
+  /**
+   * The most RegionServers down at once: maxUnavailable, but never every one (with a single
+   * replica, that one). The PodDisruptionBudget of the RegionServers allows the same.
+   */
+  public static int budget(int maxUnavailable, int replicas) {
+    return replicas <= 1 ? 1 : Math.min(maxUnavailable, replicas - 1);
+  }
+
   static final Duration FAST = Duration.ofSeconds(2);
   static final Duration POLL = Duration.ofSeconds(5);
   static final Duration IDLE = Duration.ofSeconds(60);
@@ -433,7 +442,7 @@ public final class Roller {
      * replica, that one: a restart of a one-server cluster always costs availability).
      */
     int maxDown() {
-      return in.replicas() <= 1 ? 1 : Math.min(s.maxUnavailable(), in.replicas() - 1);
+      return budget(s.maxUnavailable(), in.replicas());
     }
 
     /**

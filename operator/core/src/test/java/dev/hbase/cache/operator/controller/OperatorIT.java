@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
@@ -787,6 +788,79 @@ class OperatorIT {
     assertThat(client.v1().events().inNamespace(ns).list().getItems())
         .filteredOn(e -> "PodRestarted".equals(e.getReason()))
         .hasSize(6);
+  }
+
+  PodDisruptionBudget budget(String name) {
+    return client.policy().v1().podDisruptionBudget().inNamespace(ns).withName(name).get();
+  }
+
+  @Test
+  void theRegionServersGetAPodDisruptionBudgetUnlessAnotherOneSelectsThem() {
+    cluster("4Gi", false);
+    operator(null);
+    BlockCachePolicy p = policy("pdb", "  mode: Lru\n  rollout:\n    maxUnavailable: 2\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> budget("pdb-regionservers") != null);
+    PodDisruptionBudget ours = budget("pdb-regionservers");
+    assertThat(ours.getSpec().getSelector()).isEqualTo(sts().getSpec().getSelector());
+    assertThat(ours.getSpec().getMaxUnavailable().getIntVal())
+        .as("the roll's budget: min(maxUnavailable 2, replicas 3 - 1)")
+        .isEqualTo(2);
+    assertThat(ours.getMetadata().getOwnerReferences())
+        .singleElement()
+        .satisfies(o -> assertThat(o.getUid()).isEqualTo(p.getMetadata().getUid()));
+
+    // another budget for the same pods (the chart's, say): two on one pod refuse every eviction
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder()
+                .withNewMetadata()
+                .withName("theirs")
+                .withNamespace(ns)
+                .endMetadata()
+                .withNewSpec()
+                .withNewSelector()
+                .addNewMatchExpression()
+                .withKey("app")
+                .withOperator("In")
+                .withValues("rs", "master")
+                .endMatchExpression()
+                .endSelector()
+                .withMinAvailable(new io.fabric8.kubernetes.api.model.IntOrString(2))
+                .endSpec()
+                .build())
+        .create();
+    await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") == null);
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .anyMatch(
+            e ->
+                "PodDisruptionBudgetExists".equals(e.getReason())
+                    && e.getMessage().contains("theirs"));
+    client.policy().v1().podDisruptionBudget().inNamespace(ns).withName("theirs").delete();
+    await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") != null);
+
+    // switched off by the policy, then the policy deleted with it on again
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName("pdb")
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"spec\":{\"rollout\":{\"podDisruptionBudget\":false}}}");
+    await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") == null);
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName("pdb")
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"spec\":{\"rollout\":{\"podDisruptionBudget\":null}}}");
+    await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") != null);
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("pdb").delete();
+    await().atMost(Duration.ofSeconds(30)).until(() -> get("pdb") == null);
+    assertThat(budget("pdb-regionservers")).as("deleted with its policy").isNull();
+    assertThat(sts()).as("the StatefulSet stays").isNotNull();
   }
 
   @Test

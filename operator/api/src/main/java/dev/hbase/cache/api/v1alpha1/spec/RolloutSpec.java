@@ -48,4 +48,11 @@ public class RolloutSpec {
   private String podReadyTimeout;
 
   private WarmGate warmGate;
+
+  @Default("true")
+  @JsonPropertyDescription(
+      "Keep a PodDisruptionBudget for the RegionServers (maxUnavailable = the roll's budget) so that"
+          + " node drains and other evictions wait while servers are down. Not created when another"
+          + " PodDisruptionBudget already selects the pods. false: none.")
+  private Boolean podDisruptionBudget;
 }
