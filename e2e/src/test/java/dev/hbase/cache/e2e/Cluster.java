@@ -162,6 +162,28 @@ final class Cluster {
     return awaitRollout(what + ": phase Idle, Ready=True, every pod on the new revision", timeout, p -> rollDone(p, oldRevision));
   }
 
+  /**
+   * Idle, Ready, and every pod created from the StatefulSet's current template, which is no longer
+   * {@code oldUpdateRevision} (the StatefulSet controller has seen the change).
+   */
+  boolean templateRollDone(BlockCachePolicy p, String oldUpdateRevision) {
+    RolloutStatus ro = p.getStatus().getRollout();
+    StatefulSet sts = regionServers();
+    if (ro.getPhase() != RolloutStatus.Phase.Idle || !isTrue(p, "Ready") || sts.getStatus() == null
+        || !Objects.equals(sts.getStatus().getObservedGeneration(), sts.getMetadata().getGeneration())
+        || sts.getStatus().getUpdateRevision() == null || sts.getStatus().getUpdateRevision().equals(oldUpdateRevision)) {
+      return false;
+    }
+    for (int i = 0; i < REPLICAS; i++) {
+      Pod pod = client.pods().inNamespace(ns).withName(pod(i)).get();
+      if (pod == null || !PodWatch.ready(pod)
+          || !sts.getStatus().getUpdateRevision().equals(pod.getMetadata().getLabels().get("controller-revision-hash"))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   List<Event> policyEvents(Set<String> reasons) {
     return client.v1().events().inNamespace(ns).list().getItems().stream()
         .filter(e -> e.getInvolvedObject() != null && POLICY.equals(e.getInvolvedObject().getName()))

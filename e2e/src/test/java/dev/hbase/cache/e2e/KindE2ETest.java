@@ -279,6 +279,19 @@ class KindE2ETest {
     step("4. tuning.writerThreads 3 -> 4: one pod at a time, caches kept, no failed reads", () -> {
       RollObserver roll = observeRoll("writerThreads 3 (HBase default) -> 4");
       cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(4)));
+      // a node drain meanwhile: the operator's PodDisruptionBudget refuses to evict a second server
+      String pdb = Cluster.POLICY + "-regionservers";
+      await("PodDisruptionBudget " + pdb + " allows no disruption (a server is down)").atMost(Duration.ofMinutes(5))
+          .pollInterval(Duration.ofMillis(500)).until(() -> {
+            var b = client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName(pdb).get();
+            return b != null && b.getStatus() != null && Integer.valueOf(0).equals(b.getStatus().getDisruptionsAllowed());
+          });
+      String down = cluster.policy().getStatus().getRollout().getCurrentPod();
+      String other = java.util.stream.IntStream.range(0, REPLICAS).mapToObj(Cluster::pod).filter(x -> !x.equals(down)).findFirst().orElseThrow();
+      boolean evicted = client.pods().inNamespace(cluster.ns).withName(other).evict();
+      report.line("- while `%s` was down: Eviction API on `%s` -> %s (PodDisruptionBudget `%s`, maxUnavailable 1)", down, other,
+          evicted ? "evicted" : "refused (429)", pdb);
+      assertThat(evicted).as("a second RegionServer evicted while one is down").isFalse();
       RollMeasurement m = record(roll.awaitDone());
       assertOneAtATimeWithTheCacheKept(m);
     });
@@ -307,8 +320,34 @@ class KindE2ETest {
 
   @Test
   @Order(6)
+  void helmUpgradeOfTheHBaseChartRollsThroughTheOperator() {
+    step("6. helm upgrade of charts/hbase (a pod annotation) while Idle: the operator rolls the pods", () -> {
+      String oldUpdateRevision = cluster.regionServers().getStatus().getUpdateRevision();
+      RollObserver roll = observeRoll("helm upgrade charts/hbase --reuse-values --set-string regionserver.podAnnotations.team=search")
+          .untilTemplateRolled(oldUpdateRevision);
+      Shell.Result up = Shell.run(settings.repo(), 300, settings.env(), List.of("bash", "-c",
+          ". e2e/kind/lib.sh && helm --kube-context \"$KUBE_CONTEXT\" upgrade \"$HBASE_RELEASE\" charts/hbase -n \"$HBASE_NAMESPACE\""
+              + " --reuse-values --set-string regionserver.podAnnotations.team=search"));
+      assertThat(up.code()).as("helm upgrade: %s", up.output()).isZero();
+      assertThat(cluster.regionServers().getSpec().getUpdateStrategy().getType()).as("update strategy after helm upgrade")
+          .isEqualTo("OnDelete");
+      RollMeasurement m = record(roll.awaitDone());
+      List<Event> started = cluster.policyEvents(Set.of("RollStarted")).stream()
+          .filter(e -> e.getMessage().contains("older pod template")).toList();
+      report.line("- RollStarted: %s", started.isEmpty() ? "none" : started.get(started.size() - 1).getMessage());
+      assertThat(started).as("a RollStarted event that names the pod template change").isNotEmpty();
+      assertOneAtATimeWithTheCacheKept(m);
+      for (int i = 0; i < REPLICAS; i++) {
+        assertThat(client.pods().inNamespace(cluster.ns).withName(Cluster.pod(i)).get().getMetadata().getAnnotations())
+            .as("the chart's change reached %s", Cluster.pod(i)).containsEntry("team", "search");
+      }
+    });
+  }
+
+  @Test
+  @Order(7)
   void aPolicyThatCannotBePlannedChangesNothing() {
-    step("6. a policy that cannot be planned changes nothing", () -> {
+    step("7. a policy that cannot be planned changes nothing", () -> {
       StatefulSet sts = cluster.regionServers();
       String cmRv = cluster.derivedConfigMap().getMetadata().getResourceVersion();
       Map<Integer, String> uids = cluster.podUids();
@@ -356,9 +395,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(7)
+  @Order(8)
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
-    step("7. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
+    step("8. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
       Map<Integer, String> uids = cluster.podUids();
       String oldRevision = cluster.revision();
       watch.reset();
@@ -419,9 +458,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(8)
+  @Order(9)
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
-    step("8. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
+    step("9. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
       // nobody reads from here to the end of the step: after the reset every L2 stays empty
       Files.writeString(target.resolve("reader-steps-3-7.log"), workload.log(READER));
       workload.delete(READER);
@@ -470,9 +509,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(9)
+  @Order(10)
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
-    step("9. deleting the policy leaves RegionServers and PVCs", () -> {
+    step("10. deleting the policy leaves RegionServers and PVCs", () -> {
       Map<Integer, String> uids = cluster.podUids();
       Map<String, String> pvcs = cluster.pvcUids();
       String stsUid = cluster.regionServers().getMetadata().getUid();

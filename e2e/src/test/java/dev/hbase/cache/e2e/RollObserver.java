@@ -48,6 +48,7 @@ final class RollObserver {
   private final String reader;
   private final Map<String, String> pvcsBefore;
   private final String oldRevision;
+  private Predicate<BlockCachePolicy> finished;
   private final Map<String, Long> oldStart = new LinkedHashMap<>();
   private final Map<String, Long> l2Before = new LinkedHashMap<>();
   private final Map<String, String> steps = new LinkedHashMap<>();
@@ -63,6 +64,7 @@ final class RollObserver {
     this.reader = reader;
     this.pvcsBefore = cluster.pvcUids();
     this.oldRevision = cluster.revision();
+    this.finished = x -> cluster.rollDone(x, oldRevision);
   }
 
   /**
@@ -87,6 +89,15 @@ final class RollObserver {
     return o;
   }
 
+  /**
+   * The roll is done when every pod runs the StatefulSet's new pod template (a change by another
+   * manager, e.g. helm upgrade: the policy's revision stays), instead of a new policy revision.
+   */
+  RollObserver untilTemplateRolled(String oldUpdateRevision) {
+    finished = x -> cluster.templateRollDone(x, oldUpdateRevision);
+    return this;
+  }
+
   String oldRevision() {
     return oldRevision;
   }
@@ -105,7 +116,7 @@ final class RollObserver {
   RolloutStatus awaitRollout(String what, Predicate<RolloutStatus> when) {
     BlockCachePolicy p = cluster.awaitRollout(label + ": " + what, ROLL_TIMEOUT, x -> {
       track(x);
-      return when.test(x.getStatus().getRollout()) || cluster.rollDone(x, oldRevision);
+      return when.test(x.getStatus().getRollout()) || finished.test(x);
     });
     RolloutStatus ro = p.getStatus().getRollout();
     return when.test(ro) ? ro : null;
@@ -115,7 +126,7 @@ final class RollObserver {
   RollMeasurement awaitDone() {
     BlockCachePolicy done = cluster.awaitRollout(label + ": phase Idle, Ready=True, every pod on the new revision", ROLL_TIMEOUT, x -> {
       track(x);
-      return cluster.rollDone(x, oldRevision);
+      return finished.test(x);
     });
     Instant end = Instant.now();
     Map<Integer, Set<String>> uids = watch.uids();

@@ -194,7 +194,7 @@ final class Observer {
     for (Pod p : pods.list(ns, p -> true).toList()) {
       int ordinal = ordinal(p, name);
       if (ordinal >= 0 && ordinal < replicas) {
-        out.add(podView(p, ordinal, missingClaimVolumes(sts, p, ordinal)));
+        out.add(podView(p, ordinal, missingClaimVolumes(sts, p, ordinal), templateChanged(sts, p)));
       }
     }
     out.sort(Comparator.comparingInt(PodView::ordinal));
@@ -240,11 +240,32 @@ final class Observer {
     return false;
   }
 
-  static PodView podView(Pod p, int ordinal) {
-    return podView(p, ordinal, false);
+  /**
+   * The StatefulSet controller labels each pod with the template revision it was created from; a
+   * pod whose label differs from the StatefulSet's current update revision runs an older template
+   * (another manager changed it). Unknown while the controller has not seen the StatefulSet's
+   * latest generation.
+   */
+  static final String CONTROLLER_REVISION_LABEL = "controller-revision-hash";
+
+  static boolean templateChanged(StatefulSet sts, Pod p) {
+    var st = sts.getStatus();
+    String podRevision =
+        p.getMetadata().getLabels() == null
+            ? null
+            : p.getMetadata().getLabels().get(CONTROLLER_REVISION_LABEL);
+    return st != null
+        && st.getUpdateRevision() != null
+        && podRevision != null
+        && Objects.equals(st.getObservedGeneration(), sts.getMetadata().getGeneration())
+        && !podRevision.equals(st.getUpdateRevision());
   }
 
-  static PodView podView(Pod p, int ordinal, boolean missingClaimVolumes) {
+  static PodView podView(Pod p, int ordinal) {
+    return podView(p, ordinal, false, false);
+  }
+
+  static PodView podView(Pod p, int ordinal, boolean missingClaimVolumes, boolean templateChanged) {
     var meta = p.getMetadata();
     String revision =
         meta.getAnnotations() == null ? null : meta.getAnnotations().get(Desired.HASH_ANNOTATION);
@@ -283,6 +304,7 @@ final class Observer {
         meta.getDeletionTimestamp() != null,
         stuck,
         st == null ? null : st.getPodIP(),
-        missingClaimVolumes);
+        missingClaimVolumes,
+        templateChanged);
   }
 }

@@ -44,7 +44,21 @@ public final class RollModel {
       boolean terminating,
       String stuck,
       String ip,
-      boolean missingClaimVolumes) {
+      boolean missingClaimVolumes,
+      boolean templateChanged) {
+
+    public PodView(
+        String name,
+        String uid,
+        int ordinal,
+        String revision,
+        boolean ready,
+        boolean terminating,
+        String stuck,
+        String ip,
+        boolean missingClaimVolumes) {
+      this(name, uid, ordinal, revision, ready, terminating, stuck, ip, missingClaimVolumes, false);
+    }
 
     public PodView(
         String name,
@@ -55,7 +69,16 @@ public final class RollModel {
         boolean terminating,
         String stuck,
         String ip) {
-      this(name, uid, ordinal, revision, ready, terminating, stuck, ip, false);
+      this(name, uid, ordinal, revision, ready, terminating, stuck, ip, false, false);
+    }
+
+    /**
+     * Whether the pod must be restarted to run the plan: its revision annotation differs, or it
+     * runs an older pod template of the StatefulSet than the current one (changed by another
+     * manager, e.g. {@code helm upgrade}: the operator restarts it through the roll).
+     */
+    public boolean outdated(String planRevision) {
+      return templateChanged || !java.util.Objects.equals(revision, planRevision);
     }
 
     /** Whether a RegionServer registered under {@code host} runs in this pod (FQDN, name or IP). */

@@ -59,6 +59,9 @@ public final class Roller {
     return replicas <= 1 ? 1 : Math.min(maxUnavailable, replicas - 1);
   }
 
+  /** The reason of a pod restarted because another manager changed the pod template. */
+  static final String TEMPLATE_CHANGED = "pod template changed outside the policy";
+
   static final Duration FAST = Duration.ofSeconds(2);
   static final Duration POLL = Duration.ofSeconds(5);
   static final Duration IDLE = Duration.ofSeconds(60);
@@ -95,7 +98,7 @@ public final class Roller {
    * idle cluster is not asked.
    */
   public static boolean needsHBase(RolloutStatus previous, List<PodView> pods, String revision) {
-    return pods.stream().anyMatch(p -> !revision.equals(p.revision()))
+    return pods.stream().anyMatch(p -> p.outdated(revision))
         || (previous != null
             && ((previous.getInFlight() != null && !previous.getInFlight().isEmpty())
                 || previous.getBalancerWasOn() != null));
@@ -159,7 +162,7 @@ public final class Roller {
       boolean newInstanceOfOldRevision =
           pod.isPresent()
               && !pod.get().uid().equals(r.getUid())
-              && !Objects.equals(pod.get().revision(), s.revision());
+              && pod.get().outdated(s.revision());
       return isBlocked(r) || newInstanceOfOldRevision;
     }
 
@@ -369,7 +372,7 @@ public final class Roller {
     void admit() {
       List<PodView> outdated =
           in.pods().stream()
-              .filter(p -> !Objects.equals(p.revision(), s.revision()))
+              .filter(p -> p.outdated(s.revision()))
               .filter(p -> !inFlight(p.name()))
               .sorted(order())
               .toList();
@@ -547,7 +550,13 @@ public final class Roller {
               .setPod(pod.name())
               .setUid(pod.uid())
               .setReason(
-                  pod.stuck() != null ? "Stuck: " + pod.stuck() : !pod.ready() ? "Unready" : null);
+                  pod.stuck() != null
+                      ? "Stuck: " + pod.stuck()
+                      : !pod.ready()
+                          ? "Unready"
+                          : pod.templateChanged() && Objects.equals(pod.revision(), s.revision())
+                              ? TEMPLATE_CHANGED
+                              : null);
       CacheView c = in.caches().get(pod.name());
       r.setL2UsedBytesBefore(c == null ? null : c.l2UsedBytes());
       Optional<ServerState> server = servesNothing ? Optional.empty() : serverFor(in.hbase(), pod);
@@ -575,8 +584,19 @@ public final class Roller {
     void startRollIfIdle() {
       if (st.getPhase() == null || st.getPhase() == Phase.Idle || st.getStartedAt() == null) {
         st.setStartedAt(in.now().toString());
+        long drifted =
+            in.pods().stream()
+                .filter(p -> p.templateChanged() && Objects.equals(p.revision(), s.revision()))
+                .count();
         events.add(
-            new Event(false, "RollStarted", "rolling RegionServers to revision " + s.revision()));
+            new Event(
+                false,
+                "RollStarted",
+                "rolling RegionServers to revision "
+                    + s.revision()
+                    + (drifted > 0
+                        ? " (" + drifted + " run an older pod template: " + TEMPLATE_CHANGED + ")"
+                        : "")));
       }
       st.setPhase(Phase.Rolling);
     }
@@ -586,7 +606,7 @@ public final class Roller {
     Decision finish() {
       long upToDate =
           in.pods().stream()
-              .filter(p -> Objects.equals(p.revision(), s.revision()))
+              .filter(p -> !p.outdated(s.revision()))
               .filter(p -> !inFlight(p.name()))
               .count();
       long outdated = in.pods().size() - upToDate;

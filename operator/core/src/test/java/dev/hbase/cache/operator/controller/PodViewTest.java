@@ -108,4 +108,38 @@ class PodViewTest {
     sts.getSpec().setVolumeClaimTemplates(null);
     assertThat(Observer.missingClaimVolumes(sts, old, 1)).isFalse();
   }
+
+  static io.fabric8.kubernetes.api.model.apps.StatefulSet sts(
+      long generation, Long observed, String updateRevision) {
+    return Serialization.unmarshal(
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: rs\n  generation: "
+            + generation
+            + "\nspec: {}\nstatus:\n  replicas: 3\n"
+            + (observed == null ? "" : "  observedGeneration: " + observed + "\n")
+            + (updateRevision == null ? "" : "  updateRevision: " + updateRevision + "\n"),
+        io.fabric8.kubernetes.api.model.apps.StatefulSet.class);
+  }
+
+  static Pod podAt(String controllerRevision) {
+    Pod p = pod("  phase: Running\n");
+    if (controllerRevision != null) {
+      p.getMetadata().setLabels(java.util.Map.of("controller-revision-hash", controllerRevision));
+    }
+    return p;
+  }
+
+  @Test
+  void aPodOnAnOlderTemplateThanTheStatefulSetsIsTemplateChanged() {
+    assertThat(Observer.templateChanged(sts(4, 4L, "rs-7d9"), podAt("rs-5c4"))).isTrue();
+    assertThat(Observer.templateChanged(sts(4, 4L, "rs-7d9"), podAt("rs-7d9"))).isFalse();
+    assertThat(Observer.templateChanged(sts(5, 4L, "rs-7d9"), podAt("rs-5c4")))
+        .as("the controller has not seen the latest template yet: unknown")
+        .isFalse();
+    assertThat(Observer.templateChanged(sts(4, 4L, null), podAt("rs-5c4"))).isFalse();
+    assertThat(Observer.templateChanged(sts(4, 4L, "rs-7d9"), podAt(null))).isFalse();
+    PodView v = Observer.podView(podAt("rs-5c4"), 1, false, true);
+    assertThat(v.outdated("abc")).as("same revision, older template").isTrue();
+    assertThat(Observer.podView(podAt("rs-7d9"), 1, false, false).outdated("abc")).isFalse();
+    assertThat(Observer.podView(podAt("rs-7d9"), 1, false, false).outdated("def")).isTrue();
+  }
 }

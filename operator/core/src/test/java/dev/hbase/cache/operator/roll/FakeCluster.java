@@ -39,6 +39,9 @@ final class FakeCluster {
 
     boolean neverReady;
 
+    /** Created from an older pod template (another manager changed it) until re-created. */
+    boolean templateChanged;
+
     /** Created before the cache volume template: lacks its claim volume until re-created. */
     boolean missingClaimVolumes;
 
@@ -110,7 +113,8 @@ final class FakeCluster {
                     p.terminating,
                     p.stuck,
                     p.ip(),
-                    p.missingClaimVolumes))
+                    p.missingClaimVolumes,
+                    p.templateChanged))
         .toList();
   }
 
@@ -159,6 +163,7 @@ final class FakeCluster {
     absent.remove(pod);
     p.uid = pod + "-uid-recreated";
     p.revision = templateRevision;
+    p.templateChanged = false;
     p.readyAt = now.plus(restartTime);
   }
 
@@ -200,6 +205,7 @@ final class FakeCluster {
         p.terminating = false;
         p.uid = p.name + "-uid-" + restarts.get(p.name);
         p.missingClaimVolumes = false;
+        p.templateChanged = false;
         p.revision = templateRevision;
         p.ready = false;
       }

@@ -280,6 +280,35 @@ class RollerTest {
   }
 
   @Test
+  void podsOnAnOlderPodTemplateAreRolledLikeOutdatedOnesThenTheRollIsDone() {
+    // helm upgrade changed the pod template (an annotation): the revision is the same, the pods
+    // run the old template, and only the roll may restart them
+    FakeCluster c = new FakeCluster(3, NEW);
+    c.pods.get("rs-0").templateChanged = true;
+    c.pods.get("rs-2").templateChanged = true;
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus end =
+        c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(end)).isTrue();
+    assertThat(c.restarts).containsExactlyInAnyOrderEntriesOf(Map.of("rs-0", 1, "rs-2", 1));
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .filteredOn(e -> e.reason().equals("RollStarted"))
+        .singleElement()
+        .satisfies(e -> assertThat(e.message()).contains("2 run an older pod template"));
+    assertThat(log)
+        .flatExtracting(d -> d.state().getInFlight())
+        .extracting(PodRoll::getReason)
+        .containsOnly(Roller.TEMPLATE_CHANGED);
+    assertThat(log)
+        .flatExtracting(Roller.Decision::actions)
+        .filteredOn(a -> a instanceof RollModel.Decommission)
+        .as("drained like any other restart")
+        .hasSize(2);
+    assertThat(Roller.needsHBase(end, c.podViews(), NEW)).isFalse();
+  }
+
+  @Test
   void unreadyPodsGoBeforeReadyOnes() {
     FakeCluster c = threeServers();
     c.pods.get("rs-2").ready = false; // up but not Ready (e.g. still opening regions)
