@@ -91,6 +91,12 @@ public final class Planner {
 
   static final double PVC_BUFFER_SHARE = 0.10;
 
+  /**
+   * storage.size above this multiple of what the L2 needs (and more than 16Gi above it) is refused:
+   * PVCs only grow, so a typo there cannot be undone.
+   */
+  static final long MAX_PVC_OVERSIZE = 8;
+
   /** tmpfs emptyDir limit = L2 + this. */
   static final long TMPFS_BUFFER = 64 * MiB;
 
@@ -296,6 +302,23 @@ public final class Planner {
                   + " for the persistence map and filesystem; set storage.size to at least "
                   + Sizes.quantity(Sizes.ceilGiB(needed))
                   + " or lower memory.bucketCache");
+        }
+        if (storageSize != null
+            && storageSize > MAX_PVC_OVERSIZE * needed
+            && storageSize - needed > 16 * GiB) {
+          reasons.add(
+              "storage.size "
+                  + human(storageSize)
+                  + " is more than "
+                  + MAX_PVC_OVERSIZE
+                  + "x what an L2 of "
+                  + human(l2)
+                  + " needs ("
+                  + human(needed)
+                  + "): a PVC cannot shrink, so a typo (an extra digit, Gi for Mi) would be"
+                  + " permanent; set storage.size to at most "
+                  + Sizes.quantity(Sizes.ceilGiB(MAX_PVC_OVERSIZE * needed))
+                  + " or raise memory.bucketCache");
         }
       }
       if (tmpfs && storageSize != null && storageSize < l2) {

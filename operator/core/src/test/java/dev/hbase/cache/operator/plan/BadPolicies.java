@@ -104,6 +104,13 @@ public final class BadPolicies {
               "spec.memory.memstoreFraction: Invalid value",
               "between 0.05 and 0.8"),
           new Case(
+              "storage.size an extra digit (200Gi for a 2Gi L2): PVCs cannot shrink",
+              "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n  storage:\n    size: 200Gi\n",
+              "8Gi",
+              null,
+              "a PVC cannot shrink, so a typo (an extra digit, Gi for Mi) would be permanent;"
+                  + " set storage.size to at most 24Gi"),
+          new Case(
               "storage in Lru mode",
               "  mode: Lru\n  storage:\n    size: 10Gi\n",
               "8Gi",
