@@ -223,6 +223,9 @@ public class BlockCachePolicyReconciler
         storage.finishRecreate(client, policy, u.backup());
       } else if (u.why().invalid) {
         events.warn(client, policy, u.why().name(), u.message());
+        if (u.why() != Why.Conflict) { // a conflicting policy never rolled anything
+          hold(client, policy, status, null, u.why().name(), now);
+        }
       }
       return write(
           ctx,
@@ -244,6 +247,7 @@ public class BlockCachePolicyReconciler
     PlanStep.Result result = PlanStep.plan(observed, status.previousPlan());
     if (result instanceof Refused r) {
       events.warn(client, policy, r.reason(), r.message());
+      hold(client, policy, status, observed, r.reason(), now);
       return write(ctx, policy, status.invalid(r.reason(), r.message()), INVALID_REQUEUE);
     }
     Planned planned = (Planned) result;
@@ -343,6 +347,37 @@ public class BlockCachePolicyReconciler
   }
 
   // ------------------------------------------------------------------ pieces
+
+  /**
+   * A roll under way when the policy stopped being applicable: the cluster goes back to normal
+   * operation (see {@link Roller#hold}) until the policy is valid again, and the roll then goes on.
+   */
+  private void hold(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      StatusAggregator status,
+      Observed observed,
+      String why,
+      Instant now) {
+    ConfigMap base =
+        observed != null
+            ? observed.base()
+            : configMaps
+                .get(
+                    new ResourceID(
+                        policy.getSpec().getHbaseSiteConfigMap(),
+                        policy.getMetadata().getNamespace()))
+                .orElse(null);
+    roll.hold(
+            client,
+            policy,
+            base,
+            observed == null ? null : observed.pods(),
+            status.rollout(),
+            why,
+            now)
+        .ifPresent(status::held);
+  }
 
   private interface HBaseCall {
     Object call() throws Exception;

@@ -16,6 +16,7 @@ import dev.hbase.cache.operator.roll.RollModel;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.Roller;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -73,7 +74,40 @@ final class RollStep {
                 now,
                 o.replicas()));
     for (RollModel.Action a : d.actions()) {
-      if (!execute(client, o, a)) {
+      if (!execute(client, policy, cluster(o), a)) {
+        return Optional.empty();
+      }
+    }
+    d.events().forEach(e -> events.record(client, policy, e.warning(), e.reason(), e.message()));
+    return Optional.of(d);
+  }
+
+  /**
+   * A roll under way whose policy can no longer be applied: {@link Roller#hold} with its actions
+   * carried out (the balancer as before the roll, drained servers recommissioned). Empty when no
+   * roll left the cluster changed, or when an action failed (then the same again next time).
+   */
+  Optional<Roller.Decision> hold(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      ConfigMap base,
+      List<PodView> pods,
+      RolloutStatus previous,
+      String why,
+      Instant now) {
+    if (!Roller.needsHold(previous)) {
+      return Optional.empty();
+    }
+    HBaseCluster cluster = clusters.of(policy.getSpec(), base);
+    ClusterSnapshot hbase;
+    try {
+      hbase = cluster.snapshot();
+    } catch (RuntimeException e) {
+      hbase = ClusterSnapshot.unreachable(now, e.getMessage());
+    }
+    Roller.Decision d = Roller.hold(previous, pods, hbase, why);
+    for (RollModel.Action a : d.actions()) {
+      if (!execute(client, policy, cluster, a)) {
         return Optional.empty();
       }
     }
@@ -125,9 +159,9 @@ final class RollStep {
   }
 
   /** Carries out one action; false if it failed (an ActionFailed event says why). */
-  private boolean execute(KubernetesClient client, Observed o, RollModel.Action a) {
-    BlockCachePolicy policy = o.policy();
-    String ns = o.namespace();
+  private boolean execute(
+      KubernetesClient client, BlockCachePolicy policy, HBaseCluster cluster, RollModel.Action a) {
+    String ns = policy.getMetadata().getNamespace();
     try {
       if (a instanceof RollModel.DeletePod d) {
         // Only the instance the roll recorded: same UID, and the delete is conditional on the
@@ -144,11 +178,11 @@ final class RollStep {
               .delete();
         }
       } else if (a instanceof RollModel.SwitchBalancer b) {
-        cluster(o).balancer(b.on());
+        cluster.balancer(b.on());
       } else if (a instanceof RollModel.Decommission d) {
-        cluster(o).decommission(d.server(), true);
+        cluster.decommission(d.server(), true);
       } else if (a instanceof RollModel.Recommission r) {
-        RecommissionResult result = cluster(o).recommission(r.oldServer(), r.regions());
+        RecommissionResult result = cluster.recommission(r.oldServer(), r.regions());
         log.info("policy {}/{}: {}", ns, policy.getMetadata().getName(), result);
         return true;
       }

@@ -155,6 +155,15 @@ final class StatusAggregator {
     return this;
   }
 
+  /** The roll holds while the policy cannot be applied ({@link Roller#hold}). */
+  StatusAggregator held(Roller.Decision d) {
+    status.setRollout(d.state());
+    if (d.outcome() instanceof Blocked b) {
+      condition(DEGRADED, true, b.reason().name(), b.message());
+    }
+    return this;
+  }
+
   /** A reconcile failed with an exception (an API or HBase call): say so until one succeeds. */
   StatusAggregator failed(Exception e) {
     String message = Objects.toString(e.getMessage(), e.getClass().getSimpleName());

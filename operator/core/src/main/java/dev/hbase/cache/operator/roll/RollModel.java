@@ -185,7 +185,9 @@ public final class RollModel {
     /** A persistent cache's L2 size before the restart is not known yet. */
     WaitingForCacheSample,
     /** A replica has no pod. */
-    WaitingForPods
+    WaitingForPods,
+    /** The policy cannot be applied any more: the roll holds, the cluster runs as before it. */
+    PolicyInvalid
   }
 
   /** How a roller step ended, besides its actions. */

@@ -104,6 +104,89 @@ public final class Roller {
                 || previous.getBalancerWasOn() != null));
   }
 
+  /**
+   * Whether a roll left the cluster changed (balancer switched off, a server decommissioned and not
+   * yet restarted): a policy that can no longer be applied must {@link #hold} it.
+   */
+  public static boolean needsHold(RolloutStatus previous) {
+    return previous != null
+        && (Boolean.TRUE.equals(previous.getBalancerWasOn())
+            || (previous.getInFlight() != null
+                && previous.getInFlight().stream().anyMatch(r -> r.getOldServer() != null)));
+  }
+
+  /**
+   * The policy can no longer be applied (its plan refused, its target gone) while a roll is under
+   * way: the cluster returns to normal operation until it can. The balancer goes back on if it was
+   * on before the roll (the roll switches it off again when it goes on); a server drained but not
+   * yet deleted gets its regions back and its decommission mark cleared, and leaves the roll (it is
+   * admitted again from the start, with every gate). Pods already restarting stay in flight: their
+   * old instance is gone, and the roll reloads them when it goes on.
+   *
+   * @param pods the pods as observed, or null when the target cannot be observed (then a pod in the
+   *     Deleting step counts as deleted)
+   */
+  public static Decision hold(
+      RolloutStatus previous, List<PodView> pods, ClusterSnapshot hbase, String why) {
+    RolloutStatus st = Run.copy(previous);
+    List<Action> actions = new ArrayList<>();
+    List<Event> events = new ArrayList<>();
+    if (!hbase.masterReachable()) {
+      return new Decision(
+          st,
+          actions,
+          events,
+          List.of(),
+          new Blocked(Reason.HBaseUnreachable, "held (" + why + "); " + hbase.error()),
+          POLL);
+    }
+    if (Boolean.TRUE.equals(st.getBalancerWasOn()) && Boolean.FALSE.equals(hbase.balancerOn())) {
+      actions.add(new SwitchBalancer(true));
+    }
+    List<String> returned = new ArrayList<>();
+    for (PodRoll r : List.copyOf(st.getInFlight())) {
+      boolean notDeleted =
+          r.getStep() == Step.Draining
+              || (r.getStep() == Step.Deleting
+                  && pods != null
+                  && pods.stream()
+                      .anyMatch(
+                          p ->
+                              p.name().equals(r.getPod())
+                                  && p.uid().equals(r.getUid())
+                                  && !p.terminating()));
+      if (notDeleted && r.getOldServer() != null) {
+        actions.add(
+            new Recommission(
+                ServerId.parse(r.getOldServer()),
+                r.getRegions() == null ? List.of() : r.getRegions()));
+        st.getInFlight().remove(r);
+        returned.add(r.getPod());
+      }
+    }
+    String message =
+        "held while the policy cannot be applied ("
+            + why
+            + ")"
+            + (actions.stream().anyMatch(a -> a instanceof SwitchBalancer)
+                ? "; balancer switched back on"
+                : "")
+            + (returned.isEmpty()
+                ? ""
+                : "; " + String.join(", ", returned) + " got its regions back");
+    if (!actions.isEmpty()) {
+      events.add(new Event(true, "RollHeld", message));
+    }
+    st.setPhase(Phase.Blocked);
+    st.setMessage(message);
+    st.setCurrentPod(
+        st.getInFlight().isEmpty()
+            ? null
+            : st.getInFlight().stream().map(PodRoll::getPod).collect(Collectors.joining(",")));
+    return new Decision(
+        st, actions, events, List.of(), new Blocked(Reason.PolicyInvalid, message), BLOCKED);
+  }
+
   /** One step's working state. */
   private static final class Run {
     final Input in;

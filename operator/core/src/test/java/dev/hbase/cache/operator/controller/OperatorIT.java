@@ -864,6 +864,50 @@ class OperatorIT {
   }
 
   @Test
+  void aPolicyMadeInvalidMidRollGivesTheBalancerBackAndTheRollResumesWhenValid() {
+    cluster("4Gi", false);
+    kube.readyAfter = Duration.ofSeconds(5);
+    operator(null);
+    policy("held", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    assertThat(hbase.balancerOn).isFalse();
+    var merge =
+        io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+            io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE);
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName("held")
+        .patch(merge, "{\"spec\":{\"memory\":{\"heap\":\"64Gi\"}}}");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                condition("held", "Valid", "False")
+                    && condition("held", "Degraded", "True")
+                    && hbase.balancerOn);
+    BlockCachePolicy held = get("held");
+    assertThat(held.getStatus().getRollout().getPhase()).isEqualTo(Phase.Blocked);
+    assertThat(held.getStatus().getRollout().getMessage()).contains("held while the policy");
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .anyMatch(e -> "RollHeld".equals(e.getReason()));
+    await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(15)).until(() -> true);
+    assertThat(kube.deletes).as("nothing restarted while invalid").hasSize(1);
+    assertThat(hbase.balancerOn).as("the balancer stays as it was before the roll").isTrue();
+
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName("held")
+        .patch(merge, "{\"spec\":{\"memory\":{\"heap\":null}}}");
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("held"));
+    assertThat(kube.deletes).as("each pod restarted once").hasSize(3);
+    assertThat(hbase.balancerOn).isTrue();
+    assertThat(hbase.snapshot().live()).noneMatch(x -> x.decommissioned());
+    assertThat(condition("held", "Degraded", "False")).isTrue();
+  }
+
+  @Test
   void deletingThePolicyMidRollRestoresTheBalancerAndClearsMarks() {
     cluster("4Gi", false);
     kube.readyAfter = Duration.ofSeconds(5);

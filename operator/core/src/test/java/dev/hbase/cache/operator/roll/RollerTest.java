@@ -309,6 +309,58 @@ class RollerTest {
   }
 
   @Test
+  void aPolicyThatCannotBeAppliedMidRollGivesTheClusterBackThenTheRollGoesOn() {
+    FakeCluster c = threeServers();
+    RollModel.Settings s = FakeCluster.settings(NEW);
+    // run until the first pod is drained (decommissioned, its regions elsewhere), not yet deleted
+    RolloutStatus mid =
+        c.run(
+            null,
+            s,
+            100,
+            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == PodRoll.Step.Deleting),
+            null);
+    PodRoll drained = mid.getInFlight().get(0);
+    assertThat(c.hbase.balancerOn).isFalse();
+    assertThat(c.hbase.decommissioned).hasSize(1);
+    assertThat(Roller.needsHold(mid)).isTrue();
+
+    Roller.Decision held = Roller.hold(mid, c.podViews(), c.hbase.snapshot(), "PlanRefused");
+    held.actions().forEach(c::apply);
+    assertThat(held.actions())
+        .containsExactly(
+            new RollModel.SwitchBalancer(true),
+            new RollModel.Recommission(
+                ServerId.parse(drained.getOldServer()), drained.getRegions()));
+    assertThat(held.state().getInFlight()).isEmpty();
+    assertThat(held.state().getPhase()).isEqualTo(Phase.Blocked);
+    assertThat(held.outcome()).isInstanceOf(Blocked.class);
+    assertThat(held.events()).extracting(RollModel.Event::reason).containsExactly("RollHeld");
+    assertThat(c.hbase.balancerOn).as("the balancer as before the roll").isTrue();
+    assertThat(c.hbase.decommissioned).as("no mark left").isEmpty();
+    assertThat(c.hbase.servers.get(drained.getPod()).regions)
+        .as("the drained server has its regions back")
+        .containsAll(drained.getRegions());
+    assertThat(c.restarts).as("nothing restarted while held").isEmpty();
+
+    // held again later: nothing more to do
+    Roller.Decision again =
+        Roller.hold(held.state(), c.podViews(), c.hbase.snapshot(), "PlanRefused");
+    assertThat(again.actions()).isEmpty();
+    assertThat(again.events()).isEmpty();
+
+    // valid again: the roll goes on and restarts each pod once, the balancer back on at the end
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus end = c.run(held.state(), s, 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(end)).isTrue();
+    assertThat(c.restarts)
+        .containsExactlyInAnyOrderEntriesOf(Map.of("rs-0", 1, "rs-1", 1, "rs-2", 1));
+    assertThat(c.maxDown).isLessThanOrEqualTo(1);
+    assertThat(c.hbase.balancerOn).isTrue();
+    assertThat(c.hbase.decommissioned).isEmpty();
+  }
+
+  @Test
   void unreadyPodsGoBeforeReadyOnes() {
     FakeCluster c = threeServers();
     c.pods.get("rs-2").ready = false; // up but not Ready (e.g. still opening regions)
