@@ -66,6 +66,8 @@ while :; do
   sleep 5
 done
 log "the policy's roll finished in $((SECONDS - t0))s"
+k get bcp persistent-file -o json | jq -r '.status.rollout.lastRoll // empty
+  | "status.rollout.lastRoll: \(.restarts) restarts in \(.seconds) s, slowest \(.slowestPod // "-") \(.slowestPodSeconds // "-") s from delete to regions home, \(.coldRestarts) cold"' >&2
 k get pods -l app.kubernetes.io/component=regionserver -o wide >&2
 
 step "load a table and read it (in-cluster client pods, e2e/workload)"

@@ -558,12 +558,21 @@ class KindE2ETest {
   RollMeasurement record(RollMeasurement m) {
     lastRollEnd = m.end();
     m.report(report);
-    summary.add(m.summary());
+    var last = cluster.policy().getStatus().getRollout().getLastRoll();
+    report.line("- status.rollout.lastRoll (the operator's own figures): %s", last == null ? "none"
+        : String.format("%d restarts in %d s, slowest %s %s s from delete to regions home, %d cold", last.getRestarts(),
+            last.getSeconds(), last.getSlowestPod(), last.getSlowestPodSeconds(), last.getColdRestarts()));
+    summary.add(m.summary() + (last == null ? "" : String.format("; operator: %d s, slowest pod %s s delete->home",
+        last.getSeconds(), last.getSlowestPodSeconds())));
     return m;
   }
 
   /** A roll that restarted every pod once, one at a time, each keeping its cache, without a failed read. */
   void assertOneAtATimeWithTheCacheKept(RollMeasurement m) {
+    var last = cluster.policy().getStatus().getRollout().getLastRoll();
+    assertThat(last).as("status.rollout.lastRoll").isNotNull();
+    assertThat(last.getRestarts()).as("lastRoll.restarts").isEqualTo(REPLICAS);
+    assertThat(last.getColdRestarts()).as("lastRoll.coldRestarts").isZero();
     for (RollMeasurement.PodRestart p : m.pods().values()) {
       assertThat(p.restartedAt()).as("restartedAt of %s", p.pod()).isNotNull();
       assertThat(Instant.parse(p.restartedAt())).as("restartedAt of %s is in this roll", p.pod()).isAfter(m.start());

@@ -32,6 +32,10 @@ import io.fabric8.kubernetes.model.annotation.Version;
     jsonPath = ".status.rollout.phase",
     type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(
+    name = "Last Roll (s)",
+    jsonPath = ".status.rollout.lastRoll.seconds",
+    type = AdditionalPrinterColumn.Type.INTEGER)
+@AdditionalPrinterColumn(
     name = "Age",
     jsonPath = ".metadata.creationTimestamp",
     type = AdditionalPrinterColumn.Type.DATE)

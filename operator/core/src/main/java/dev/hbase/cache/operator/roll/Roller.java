@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
+import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
@@ -187,6 +188,24 @@ public final class Roller {
         st, actions, events, List.of(), new Blocked(Reason.PolicyInvalid, message), BLOCKED);
   }
 
+  /** A finished roll in a sentence (the RollFinished event). */
+  public static String describe(RollSummary r) {
+    return r.getRestarts()
+        + " restarts in "
+        + r.getSeconds()
+        + " s"
+        + (r.getSlowestPod() == null
+            ? ""
+            : ", slowest "
+                + r.getSlowestPod()
+                + " "
+                + r.getSlowestPodSeconds()
+                + " s from delete to regions home")
+        + (r.getColdRestarts() == null || r.getColdRestarts() == 0
+            ? ""
+            : ", " + r.getColdRestarts() + " cold");
+  }
+
   /** One step's working state. */
   private static final class Run {
     final Input in;
@@ -307,6 +326,9 @@ public final class Roller {
         actions.add(new DeletePod(r.getPod(), r.getUid()));
         events.add(new Event(false, "RestartingPod", "restarting " + r.getPod() + reasonSuffix(r)));
       }
+      if (r.getDeletedAt() == null) {
+        r.setDeletedAt(in.now().toString());
+      }
       to(r, Step.WaitingReady);
       requeue(POLL);
     }
@@ -326,6 +348,7 @@ public final class Roller {
           actions.add(new Recommission(ServerId.parse(r.getOldServer()), r.getRegions()));
           requeue(FAST);
         } else {
+          r.setHomeAt(in.now().toString());
           to(r, Step.WarmGate);
           requeue(FAST);
         }
@@ -372,6 +395,7 @@ public final class Roller {
               .filter(this::regionExists)
               .toList();
       if (stragglers.isEmpty() && h.regionsInTransition() == 0) {
+        r.setHomeAt(in.now().toString());
         to(r, Step.WarmGate);
         requeue(FAST);
         return;
@@ -412,6 +436,7 @@ public final class Roller {
       boolean timeUp = timedOut(r, s.warmTimeout());
       if ((retainedOk && hitOk) || timeUp) {
         boolean warm = retainedOk && hitOk;
+        count(r, warm);
         restarted.add(
             new Restarted(
                 r.getPod(),
@@ -667,6 +692,12 @@ public final class Roller {
     void startRollIfIdle() {
       if (st.getPhase() == null || st.getPhase() == Phase.Idle || st.getStartedAt() == null) {
         st.setStartedAt(in.now().toString());
+        st.setCurrent(
+            new RollSummary()
+                .setRevision(s.revision())
+                .setStartedAt(st.getStartedAt())
+                .setRestarts(0)
+                .setColdRestarts(0));
         long drifted =
             in.pods().stream()
                 .filter(p -> p.templateChanged() && Objects.equals(p.revision(), s.revision()))
@@ -723,11 +754,23 @@ public final class Roller {
         if (st.getPhase() == Phase.Rolling
             || st.getPhase() == Phase.Blocked
             || st.getPhase() == Phase.Paused) {
+          RollSummary done = st.getCurrent();
+          if (done != null) {
+            done.setRevision(s.revision()).setFinishedAt(in.now().toString());
+            done.setSeconds(
+                Duration.between(Instant.parse(done.getStartedAt()), in.now()).toSeconds());
+            st.setLastRoll(done);
+            st.setCurrent(null);
+          }
           events.add(
               new Event(
                   false,
                   "RollFinished",
-                  "all " + in.pods().size() + " RegionServers run revision " + s.revision()));
+                  "all "
+                      + in.pods().size()
+                      + " RegionServers run revision "
+                      + s.revision()
+                      + (done == null ? "" : ": " + describe(done))));
         }
         if (st.getBalancerWasOn() != null) {
           if (st.getBalancerWasOn() && in.hbase().masterReachable()) {
@@ -757,6 +800,28 @@ public final class Roller {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** A pod passed the warm gate: the roll's figures so far. */
+    void count(PodRoll r, boolean warm) {
+      RollSummary c = st.getCurrent();
+      if (c == null) {
+        return; // a roll started by an operator without figures: nothing to add to
+      }
+      c.setRestarts(c.getRestarts() + 1);
+      if (!warm) {
+        c.setColdRestarts(c.getColdRestarts() + 1);
+      }
+      if (r.getDeletedAt() != null && r.getHomeAt() != null) {
+        double secs =
+            Duration.between(Instant.parse(r.getDeletedAt()), Instant.parse(r.getHomeAt()))
+                    .toMillis()
+                / 1000.0;
+        if (c.getSlowestPodSeconds() == null || secs > c.getSlowestPodSeconds()) {
+          c.setSlowestPod(r.getPod());
+          c.setSlowestPodSeconds(Math.round(secs * 10) / 10.0);
+        }
+      }
+    }
 
     String missingMessage() {
       return in.missing()

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.hbase.ServerId;
@@ -108,6 +109,26 @@ class RollerTest {
         .flatExtracting(Roller.Decision::events)
         .extracting(RollModel.Event::reason)
         .contains("RollStarted", "RollFinished");
+    // the roll's figures: in the status (lastRoll) and in the RollFinished event
+    RollSummary last = s.getLastRoll();
+    assertThat(s.getCurrent()).isNull();
+    assertThat(last.getRevision()).isEqualTo(NEW);
+    assertThat(last.getRestarts()).isEqualTo(3);
+    assertThat(last.getColdRestarts()).isZero();
+    assertThat(last.getSeconds())
+        .isEqualTo(
+            Duration.between(
+                    Instant.parse(last.getStartedAt()), Instant.parse(last.getFinishedAt()))
+                .toSeconds())
+        .isPositive();
+    assertThat(last.getSlowestPod()).isIn("rs-0", "rs-1", "rs-2");
+    // delete -> Ready takes the simulated restart time, then the reload
+    assertThat(last.getSlowestPodSeconds()).isGreaterThan(c.restartTime.toSeconds());
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .filteredOn(e -> e.reason().equals("RollFinished"))
+        .singleElement()
+        .satisfies(e -> assertThat(e.message()).contains(Roller.describe(last)));
   }
 
   @Test

@@ -48,4 +48,10 @@ public class PodRoll {
   private String newServer;
 
   private String readyAt;
+
+  /** When the operator deleted the pod. */
+  private String deletedAt;
+
+  /** When every region the pod had was back on it (the warm gate started). */
+  private String homeAt;
 }

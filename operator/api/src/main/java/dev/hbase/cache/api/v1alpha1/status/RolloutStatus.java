@@ -41,6 +41,12 @@ public class RolloutStatus {
   /** Balancer state to restore when the roll ends (DrainAndReload switches it off). */
   private Boolean balancerWasOn;
 
+  /** The roll under way so far (moved to lastRoll when it finishes). */
+  private RollSummary current;
+
+  /** The last finished roll. */
+  private RollSummary lastRoll;
+
   /** The pods being restarted, at most maxUnavailable. */
   private List<PodRoll> inFlight = new ArrayList<>();
 }

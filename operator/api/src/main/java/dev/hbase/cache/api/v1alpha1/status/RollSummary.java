@@ -1,0 +1,31 @@
+package dev.hbase.cache.api.v1alpha1.status;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import lombok.Data;
+import lombok.experimental.Accessors;
+
+/** What a roll cost: its duration, its restarts and its slowest pod. */
+@Data
+@Accessors(chain = true)
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class RollSummary {
+  private String revision;
+  private String startedAt;
+  private String finishedAt;
+
+  @JsonPropertyDescription("From the roll's start to its last pod warm, in seconds.")
+  private Long seconds;
+
+  @JsonPropertyDescription("Pods restarted by the roll.")
+  private Integer restarts;
+
+  @JsonPropertyDescription("Restarts whose cache did not come back within warmGate.timeout.")
+  private Integer coldRestarts;
+
+  @JsonPropertyDescription("The pod that took longest from its delete to all its regions back.")
+  private String slowestPod;
+
+  @JsonPropertyDescription("That pod's seconds from delete to all its regions back.")
+  private Double slowestPodSeconds;
+}
