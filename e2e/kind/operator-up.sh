@@ -14,7 +14,14 @@ docker image inspect "$OPERATOR_IMAGE" >/dev/null 2>&1 || die "image $OPERATOR_I
 # server-side: no last-applied annotation (large schemas); force: take the fields over from Helm,
 # which installed the CRD on the first install but never upgrades it
 kubectl --context "$CTX" apply --server-side --force-conflicts -f "$REPO_ROOT/crds/" >&2
-kubectl --context "$CTX" wait --for=condition=Established "crd/$CRD" --timeout=120s >&2
+# a loop, not `kubectl wait --for=condition=Established`: that fails at once ("status.conditions
+# accessor error: <nil>") when it reads the CRD before the API server has written its status
+for _ in $(seq 120); do
+  [ "$(kubectl --context "$CTX" get "crd/$CRD" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
+  sleep 1
+done
+[ "$(kubectl --context "$CTX" get "crd/$CRD" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ] \
+  || die "CRD $CRD not Established within 120s"
 "$E2E_KIND_DIR/load-images.sh" "$OPERATOR_IMAGE"
 # the image ID as a pod annotation: a rebuilt image under the same tag rolls the Deployment
 image_id=$(docker image inspect -f '{{.Id}}' "$OPERATOR_IMAGE" | sed 's/^sha256://' | cut -c1-12)
