@@ -476,7 +476,7 @@ class KindE2ETest {
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
     step("9. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
       // nobody reads from here to the end of the step: after the reset every L2 stays empty
-      Files.writeString(target.resolve("reader-steps-3-7.log"), workload.log(READER));
+      Files.writeString(target.resolve("reader-steps-3-8.log"), workload.log(READER));
       workload.delete(READER);
       String oldRevision = cluster.revision();
       watch.reset();
