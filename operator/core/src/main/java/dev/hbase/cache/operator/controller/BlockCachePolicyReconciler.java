@@ -308,7 +308,7 @@ public class BlockCachePolicyReconciler
     // PodDisruptionBudget goes (also owned by the policy, for the garbage collector). HBase is left
     // as a roll would leave it: balancer restored, marks cleared.
     try {
-      DisruptionBudgetStep.delete(ctx.getClient(), policy);
+      disruptionBudget.deleteOwn(ctx.getClient(), policy);
     } catch (RuntimeException e) {
       log.warn(
           "could not delete the PodDisruptionBudget of {}: {}",

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import java.util.List;
 import java.util.Map;
@@ -122,6 +123,14 @@ final class DisruptionBudgetStep {
     if (ours == null || !InSync.covers(ours, d.desired())) {
       ApplyStep.apply(client, d.desired());
     }
+  }
+
+  /** Deletes the policy's budget if it is the policy's own (never a budget someone else made). */
+  void deleteOwn(KubernetesClient client, BlockCachePolicy policy) {
+    budgets
+        .get(new ResourceID(name(policy), policy.getMetadata().getNamespace()))
+        .filter(b -> ownedBy(b, policy))
+        .ifPresent(b -> delete(client, policy));
   }
 
   static void delete(KubernetesClient client, BlockCachePolicy policy) {
