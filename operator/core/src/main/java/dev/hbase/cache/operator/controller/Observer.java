@@ -161,7 +161,7 @@ final class Observer {
         cacheMapRemovals(sts, ns));
   }
 
-  /** The cache-map-guard reports of the StatefulSet's pods (current and previous start). */
+  /** The cache-map-guard reports of the StatefulSet's pods (their current start). */
   List<CacheMapRemoval> cacheMapRemovals(StatefulSet sts, String ns) {
     List<CacheMapRemoval> out = new ArrayList<>();
     for (Pod p : pods.list(ns, p -> ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
@@ -172,13 +172,12 @@ final class Observer {
         if (!Desired.CACHE_MAP_GUARD.equals(c.getName())) {
           continue;
         }
-        for (var state : java.util.Arrays.asList(c.getState(), c.getLastState())) {
-          var t = state == null ? null : state.getTerminated();
-          if (t != null && t.getMessage() != null && !t.getMessage().isBlank()) {
-            out.add(
-                new CacheMapRemoval(
-                    p.getMetadata().getName(), t.getFinishedAt(), t.getMessage().strip()));
-          }
+        // the current run only: reporting lastState too would alternate two messages per pod
+        var t = c.getState() == null ? null : c.getState().getTerminated();
+        if (t != null && t.getMessage() != null && !t.getMessage().isBlank()) {
+          out.add(
+              new CacheMapRemoval(
+                  p.getMetadata().getName(), t.getFinishedAt(), t.getMessage().strip()));
         }
       }
     }
