@@ -285,46 +285,6 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(7)
-  void aNodeDrainGetsOneRegionServerNotTwo() {
-    // after the rolls that measure reads on every server: the evicted server comes back with no
-    // regions (HBase reassigned them; an eviction is no drain), which those measurements need
-    step("7. a node drain (Eviction API): one RegionServer evicted, the second refused by the PodDisruptionBudget", () -> {
-      String pdb = Cluster.POLICY + "-regionservers";
-      await("PodDisruptionBudget " + pdb + " allows one disruption").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
-          .until(() -> {
-            var b = client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName(pdb).get();
-            return b != null && b.getStatus() != null && Integer.valueOf(1).equals(b.getStatus().getDisruptionsAllowed());
-          });
-      Map<Integer, String> uids = cluster.podUids();
-      Instant t0 = Instant.now();
-      boolean first = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(2)).evict();
-      assertThat(first).as("the first eviction (the budget allows one)").isTrue();
-      // the second one once the budget's status counts the first server down (the disruption
-      // controller updates it within a second or two; the server needs >= 10 s to come back)
-      await("PodDisruptionBudget " + pdb + " at 0 disruptions after the first eviction").atMost(Duration.ofSeconds(10))
-          .pollInterval(Duration.ofMillis(200)).until(() -> {
-            var b = client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName(pdb).get();
-            return b.getStatus() != null && Integer.valueOf(0).equals(b.getStatus().getDisruptionsAllowed());
-          });
-      boolean second = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(1)).evict();
-      report.line("- Eviction API on `%s` -> %s, then on `%s` -> %s (PodDisruptionBudget `%s`, maxUnavailable 1)", Cluster.pod(2),
-          first ? "evicted" : "refused", Cluster.pod(1), second ? "evicted" : "refused (429)", pdb);
-      assertThat(second).as("a second RegionServer evicted while the first is down").isFalse();
-      await("the evicted RegionServer back and the policy Ready").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2))
-          .until(() -> {
-            Pod p = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(2)).get();
-            return p != null && !p.getMetadata().getUid().equals(uids.get(2)) && PodWatch.ready(p) && isTrue(cluster.policy(), "Ready");
-          });
-      assertThat(cluster.podUids().get(1)).as("the refused pod was not touched").isEqualTo(uids.get(1));
-      Workload.Stats s = Workload.stats(workload.log(READER), t0, Instant.now());
-      report.line("- `%s` back and Ready after %d s (its regions were reassigned by HBase: an eviction is no drain); reader meanwhile: %s",
-          Cluster.pod(2), Duration.between(t0, Instant.now()).toSeconds(), s.summary());
-      summary.add(String.format("node drain: 1 eviction allowed, the 2nd refused (429); reads failed meanwhile: %d", s.fail()));
-    });
-  }
-
-  @Test
   @Order(5)
   void operatorKilledMidRollResumesWithoutRestartingAPodTwice() {
     step("5. operator pod killed mid-roll (writerThreads 4 -> 5)", () -> {
@@ -372,9 +332,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(8)
+  @Order(7)
   void aPolicyThatCannotBePlannedChangesNothing() {
-    step("8. a policy that cannot be planned changes nothing", () -> {
+    step("7. a policy that cannot be planned changes nothing", () -> {
       StatefulSet sts = cluster.regionServers();
       String cmRv = cluster.derivedConfigMap().getMetadata().getResourceVersion();
       Map<Integer, String> uids = cluster.podUids();
@@ -422,9 +382,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(9)
+  @Order(8)
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
-    step("9. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
+    step("8. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
       Map<Integer, String> uids = cluster.podUids();
       String oldRevision = cluster.revision();
       watch.reset();
@@ -485,9 +445,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(10)
+  @Order(9)
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
-    step("10. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
+    step("9. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
       // nobody reads from here to the end of the step: after the reset every L2 stays empty
       Files.writeString(target.resolve("reader-steps-3-8.log"), workload.log(READER));
       workload.delete(READER);
@@ -536,9 +496,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(11)
+  @Order(10)
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
-    step("11. deleting the policy leaves RegionServers and PVCs", () -> {
+    step("10. deleting the policy leaves RegionServers and PVCs", () -> {
       Map<Integer, String> uids = cluster.podUids();
       Map<String, String> pvcs = cluster.pvcUids();
       String stsUid = cluster.regionServers().getMetadata().getUid();
