@@ -47,31 +47,6 @@ public final class RollModel {
       boolean missingClaimVolumes,
       boolean templateChanged) {
 
-    public PodView(
-        String name,
-        String uid,
-        int ordinal,
-        String revision,
-        boolean ready,
-        boolean terminating,
-        String stuck,
-        String ip,
-        boolean missingClaimVolumes) {
-      this(name, uid, ordinal, revision, ready, terminating, stuck, ip, missingClaimVolumes, false);
-    }
-
-    public PodView(
-        String name,
-        String uid,
-        int ordinal,
-        String revision,
-        boolean ready,
-        boolean terminating,
-        String stuck,
-        String ip) {
-      this(name, uid, ordinal, revision, ready, terminating, stuck, ip, false, false);
-    }
-
     /**
      * Whether the pod must be restarted to run the plan: its revision annotation differs, or it
      * runs an older pod template of the StatefulSet than the current one (changed by another

@@ -200,6 +200,18 @@ class OperatorIT {
     return client.resource(Serialization.unmarshal(doc, BlockCachePolicy.class)).create();
   }
 
+  /** A JSON merge patch of a policy: no resourceVersion, so no conflict with status writes. */
+  void mergePatch(String name, String json) {
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName(name)
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            json);
+  }
+
   BlockCachePolicy get(String name) {
     return client.resources(BlockCachePolicy.class).inNamespace(ns).withName(name).get();
   }
@@ -839,23 +851,9 @@ class OperatorIT {
     await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") != null);
 
     // switched off by the policy, then the policy deleted with it on again
-    client
-        .resources(BlockCachePolicy.class)
-        .inNamespace(ns)
-        .withName("pdb")
-        .patch(
-            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
-                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
-            "{\"spec\":{\"rollout\":{\"podDisruptionBudget\":false}}}");
+    mergePatch("pdb", "{\"spec\":{\"rollout\":{\"podDisruptionBudget\":false}}}");
     await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") == null);
-    client
-        .resources(BlockCachePolicy.class)
-        .inNamespace(ns)
-        .withName("pdb")
-        .patch(
-            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
-                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
-            "{\"spec\":{\"rollout\":{\"podDisruptionBudget\":null}}}");
+    mergePatch("pdb", "{\"spec\":{\"rollout\":{\"podDisruptionBudget\":null}}}");
     await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") != null);
     client.resources(BlockCachePolicy.class).inNamespace(ns).withName("pdb").delete();
     await().atMost(Duration.ofSeconds(30)).until(() -> get("pdb") == null);
@@ -871,14 +869,7 @@ class OperatorIT {
     policy("held", "  mode: Lru\n");
     await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
     assertThat(hbase.balancerOn).isFalse();
-    var merge =
-        io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
-            io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE);
-    client
-        .resources(BlockCachePolicy.class)
-        .inNamespace(ns)
-        .withName("held")
-        .patch(merge, "{\"spec\":{\"memory\":{\"heap\":\"64Gi\"}}}");
+    mergePatch("held", "{\"spec\":{\"memory\":{\"heap\":\"64Gi\"}}}");
     await()
         .atMost(Duration.ofSeconds(30))
         .until(
@@ -895,11 +886,7 @@ class OperatorIT {
     assertThat(kube.deletes).as("nothing restarted while invalid").hasSize(1);
     assertThat(hbase.balancerOn).as("the balancer stays as it was before the roll").isTrue();
 
-    client
-        .resources(BlockCachePolicy.class)
-        .inNamespace(ns)
-        .withName("held")
-        .patch(merge, "{\"spec\":{\"memory\":{\"heap\":null}}}");
+    mergePatch("held", "{\"spec\":{\"memory\":{\"heap\":null}}}");
     await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("held"));
     assertThat(kube.deletes).as("each pod restarted once").hasSize(3);
     assertThat(hbase.balancerOn).isTrue();
