@@ -15,6 +15,13 @@
 {{- define "hbase.master" -}}{{ include "hbase.fullname" . }}-master{{- end -}}
 {{- define "hbase.regionserver" -}}{{ include "hbase.fullname" . }}-regionserver{{- end -}}
 {{- define "hbase.siteConfigMap" -}}{{ include "hbase.fullname" . }}-site{{- end -}}
+{{- /* the ConfigMaps the pods mount: the operator's derived ones once blockCachePolicy hands them over */ -}}
+{{- define "hbase.regionServerSiteConfigMap" -}}
+{{- if .Values.blockCachePolicy }}{{ .Values.blockCachePolicy }}-rs-site{{ else }}{{ include "hbase.siteConfigMap" . }}{{ end -}}
+{{- end -}}
+{{- define "hbase.masterSiteConfigMap" -}}
+{{- if .Values.blockCachePolicy }}{{ .Values.blockCachePolicy }}-master-site{{ else }}{{ include "hbase.siteConfigMap" . }}{{ end -}}
+{{- end -}}
 {{- define "hbase.dataClaim" -}}
 {{- default (printf "%s-data" (include "hbase.fullname" .)) .Values.persistence.existingClaim -}}
 {{- end -}}

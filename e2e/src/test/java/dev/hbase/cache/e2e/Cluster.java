@@ -34,6 +34,8 @@ import java.util.function.Predicate;
  */
 final class Cluster {
   static final String RS = "hbase-regionserver";
+  /** The chart's HMaster pod (the policy's masterRef). */
+  static final String MASTER_POD = "hbase-master-0";
   static final int REPLICAS = 3;
   static final String POLICY = "persistent-file";
   static final String CRD = "blockcachepolicies.cache.hbase.dev";
@@ -269,6 +271,18 @@ final class Cluster {
       sb.append(KindE2ETest.safe(() -> client.pods().inNamespace(opNs).withName(p.getMetadata().getName()).getLog())).append('\n');
     }
     return sb.toString();
+  }
+
+  /**
+   * For a failure message: the RegionServer pods, the policy's per-server status and HBase's own
+   * view (the shell's {@code status 'simple'}: regions and requests per server).
+   */
+  String describeRegionServers() {
+    BlockCachePolicy p = policy();
+    return kubectl("get", "pods", "-n", ns, "-o", "wide").output() + "\npolicy status.regionServers:\n"
+        + KindE2ETest.safe(() -> Serialization.asYaml(p.getStatus().getRegionServers())) + "\nstatus 'simple' on " + MASTER_POD + ":\n"
+        + kubectl("exec", "-n", ns, MASTER_POD, "--", "bash", "-c", "echo \"status 'simple'\" | timeout 50 hbase shell -n 2>&1 | tail -40")
+            .output();
   }
 
   Shell.Result kubectl(String... args) {

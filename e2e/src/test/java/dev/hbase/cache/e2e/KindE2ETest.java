@@ -1,5 +1,6 @@
 package dev.hbase.cache.e2e;
 
+import static dev.hbase.cache.e2e.Cluster.MASTER_POD;
 import static dev.hbase.cache.e2e.Cluster.REPLICAS;
 import static dev.hbase.cache.e2e.Cluster.RS;
 import static dev.hbase.cache.e2e.Cluster.condition;
@@ -308,13 +309,15 @@ class KindE2ETest {
   @Test
   @Order(6)
   void helmUpgradeOfTheHBaseChartRollsThroughTheOperator() {
-    step("6. helm upgrade of charts/hbase (a pod annotation) while Idle: the operator rolls the pods", () -> {
+    step("6. helm upgrade of charts/hbase (a pod annotation, fields handed to the operator) while Idle: the operator rolls the pods,"
+        + " the HMaster keeps running", () -> {
       String oldUpdateRevision = cluster.regionServers().getStatus().getUpdateRevision();
-      RollObserver roll = observeRoll("helm upgrade charts/hbase --reuse-values --set-string regionserver.podAnnotations.team=search")
-          .untilTemplateRolled(oldUpdateRevision);
+      Pod master = client.pods().inNamespace(cluster.ns).withName(MASTER_POD).get();
+      RollObserver roll = observeRoll("helm upgrade charts/hbase --reuse-values --set blockCachePolicy=" + Cluster.POLICY
+          + " --set-string regionserver.podAnnotations.team=search").untilTemplateRolled(oldUpdateRevision);
       Shell.Result up = Shell.run(settings.repo(), 300, settings.env(), List.of("bash", "-c",
           ". e2e/kind/lib.sh && helm --kube-context \"$KUBE_CONTEXT\" upgrade \"$HBASE_RELEASE\" charts/hbase -n \"$HBASE_NAMESPACE\""
-              + " --reuse-values --set-string regionserver.podAnnotations.team=search"));
+              + " --reuse-values --set blockCachePolicy=" + Cluster.POLICY + " --set-string regionserver.podAnnotations.team=search"));
       assertThat(up.code()).as("helm upgrade: %s", up.output()).isZero();
       assertThat(cluster.regionServers().getSpec().getUpdateStrategy().getType()).as("update strategy after helm upgrade")
           .isEqualTo("OnDelete");
@@ -328,13 +331,84 @@ class KindE2ETest {
         assertThat(client.pods().inNamespace(cluster.ns).withName(Cluster.pod(i)).get().getMetadata().getAnnotations())
             .as("the chart's change reached %s", Cluster.pod(i)).containsEntry("team", "search");
       }
+      Pod masterAfter = client.pods().inNamespace(cluster.ns).withName(MASTER_POD).get();
+      report.line("- HMaster pod `%s`: uid %s before, %s after (the chart renders the operator's master ConfigMap:"
+          + " helm put nothing back)", MASTER_POD, master.getMetadata().getUid(), masterAfter.getMetadata().getUid());
+      assertThat(masterAfter.getMetadata().getUid()).as("the HMaster pod was not restarted by the helm upgrade")
+          .isEqualTo(master.getMetadata().getUid());
+      summary.add(String.format("helm upgrade (pod annotation, blockCachePolicy=%s): rolled by the operator in %d s, HMaster kept",
+          Cluster.POLICY, Duration.between(m.start(), m.end()).toSeconds()));
     });
   }
 
   @Test
   @Order(7)
+  void aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack() {
+    // after the rolls that measure reads on every server: an eviction is no drain, HBase reassigns
+    // the evicted server's regions and it comes back with none of them
+    step("7. a node drain (Eviction API): a second RegionServer is evicted only once the first is back and Ready", () -> {
+      String pdb = Cluster.POLICY + "-regionservers";
+      await("PodDisruptionBudget " + pdb + " allows one disruption").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
+          .until(() -> {
+            var b = client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName(pdb).get();
+            return b != null && b.getStatus() != null && Integer.valueOf(1).equals(b.getStatus().getDisruptionsAllowed());
+          });
+      Map<Integer, String> uids = cluster.podUids();
+      watch.reset();
+      Instant t0 = Instant.now();
+      assertThat(client.pods().inNamespace(cluster.ns).withName(Cluster.pod(2)).evict())
+          .as("the first eviction (the budget allows one)").isTrue();
+      // what `kubectl drain` does: ask again every few hundred ms until the budget allows it
+      int refused = 0;
+      Instant allowedAt = null;
+      Instant deadline = t0.plus(Duration.ofMinutes(4));
+      while (allowedAt == null && Instant.now().isBefore(deadline)) {
+        Instant at = Instant.now();
+        if (client.pods().inNamespace(cluster.ns).withName(Cluster.pod(1)).evict()) {
+          allowedAt = at;
+        } else {
+          refused++;
+          Thread.sleep(250);
+        }
+      }
+      assertThat(allowedAt).as("the second eviction allowed within 4 min (once the first server is back)").isNotNull();
+      Pod back = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(2)).get();
+      Instant backReady = readySince(back);
+      report.line("- Eviction API on `%s` at %s -> evicted; then on `%s` every 250 ms: refused %d times (429), allowed at %s;"
+          + " `%s` (new uid %s) Ready since %s (PodDisruptionBudget `%s`, maxUnavailable 1)", Cluster.pod(2), t0, Cluster.pod(1),
+          refused, allowedAt, Cluster.pod(2), back.getMetadata().getUid(), backReady, pdb);
+      assertThat(refused).as("evictions of a second RegionServer refused while the first was down").isPositive();
+      assertThat(back.getMetadata().getUid()).as("%s is a new instance", Cluster.pod(2)).isNotEqualTo(uids.get(2));
+      assertThat(backReady).as("%s Ready (API time, whole seconds) no later than the second eviction", Cluster.pod(2)).isNotNull()
+          .isBeforeOrEqualTo(allowedAt);
+      await("both evicted RegionServers back and the policy Ready").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2))
+          .until(() -> {
+            Map<Integer, String> now = cluster.podUids();
+            return !Objects.equals(now.get(1), uids.get(1)) && !Objects.equals(now.get(2), uids.get(2))
+                && client.pods().inNamespace(cluster.ns).withLabel("app.kubernetes.io/component", "regionserver").list().getItems()
+                    .stream().allMatch(PodWatch::ready)
+                && isTrue(cluster.policy(), "Ready");
+          });
+      report.line("- RegionServers not Ready at the same time, at most: %d (%s)", watch.maxDown(), watch.maxDownAt());
+      assertThat(watch.maxDown()).as("RegionServers down at once during the drain").isLessThanOrEqualTo(1);
+      Workload.Stats s = Workload.stats(workload.log(READER), t0, Instant.now());
+      report.line("- both back after %d s (HBase reassigned their regions: an eviction is no drain); reader meanwhile: %s",
+          Duration.between(t0, Instant.now()).toSeconds(), s.summary());
+      summary.add(String.format("node drain: 2nd eviction refused %d times until the 1st server was Ready again; at most %d down;"
+          + " reads failed meanwhile: %d", refused, watch.maxDown(), s.fail()));
+    });
+  }
+
+  /** When the pod's Ready condition last turned True (the API server's time, whole seconds), or null. */
+  private static Instant readySince(Pod p) {
+    return p.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))
+        .map(c -> Instant.parse(c.getLastTransitionTime())).findFirst().orElse(null);
+  }
+
+  @Test
+  @Order(8)
   void aPolicyThatCannotBePlannedChangesNothing() {
-    step("7. a policy that cannot be planned changes nothing", () -> {
+    step("8. a policy that cannot be planned changes nothing", () -> {
       StatefulSet sts = cluster.regionServers();
       String cmRv = cluster.derivedConfigMap().getMetadata().getResourceVersion();
       Map<Integer, String> uids = cluster.podUids();
@@ -382,9 +456,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(8)
+  @Order(9)
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
-    step("8. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
+    step("9. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
       Map<Integer, String> uids = cluster.podUids();
       String oldRevision = cluster.revision();
       watch.reset();
@@ -445,9 +519,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(9)
+  @Order(10)
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
-    step("9. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
+    step("10. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
       // nobody reads from here to the end of the step: after the reset every L2 stays empty
       Files.writeString(target.resolve("reader-steps-3-8.log"), workload.log(READER));
       workload.delete(READER);
@@ -496,9 +570,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(10)
+  @Order(11)
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
-    step("10. deleting the policy leaves RegionServers and PVCs", () -> {
+    step("11. deleting the policy leaves RegionServers and PVCs", () -> {
       Map<Integer, String> uids = cluster.podUids();
       Map<String, String> pvcs = cluster.pvcUids();
       String stsUid = cluster.regionServers().getMetadata().getUid();

@@ -134,12 +134,13 @@ final class RollObserver {
     String maxDownAt = watch.maxDownAt();
     boolean pvcsUnchanged = cluster.pvcUids().equals(pvcsBefore);
     // reads right after each restart: wait until every new instance has had its window of reads
-    await("a " + AFTER_WINDOW.toSeconds() + " s window of reads on every restarted RegionServer").atMost(Duration.ofMinutes(2))
-        .pollInterval(Duration.ofSeconds(5)).until(() -> oldStart.keySet().stream().allMatch(pod -> {
-          Long st = newStart(pod);
-          Jmx first = st == null ? null : sampler.firstWithReads(pod, st);
-          return first != null && Instant.now().isAfter(first.at().plus(AFTER_WINDOW));
-        }));
+    try {
+      await("a " + AFTER_WINDOW.toSeconds() + " s window of reads on every restarted RegionServer").atMost(Duration.ofMinutes(2))
+          .pollInterval(Duration.ofSeconds(5)).until(() -> withoutWindow().isEmpty());
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError("no " + AFTER_WINDOW.toSeconds() + " s window of reads within 2 min of the roll's end on: "
+          + withoutWindow() + "\n" + cluster.describeRegionServers(), e);
+    }
     String log = workload.log(reader);
     TreeMap<String, RollMeasurement.PodRestart> pods = new TreeMap<>();
     for (RegionServerStatus s : done.getStatus().getRegionServers()) {
@@ -153,6 +154,23 @@ final class RollObserver {
         restarts.stream().map(e -> e.getMessage().split(" ", 2)[0]).toList(),
         restarts.stream().filter(e -> "PodRestartedCold".equals(e.getReason())).count(),
         Workload.stats(log, start.minus(STEADY), start), Workload.stats(log, start, end), watch.timeline());
+  }
+
+  /** The restarted pods whose new instance has not had its window of reads yet, with what the sampler saw of them. */
+  private List<String> withoutWindow() {
+    List<String> out = new java.util.ArrayList<>();
+    for (String pod : oldStart.keySet()) {
+      Long st = newStart(pod);
+      Jmx first = st == null ? null : sampler.firstWithReads(pod, st);
+      if (first == null || !Instant.now().isAfter(first.at().plus(AFTER_WINDOW))) {
+        List<Jmx> mine = st == null ? List.of() : sampler.of(pod).stream().filter(j -> j.startTime() == st).toList();
+        Jmx last = mine.isEmpty() ? null : mine.get(mine.size() - 1);
+        out.add(pod + (st == null ? " (no sample of a new instance)"
+            : String.format(" (new instance: %d samples, last at %s with %d data reads, L2 used %.1f MiB; first with reads %s)",
+                mine.size(), last.at(), last.dataReads(), last.l2Used() / 1048576.0, first == null ? "none" : first.at())));
+      }
+    }
+    return out;
   }
 
   /** The start time of the pod's newest instance other than the one before the roll, or null. */

@@ -34,6 +34,14 @@ final class ApplyStep {
   /** Everything is in place: the roll may run. */
   record Applied() implements Outcome {}
 
+  /**
+   * The StatefulSet's fields were written (the policy's first apply or a new plan, or another
+   * manager such as {@code helm upgrade} had put its own values back): the roll waits for the
+   * informer and the StatefulSet controller to show the result, so a pod template another manager
+   * wrote for a moment never starts a restart.
+   */
+  record TargetPatched() implements Outcome {}
+
   /** The StatefulSet is being recreated with the cache volume template: look again soon. */
   record Recreating(String message) implements Outcome {}
 
@@ -70,16 +78,17 @@ final class ApplyStep {
         return new Recreating(s.message());
       }
     }
-    ensureOnDelete(client, o.target());
+    boolean patched = ensureOnDelete(client, o.target());
     StatefulSet patch =
         Desired.regionServerPatch(policy, p.plan(), p.revision(), o.container(), o.configVolume());
     if (!InSync.covers(o.target(), patch)) {
       apply(client, patch);
+      patched = true;
     }
     if (policy.getSpec().getMasterRef() != null) {
       applyMaster(client, policy, o.base(), p.plan());
     }
-    return new Applied();
+    return patched ? new TargetPatched() : new Applied();
   }
 
   /**
@@ -89,12 +98,12 @@ final class ApplyStep {
    * optimistic lock is needed, and it needs only the {@code patch} verb the chart's RBAC grants (an
    * update/PUT is forbidden there).
    */
-  private static void ensureOnDelete(KubernetesClient client, StatefulSet sts) {
+  private static boolean ensureOnDelete(KubernetesClient client, StatefulSet sts) {
     var strategy = sts.getSpec().getUpdateStrategy();
     if (strategy != null
         && "OnDelete".equals(strategy.getType())
         && strategy.getRollingUpdate() == null) {
-      return;
+      return false;
     }
     client
         .apps()
@@ -104,6 +113,7 @@ final class ApplyStep {
         .patch(
             PatchContext.of(PatchType.JSON_MERGE),
             "{\"spec\":{\"updateStrategy\":{\"type\":\"OnDelete\",\"rollingUpdate\":null}}}");
+    return true;
   }
 
   static void apply(KubernetesClient client, HasMetadata desired) {

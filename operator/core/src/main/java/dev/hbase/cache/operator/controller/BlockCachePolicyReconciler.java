@@ -6,6 +6,7 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.operator.controller.ApplyStep.Recreating;
 import dev.hbase.cache.operator.controller.ApplyStep.StorageBlocked;
+import dev.hbase.cache.operator.controller.ApplyStep.TargetPatched;
 import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.Observation.Unobservable;
 import dev.hbase.cache.operator.controller.Observation.Why;
@@ -265,6 +266,11 @@ public class BlockCachePolicyReconciler
       return write(ctx, policy, status.recreating(r.message()), RECREATE_REQUEUE);
     }
     disruptionBudget.apply(client, policy, observed.target());
+    if (applied instanceof TargetPatched) {
+      // the roll decides on the StatefulSet as written and as its controller answered, not on
+      // the template just overwritten: one more look before any restart
+      return write(ctx, policy, status, RECREATE_REQUEUE);
+    }
 
     Optional<Roller.Decision> d =
         roll.roll(client, observed, planned, status.rollout(), status.cacheResetPending(), now);
