@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
-# kube-api-test needs kube-apiserver, etcd and kubectl under ${KUBE_API_TEST_DIR:-~/.kubeapitest}/k8s/<ver>-<os>-<arch>/.
+# kube-api-test needs kube-apiserver, etcd and kubectl under ${KUBE_API_TEST_DIR:-~/.kubeapitest}/k8s/<ver>-<os>-<arch>/;
+# OperatorIT's StatefulSet-controller tests also run kube-controller-manager from there.
 # - already there: nothing to do;
-# - ../shared/kind-offline present (this project's offline machines): build them from Go modules;
-# - otherwise: kube-api-test downloads them itself on the first test run (normal online path).
+# - ../shared/kind-offline present (this project's offline machines): build them from Go modules
+#   (its Kubernetes build makes kube-controller-manager too; it is copied next to the others);
+# - otherwise: kube-api-test downloads its three on the first test run (normal online path) and
+#   kube-controller-manager is fetched from dl.k8s.io in the same version.
 set -euo pipefail
 dir=${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}/k8s
 for d in "$dir"/*/; do
-  if [ -x "$d/kube-apiserver" ] && [ -x "$d/etcd" ] && [ -x "$d/kubectl" ]; then
+  if [ -x "$d/kube-apiserver" ] && [ -x "$d/etcd" ] && [ -x "$d/kubectl" ] && [ -x "$d/kube-controller-manager" ]; then
     echo "kube-api-test binaries: $d"; exit 0
   fi
 done
 shared=$(cd "$(dirname "$0")/../.." && pwd)/shared/kind-offline
 if [ -x "$shared/kube-api-test-binaries.sh" ]; then
   echo "kube-api-test binaries: building from Go modules with $shared (8-11 min cold)"
-  "$shared/kube-api-test-binaries.sh"
+  out=$("$shared/kube-api-test-binaries.sh" | tail -1)
+  kcm=${KO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kind-offline}/out/k8s/kube-controller-manager
+  [ -x "$kcm" ] || { echo "kube-api-test binaries: no $kcm after the Kubernetes build" >&2; exit 1; }
+  install -m 0755 "$kcm" "$out/kube-controller-manager"
+  echo "kube-api-test binaries: $out (with kube-controller-manager)"
 else
-  echo "kube-api-test binaries: none found; kube-api-test will download them on first use"
+  version=1.34.4
+  d="$dir/$version-linux-amd64"
+  echo "kube-api-test binaries: kube-api-test downloads its own on first use; kube-controller-manager v$version from dl.k8s.io"
+  mkdir -p "$d"
+  curl -fsSL -o "$d/kube-controller-manager" "https://dl.k8s.io/release/v$version/bin/linux/amd64/kube-controller-manager"
+  chmod 0755 "$d/kube-controller-manager"
 fi

@@ -47,6 +47,13 @@ final class FakeKube implements AutoCloseable {
   final Map<String, Integer> deleteCount = new ConcurrentHashMap<>();
   final Set<String> pvcUidsSeen = ConcurrentHashMap.newKeySet();
   volatile Duration readyAfter = Duration.ofMillis(800);
+
+  /**
+   * A real StatefulSet controller and garbage collector run ({@link ControllerManager}): play only
+   * the kubelet (Ready after {@link #readyAfter}, the RegionServer registers).
+   */
+  volatile boolean kubeletOnly;
+
   volatile int maxDown;
   volatile boolean started;
 
@@ -78,7 +85,7 @@ final class FakeKube implements AutoCloseable {
 
   private void tick() {
     StatefulSet set = client.apps().statefulSets().inNamespace(ns).withName(sts).get();
-    if (set != null && set.getMetadata().getDeletionTimestamp() != null) {
+    if (set != null && set.getMetadata().getDeletionTimestamp() != null && !kubeletOnly) {
       // the garbage collector's part of an orphan delete
       client
           .apps()
@@ -104,6 +111,7 @@ final class FakeKube implements AutoCloseable {
       Pod p = pods.get(name);
       if (p == null || !p.getMetadata().getUid().equals(knownUid.get(name))) {
         knownUid.remove(name);
+        createdAt.remove(name);
         hbase.unregister(name);
         deletes.add(name);
         deleteCount.merge(name, 1, Integer::sum);
@@ -117,6 +125,10 @@ final class FakeKube implements AutoCloseable {
     for (int i = 0; i < replicas; i++) {
       String name = sts + "-" + i;
       Pod p = pods.get(name);
+      if (p == null && kubeletOnly) {
+        down++; // the StatefulSet controller creates it
+        continue;
+      }
       if (p == null) {
         p = client.resource(podFromTemplate(set, i)).create();
         createdAt.put(name, Instant.now());

@@ -10,9 +10,11 @@ import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.render.SiteXml;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
+import io.fabric8.kubeapitest.junit.KubeConfig;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
@@ -33,6 +35,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,13 +44,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The operator against a real kube-apiserver + etcd (kube-api-test). There is no kubelet,
- * StatefulSet controller or garbage collector: {@link FakeKube} plays them, and {@link
- * SimulatedHBase} the HBase master.
+ * The operator against a real kube-apiserver + etcd (kube-api-test). There is no kubelet: {@link
+ * FakeKube} plays it, and the StatefulSet controller and garbage collector too, except in the tests
+ * that start the real ones ({@link ControllerManager}, where revisions and ownership matter);
+ * {@link SimulatedHBase} plays the HBase master.
  */
 @EnableKubeAPIServer
 class OperatorIT {
   static KubernetesClient client;
+  @KubeConfig static String kubeConfigYaml;
   static final AtomicInteger NS = new AtomicInteger();
   static final String STS = "rs";
   static final String BASE_SITE =
@@ -61,6 +66,9 @@ class OperatorIT {
   String ns;
   SimulatedHBase hbase;
   FakeKube kube;
+
+  /** Set before {@link #cluster}: the real StatefulSet controller creates the pods. */
+  ControllerManager controllers;
 
   @BeforeAll
   static void crd() throws Exception {
@@ -161,6 +169,7 @@ class OperatorIT {
                 List.of("r10"),
                 "rs-2",
                 List.of("r20", "r21")));
+    kube.kubeletOnly = controllers != null;
     closeAfter.add(kube.start());
     await().atMost(Duration.ofSeconds(30)).until(() -> kube.allReadyAndRegistered(3));
     kube.maxDown = 0; // from here on, only what the operator causes
@@ -800,6 +809,127 @@ class OperatorIT {
     assertThat(client.v1().events().inNamespace(ns).list().getItems())
         .filteredOn(e -> "PodRestarted".equals(e.getReason()))
         .hasSize(6);
+  }
+
+  /** What helm sends: a strategic merge patch under its own field manager. */
+  void helmPatch(String json) {
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(ns)
+        .withName(STS)
+        .patch(
+            new io.fabric8.kubernetes.client.dsl.base.PatchContext.Builder()
+                .withPatchType(io.fabric8.kubernetes.client.dsl.base.PatchType.STRATEGIC_MERGE)
+                .withFieldManager("helm")
+                .build(),
+            json);
+  }
+
+  static String env(StatefulSet s, String name) {
+    return s.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+        .filter(e -> name.equals(e.getName()))
+        .map(io.fabric8.kubernetes.api.model.EnvVar::getValue)
+        .findFirst()
+        .orElse(null);
+  }
+
+  /** The StatefulSet controller has seen the last write and every pod runs its update revision. */
+  boolean podsOnUpdateRevision() {
+    StatefulSet s = sts();
+    if (s.getStatus() == null
+        || s.getStatus().getUpdateRevision() == null
+        || !Objects.equals(
+            s.getStatus().getObservedGeneration(), s.getMetadata().getGeneration())) {
+      return false;
+    }
+    List<Pod> pods =
+        client.pods().inNamespace(ns).withLabel("app", "rs").list().getItems().stream()
+            .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+            .toList();
+    return pods.size() == 3
+        && pods.stream()
+            .allMatch(
+                p ->
+                    s.getStatus()
+                        .getUpdateRevision()
+                        .equals(p.getMetadata().getLabels().get("controller-revision-hash")));
+  }
+
+  @Test
+  void
+      anotherManagerPuttingItsFieldsBackRestartsNothingAndItsTemplateChangeRollsThroughTheOperator()
+          throws Exception {
+    controllers =
+        ControllerManager.start(
+            kubeConfigYaml, "statefulset-controller", "garbage-collector-controller");
+    closeAfter.add(controllers);
+    cluster("4Gi", false);
+    BlockCacheOperator first = operator(null);
+    policy("drift", "  mode: MetaOnly\n");
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> idleAndApplied("drift") && podsOnUpdateRevision());
+    assertThat(kube.deleteCount)
+        .as("the first roll")
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    StatefulSet applied = sts();
+    String heap = env(applied, "HBASE_HEAPSIZE");
+    Long grace = applied.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds();
+    assertThat(heap).isNotEqualTo("640m");
+    assertThat(grace).isNotEqualTo(30L);
+
+    // helm upgrade without blockCachePolicy, while the operator is down (restarting, upgraded):
+    // the chart's values of the operator's fields come back, the StatefulSet controller makes a
+    // revision of them, and the operator's first look finds every pod "outdated"
+    first.stop();
+    helmPatch(
+        "{\"spec\":{\"template\":{\"spec\":{\"terminationGracePeriodSeconds\":30,"
+            + "\"containers\":[{\"name\":\"regionserver\","
+            + "\"env\":[{\"name\":\"HBASE_HEAPSIZE\",\"value\":\"640m\"}]}]}}}}");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> {
+              StatefulSet s = sts();
+              return Objects.equals(
+                      s.getStatus().getObservedGeneration(), s.getMetadata().getGeneration())
+                  && !podsOnUpdateRevision();
+            });
+    operator(null);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              StatefulSet s = sts();
+              assertThat(env(s, "HBASE_HEAPSIZE")).as("the operator's heap back").isEqualTo(heap);
+              assertThat(s.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
+                  .isEqualTo(grace);
+              assertThat(podsOnUpdateRevision())
+                  .as("the pods run the StatefulSet's revision")
+                  .isTrue();
+            });
+    await("no pod restarted for fields another manager put back")
+        .during(Duration.ofSeconds(10))
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> kube.deletes.size() == 3);
+    assertThat(idleAndApplied("drift")).isTrue();
+
+    // a change of the chart's own pod template: rolled by the operator, one pod at a time
+    kube.maxDown = 0;
+    helmPatch("{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"team\":\"search\"}}}}}");
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .until(() -> kube.deletes.size() == 6 && idleAndApplied("drift") && podsOnUpdateRevision());
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 2), Map.entry("rs-1", 2), Map.entry("rs-2", 2));
+    assertThat(kube.maxDown).isEqualTo(1);
+    assertThat(client.pods().inNamespace(ns).withLabel("app", "rs").list().getItems())
+        .allSatisfy(
+            p -> assertThat(p.getMetadata().getAnnotations()).containsEntry("team", "search"));
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .filteredOn(e -> "RollStarted".equals(e.getReason()))
+        .anySatisfy(e -> assertThat(e.getMessage()).contains("older pod template"));
   }
 
   PodDisruptionBudget budget(String name) {
