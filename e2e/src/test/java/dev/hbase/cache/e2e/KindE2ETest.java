@@ -343,10 +343,38 @@ class KindE2ETest {
 
   @Test
   @Order(7)
+  void theHMasterDeletedMidRollHoldsTheRollUntilItIsBack() {
+    step("7. HMaster pod deleted mid-roll (writerThreads 5 -> 6): the roll waits for the new master and goes on", () -> {
+      RollObserver roll = observeRoll("writerThreads 5 -> 6, HMaster pod deleted while the first pod drains");
+      cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(6)));
+      RolloutStatus mid = roll.awaitRollout("a pod in flight", ro -> ro.getInFlight() != null && !ro.getInFlight().isEmpty());
+      assertThat(mid).as("a pod in flight (the roll finished first)").isNotNull();
+      Pod master = client.pods().inNamespace(cluster.ns).withName(MASTER_POD).get();
+      Instant killed = Instant.now();
+      client.pods().inNamespace(cluster.ns).withName(MASTER_POD).delete();
+      PodRoll f = mid.getInFlight().get(0);
+      report.line("- deleted `%s` (uid %s) at %s while %s was at step %s", MASTER_POD, master.getMetadata().getUid(), killed, f.getPod(),
+          f.getStep());
+      RollMeasurement m = record(roll.awaitDone());
+      Pod after = client.pods().inNamespace(cluster.ns).withName(MASTER_POD).get();
+      Instant masterReady = readySince(after);
+      report.line("- new HMaster pod uid %s, Ready since %s (%s s after the delete)", after.getMetadata().getUid(), masterReady,
+          masterReady == null ? "?" : Duration.between(killed, masterReady).toSeconds());
+      assertThat(after.getMetadata().getUid()).as("the HMaster pod was replaced").isNotEqualTo(master.getMetadata().getUid());
+      // a region caught mid-move when the master went away stays closed until the new master
+      // finishes its move: reads of it may fail, counted here, not asserted zero
+      assertOneAtATimeWithTheCacheKept(m, false);
+      summary.add(String.format("HMaster deleted mid-roll: roll done in %d s, at most %d RegionServer down, reads failed: %d of %d",
+          Duration.between(m.start(), m.end()).toSeconds(), m.maxDown(), m.during().fail(), m.during().ok() + m.during().fail()));
+    });
+  }
+
+  @Test
+  @Order(8)
   void aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack() {
     // after the rolls that measure reads on every server: an eviction is no drain, HBase reassigns
     // the evicted server's regions and it comes back with none of them
-    step("7. a node drain (Eviction API): a second RegionServer is evicted only once the first is back and Ready", () -> {
+    step("8. a node drain (Eviction API): a second RegionServer is evicted only once the first is back and Ready", () -> {
       String pdb = Cluster.POLICY + "-regionservers";
       await("PodDisruptionBudget " + pdb + " allows one disruption").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
           .until(() -> {
@@ -355,47 +383,53 @@ class KindE2ETest {
           });
       Map<Integer, String> uids = cluster.podUids();
       watch.reset();
-      Instant t0 = Instant.now();
-      assertThat(client.pods().inNamespace(cluster.ns).withName(Cluster.pod(2)).evict())
-          .as("the first eviction (the budget allows one)").isTrue();
-      // what `kubectl drain` does: ask again every few hundred ms until the budget allows it
-      int refused = 0;
-      Instant allowedAt = null;
-      Instant deadline = t0.plus(Duration.ofMinutes(4));
-      while (allowedAt == null && Instant.now().isBefore(deadline)) {
-        Instant at = Instant.now();
-        if (client.pods().inNamespace(cluster.ns).withName(Cluster.pod(1)).evict()) {
-          allowedAt = at;
-        } else {
-          refused++;
-          Thread.sleep(250);
+      // fabric8 retries a 429 itself (10 times, after the Retry-After of 10 s the Eviction API
+      // sends): evict() would block until the budget allows it and look allowed at once. Each
+      // refusal is counted here with a client that does not retry.
+      try (KubernetesClient once = new KubernetesClientBuilder()
+          .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0).build())
+          .build()) {
+        Instant t0 = Instant.now();
+        assertThat(once.pods().inNamespace(cluster.ns).withName(Cluster.pod(2)).evict())
+            .as("the first eviction (the budget allows one)").isTrue();
+        // what `kubectl drain` does: ask again every few hundred ms until the budget allows it
+        int refused = 0;
+        Instant allowedAt = null;
+        Instant deadline = t0.plus(Duration.ofMinutes(4));
+        while (allowedAt == null && Instant.now().isBefore(deadline)) {
+          if (once.pods().inNamespace(cluster.ns).withName(Cluster.pod(1)).evict()) {
+            allowedAt = Instant.now();
+          } else {
+            refused++;
+            Thread.sleep(250);
+          }
         }
+        assertThat(allowedAt).as("the second eviction allowed within 4 min (once the first server is back)").isNotNull();
+        Pod back = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(2)).get();
+        Instant backReady = readySince(back);
+        report.line("- Eviction API on `%s` at %s -> evicted; then on `%s` every 250 ms: refused %d times (429), allowed at %s;"
+            + " `%s` (new uid %s) Ready since %s (PodDisruptionBudget `%s`, maxUnavailable 1)", Cluster.pod(2), t0, Cluster.pod(1),
+            refused, allowedAt, Cluster.pod(2), back.getMetadata().getUid(), backReady, pdb);
+        assertThat(refused).as("evictions of a second RegionServer refused while the first was down").isPositive();
+        assertThat(back.getMetadata().getUid()).as("%s is a new instance", Cluster.pod(2)).isNotEqualTo(uids.get(2));
+        assertThat(backReady).as("%s Ready (API time, whole seconds) no later than the second eviction", Cluster.pod(2)).isNotNull()
+            .isBeforeOrEqualTo(allowedAt);
+        await("both evicted RegionServers back and the policy Ready").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2))
+            .until(() -> {
+              Map<Integer, String> now = cluster.podUids();
+              return !Objects.equals(now.get(1), uids.get(1)) && !Objects.equals(now.get(2), uids.get(2))
+                  && client.pods().inNamespace(cluster.ns).withLabel("app.kubernetes.io/component", "regionserver").list().getItems()
+                      .stream().allMatch(PodWatch::ready)
+                  && isTrue(cluster.policy(), "Ready");
+            });
+        report.line("- RegionServers not Ready at the same time, at most: %d (%s)", watch.maxDown(), watch.maxDownAt());
+        assertThat(watch.maxDown()).as("RegionServers down at once during the drain").isLessThanOrEqualTo(1);
+        Workload.Stats s = Workload.stats(workload.log(READER), t0, Instant.now());
+        report.line("- both back after %d s (HBase reassigned their regions: an eviction is no drain); reader meanwhile: %s",
+            Duration.between(t0, Instant.now()).toSeconds(), s.summary());
+        summary.add(String.format("node drain: 2nd eviction refused %d times until the 1st server was Ready again; at most %d down;"
+            + " reads failed meanwhile: %d", refused, watch.maxDown(), s.fail()));
       }
-      assertThat(allowedAt).as("the second eviction allowed within 4 min (once the first server is back)").isNotNull();
-      Pod back = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(2)).get();
-      Instant backReady = readySince(back);
-      report.line("- Eviction API on `%s` at %s -> evicted; then on `%s` every 250 ms: refused %d times (429), allowed at %s;"
-          + " `%s` (new uid %s) Ready since %s (PodDisruptionBudget `%s`, maxUnavailable 1)", Cluster.pod(2), t0, Cluster.pod(1),
-          refused, allowedAt, Cluster.pod(2), back.getMetadata().getUid(), backReady, pdb);
-      assertThat(refused).as("evictions of a second RegionServer refused while the first was down").isPositive();
-      assertThat(back.getMetadata().getUid()).as("%s is a new instance", Cluster.pod(2)).isNotEqualTo(uids.get(2));
-      assertThat(backReady).as("%s Ready (API time, whole seconds) no later than the second eviction", Cluster.pod(2)).isNotNull()
-          .isBeforeOrEqualTo(allowedAt);
-      await("both evicted RegionServers back and the policy Ready").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2))
-          .until(() -> {
-            Map<Integer, String> now = cluster.podUids();
-            return !Objects.equals(now.get(1), uids.get(1)) && !Objects.equals(now.get(2), uids.get(2))
-                && client.pods().inNamespace(cluster.ns).withLabel("app.kubernetes.io/component", "regionserver").list().getItems()
-                    .stream().allMatch(PodWatch::ready)
-                && isTrue(cluster.policy(), "Ready");
-          });
-      report.line("- RegionServers not Ready at the same time, at most: %d (%s)", watch.maxDown(), watch.maxDownAt());
-      assertThat(watch.maxDown()).as("RegionServers down at once during the drain").isLessThanOrEqualTo(1);
-      Workload.Stats s = Workload.stats(workload.log(READER), t0, Instant.now());
-      report.line("- both back after %d s (HBase reassigned their regions: an eviction is no drain); reader meanwhile: %s",
-          Duration.between(t0, Instant.now()).toSeconds(), s.summary());
-      summary.add(String.format("node drain: 2nd eviction refused %d times until the 1st server was Ready again; at most %d down;"
-          + " reads failed meanwhile: %d", refused, watch.maxDown(), s.fail()));
     });
   }
 
@@ -406,9 +440,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(8)
+  @Order(9)
   void aPolicyThatCannotBePlannedChangesNothing() {
-    step("8. a policy that cannot be planned changes nothing", () -> {
+    step("9. a policy that cannot be planned changes nothing", () -> {
       StatefulSet sts = cluster.regionServers();
       String cmRv = cluster.derivedConfigMap().getMetadata().getResourceVersion();
       Map<Integer, String> uids = cluster.podUids();
@@ -456,9 +490,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(9)
+  @Order(10)
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
-    step("9. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
+    step("10. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
       Map<Integer, String> uids = cluster.podUids();
       String oldRevision = cluster.revision();
       watch.reset();
@@ -519,9 +553,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(10)
+  @Order(11)
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
-    step("10. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
+    step("11. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
       // nobody reads from here to the end of the step: after the reset every L2 stays empty
       Files.writeString(target.resolve("reader-steps-3-8.log"), workload.log(READER));
       workload.delete(READER);
@@ -570,9 +604,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(11)
+  @Order(12)
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
-    step("11. deleting the policy leaves RegionServers and PVCs", () -> {
+    step("12. deleting the policy leaves RegionServers and PVCs", () -> {
       Map<Integer, String> uids = cluster.podUids();
       Map<String, String> pvcs = cluster.pvcUids();
       String stsUid = cluster.regionServers().getMetadata().getUid();
@@ -630,6 +664,10 @@ class KindE2ETest {
 
   /** A roll that restarted every pod once, one at a time, each keeping its cache, without a failed read. */
   void assertOneAtATimeWithTheCacheKept(RollMeasurement m) {
+    assertOneAtATimeWithTheCacheKept(m, true);
+  }
+
+  void assertOneAtATimeWithTheCacheKept(RollMeasurement m, boolean noFailedReads) {
     var last = cluster.policy().getStatus().getRollout().getLastRoll();
     assertThat(last).as("status.rollout.lastRoll").isNotNull();
     assertThat(last.getRestarts()).as("lastRoll.restarts").isEqualTo(REPLICAS);
@@ -652,7 +690,9 @@ class KindE2ETest {
         .as("data hit ratio of %s right after its restart (served from the cache)", p.pod()).isGreaterThanOrEqualTo(0.9));
     assertThat(m.pods().values().stream().filter(p -> p.hitAfter() != null).count()).as("restarted pods with reads measured right after")
         .isGreaterThanOrEqualTo(1);
-    assertThat(m.during().fail()).as("failed reads during the roll: %s", m.during().errors()).isZero();
+    if (noFailedReads) {
+      assertThat(m.during().fail()).as("failed reads during the roll: %s", m.during().errors()).isZero();
+    }
   }
 
   // ======================================================================== helpers
