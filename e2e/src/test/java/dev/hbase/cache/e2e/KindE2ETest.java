@@ -371,10 +371,46 @@ class KindE2ETest {
 
   @Test
   @Order(8)
+  void aPolicyMadeInvalidMidRollHoldsTheRollAndItResumesWhenValid() {
+    step("8. the policy made invalid mid-roll (writerThreads 6 -> 7, then bucketCache 64Gi): the roll holds with the balancer on;"
+        + " made valid again, it finishes", () -> {
+      RollObserver roll = observeRoll("writerThreads 6 -> 7, invalid mid-roll, then valid again");
+      cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(7)));
+      RolloutStatus mid = roll.awaitRollout("a pod in flight", ro -> ro.getInFlight() != null && !ro.getInFlight().isEmpty());
+      assertThat(mid).as("a pod in flight (the roll finished first)").isNotNull();
+      Instant t0 = Instant.now();
+      cluster.editPolicy(x -> x.getSpec().getMemory().setBucketCache(new Quantity("64Gi")));
+      BlockCachePolicy held = roll.awaitRollout("held: phase Blocked, Degraded=True reason PolicyInvalid", ro -> {
+        BlockCachePolicy p = cluster.policy();
+        Condition d = condition(p, "Degraded");
+        return ro.getPhase() == RolloutStatus.Phase.Blocked && d != null && "True".equals(d.getStatus()) && "PolicyInvalid".equals(d.getReason());
+      }) == null ? null : cluster.policy();
+      assertThat(held).as("the roll held (it finished first)").isNotNull();
+      String balancer = cluster.kubectl("exec", "-n", cluster.ns, MASTER_POD, "--", "bash", "-c",
+          "echo balancer_enabled | timeout 90 hbase shell -n 2>/dev/null | tail -3").output();
+      List<Event> heldEvents = cluster.policyEvents(Set.of("RollHeld"));
+      report.line("- `%s` at step %s when memory.bucketCache went to 64Gi; held after %d s: phase %s, in flight %s, message: %s",
+          mid.getInFlight().get(0).getPod(), mid.getInFlight().get(0).getStep(), Duration.between(t0, Instant.now()).toSeconds(),
+          held.getStatus().getRollout().getPhase(), held.getStatus().getRollout().getInFlight().stream().map(PodRoll::getPod).toList(),
+          held.getStatus().getRollout().getMessage());
+      report.line("- HBase shell `balancer_enabled` while held: %s; events RollHeld: %s", balancer.strip().replace('\n', ' '),
+          heldEvents.isEmpty() ? "none" : heldEvents.get(heldEvents.size() - 1).getMessage());
+      assertThat(heldEvents).as("a RollHeld event").isNotEmpty();
+      assertThat(balancer).as("the balancer is on while the roll is held").contains("true");
+      cluster.editPolicy(x -> x.getSpec().getMemory().setBucketCache(new Quantity("640Mi")));
+      RollMeasurement m = record(roll.awaitDone());
+      assertOneAtATimeWithTheCacheKept(m);
+      summary.add(String.format("invalid mid-roll: held (balancer on, RollHeld), resumed when valid; roll %d s in all, failed reads %d",
+          Duration.between(m.start(), m.end()).toSeconds(), m.during().fail()));
+    });
+  }
+
+  @Test
+  @Order(9)
   void aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack() {
     // after the rolls that measure reads on every server: an eviction is no drain, HBase reassigns
     // the evicted server's regions and it comes back with none of them
-    step("8. a node drain (Eviction API): a second RegionServer is evicted only once the first is back and Ready", () -> {
+    step("9. a node drain (Eviction API): a second RegionServer is evicted only once the first is back and Ready", () -> {
       String pdb = Cluster.POLICY + "-regionservers";
       await("PodDisruptionBudget " + pdb + " allows one disruption").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
           .until(() -> {
@@ -433,6 +469,43 @@ class KindE2ETest {
     });
   }
 
+  @Test
+  @Order(10)
+  void aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing() {
+    step("10. a second policy on the same StatefulSet: Valid=False reason Conflict, nothing touched", () -> {
+      StatefulSet sts = cluster.regionServers();
+      Map<Integer, String> uids = cluster.podUids();
+      BlockCachePolicy second = Serialization.clone(cluster.policy());
+      second.setMetadata(new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withName("second").withNamespace(cluster.ns).build());
+      second.setStatus(null);
+      second.getSpec().getTuning().setWriterThreads(3);
+      client.resource(second).create();
+      try {
+        AtomicReference<Condition> valid = new AtomicReference<>();
+        await("policy second: Valid=False").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).until(() -> {
+          BlockCachePolicy p = client.resources(BlockCachePolicy.class).inNamespace(cluster.ns).withName("second").get();
+          Condition v = p == null || p.getStatus() == null ? null : condition(p, "Valid");
+          valid.set(v);
+          return v != null && "False".equals(v.getStatus());
+        });
+        report.line("- policy `second` (same targetRef, writerThreads 3): Valid=False reason %s: %s", valid.get().getReason(),
+            valid.get().getMessage());
+        assertThat(valid.get().getReason()).isEqualTo("Conflict");
+        assertThat(valid.get().getMessage()).contains(Cluster.POLICY);
+        nothingChangesFor("the second policy leaves the StatefulSet and the pods alone", Duration.ofSeconds(20), () ->
+            !Objects.equals(cluster.regionServers().getMetadata().getGeneration(), sts.getMetadata().getGeneration()) ? "StatefulSet spec changed"
+            : !cluster.podUids().equals(uids) ? "pods restarted"
+            : client.configMaps().inNamespace(cluster.ns).withName("second-rs-site").get() != null ? "a ConfigMap second-rs-site"
+            : client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName("second-regionservers").get() != null
+                ? "a PodDisruptionBudget second-regionservers" : null);
+        assertThat(isTrue(cluster.policy(), "Ready")).as("the first policy stays Ready").isTrue();
+        summary.add("second policy on the StatefulSet: Valid=False/Conflict naming " + Cluster.POLICY + ", nothing touched");
+      } finally {
+        client.resources(BlockCachePolicy.class).inNamespace(cluster.ns).withName("second").delete();
+      }
+    });
+  }
+
   /** When the pod's Ready condition last turned True (the API server's time, whole seconds), or null. */
   private static Instant readySince(Pod p) {
     return p.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))
@@ -440,9 +513,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(9)
+  @Order(11)
   void aPolicyThatCannotBePlannedChangesNothing() {
-    step("9. a policy that cannot be planned changes nothing", () -> {
+    step("11. a policy that cannot be planned changes nothing", () -> {
       StatefulSet sts = cluster.regionServers();
       String cmRv = cluster.derivedConfigMap().getMetadata().getResourceVersion();
       Map<Integer, String> uids = cluster.podUids();
@@ -490,9 +563,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(10)
+  @Order(12)
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
-    step("10. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
+    step("12. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
       Map<Integer, String> uids = cluster.podUids();
       String oldRevision = cluster.revision();
       watch.reset();
@@ -553,9 +626,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(11)
+  @Order(13)
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
-    step("11. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
+    step("13. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
       // nobody reads from here to the end of the step: after the reset every L2 stays empty
       Files.writeString(target.resolve("reader-steps-3-8.log"), workload.log(READER));
       workload.delete(READER);
@@ -604,9 +677,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(12)
+  @Order(14)
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
-    step("12. deleting the policy leaves RegionServers and PVCs", () -> {
+    step("14. deleting the policy leaves RegionServers and PVCs", () -> {
       Map<Integer, String> uids = cluster.podUids();
       Map<String, String> pvcs = cluster.pvcUids();
       String stsUid = cluster.regionServers().getMetadata().getUid();
