@@ -280,9 +280,25 @@ final class Cluster {
   String describeRegionServers() {
     BlockCachePolicy p = policy();
     return kubectl("get", "pods", "-n", ns, "-o", "wide").output() + "\npolicy status.regionServers:\n"
-        + KindE2ETest.safe(() -> Serialization.asYaml(p.getStatus().getRegionServers())) + "\nstatus 'simple' on " + MASTER_POD + ":\n"
-        + kubectl("exec", "-n", ns, MASTER_POD, "--", "bash", "-c", "echo \"status 'simple'\" | timeout 50 hbase shell -n 2>&1 | tail -40")
-            .output();
+        + KindE2ETest.safe(() -> Serialization.asYaml(p.getStatus().getRegionServers())) + "\nthe master's status page (text):\n"
+        + masterStatus().replaceAll("(?s)<script.*?</script>", "").replaceAll("<[^>]*>", " ").replaceAll("[ \t]+", " ")
+            .replaceAll("(\\s*\\n)+", "\n");
+  }
+
+  /** The active master's {@code /master-status} page (HTML), fetched inside its pod; "" when it cannot be read. */
+  String masterStatus() {
+    Shell.Result r = kubectl("exec", "-n", ns, MASTER_POD, "--", "curl", "-sf", "--max-time", "20",
+        "http://127.0.0.1:16010/master-status");
+    return r.code() == 0 ? r.output() : "";
+  }
+
+  /**
+   * HBase's balancer switch as the master's status page shows it (a warning while it is off), or
+   * null when the page cannot be read.
+   */
+  Boolean balancerOn() {
+    String page = masterStatus();
+    return page.contains("Region Servers") ? !page.contains("The Load Balancer is not enabled") : null;
   }
 
   Shell.Result kubectl(String... args) {

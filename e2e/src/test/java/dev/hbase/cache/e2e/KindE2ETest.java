@@ -372,12 +372,13 @@ class KindE2ETest {
   @Test
   @Order(8)
   void aPolicyMadeInvalidMidRollHoldsTheRollAndItResumesWhenValid() {
-    step("8. the policy made invalid mid-roll (writerThreads 6 -> 7, then bucketCache 64Gi): the roll holds with the balancer on;"
+    step("8. the policy made invalid mid-roll (writerThreads 6 -> 7, then bucketCache 64Gi): the roll holds with HBase's balancer on;"
         + " made valid again, it finishes", () -> {
       RollObserver roll = observeRoll("writerThreads 6 -> 7, invalid mid-roll, then valid again");
       cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(7)));
       RolloutStatus mid = roll.awaitRollout("a pod in flight", ro -> ro.getInFlight() != null && !ro.getInFlight().isEmpty());
       assertThat(mid).as("a pod in flight (the roll finished first)").isNotNull();
+      Boolean balancerRolling = cluster.balancerOn();
       Instant t0 = Instant.now();
       cluster.editPolicy(x -> x.getSpec().getMemory().setBucketCache(new Quantity("64Gi")));
       BlockCachePolicy held = roll.awaitRollout("held: phase Blocked, Degraded=True reason PolicyInvalid", ro -> {
@@ -386,17 +387,17 @@ class KindE2ETest {
         return ro.getPhase() == RolloutStatus.Phase.Blocked && d != null && "True".equals(d.getStatus()) && "PolicyInvalid".equals(d.getReason());
       }) == null ? null : cluster.policy();
       assertThat(held).as("the roll held (it finished first)").isNotNull();
-      String balancer = cluster.kubectl("exec", "-n", cluster.ns, MASTER_POD, "--", "bash", "-c",
-          "echo balancer_enabled | timeout 90 hbase shell -n 2>/dev/null | tail -3").output();
+      Boolean balancerHeld = cluster.balancerOn();
       List<Event> heldEvents = cluster.policyEvents(Set.of("RollHeld"));
       report.line("- `%s` at step %s when memory.bucketCache went to 64Gi; held after %d s: phase %s, in flight %s, message: %s",
           mid.getInFlight().get(0).getPod(), mid.getInFlight().get(0).getStep(), Duration.between(t0, Instant.now()).toSeconds(),
           held.getStatus().getRollout().getPhase(), held.getStatus().getRollout().getInFlight().stream().map(PodRoll::getPod).toList(),
           held.getStatus().getRollout().getMessage());
-      report.line("- HBase shell `balancer_enabled` while held: %s; events RollHeld: %s", balancer.strip().replace('\n', ' '),
-          heldEvents.isEmpty() ? "none" : heldEvents.get(heldEvents.size() - 1).getMessage());
+      report.line("- HBase's balancer (the master's status page): %s while rolling, %s while held; events RollHeld: %s",
+          balancerRolling, balancerHeld, heldEvents.isEmpty() ? "none" : heldEvents.get(heldEvents.size() - 1).getMessage());
       assertThat(heldEvents).as("a RollHeld event").isNotEmpty();
-      assertThat(balancer).as("the balancer is on while the roll is held").contains("true");
+      assertThat(balancerRolling).as("the balancer is off while the roll drains").isFalse();
+      assertThat(balancerHeld).as("the balancer is on while the roll is held").isTrue();
       cluster.editPolicy(x -> x.getSpec().getMemory().setBucketCache(new Quantity("640Mi")));
       RollMeasurement m = record(roll.awaitDone());
       assertOneAtATimeWithTheCacheKept(m);
