@@ -17,11 +17,9 @@ import java.util.stream.Stream;
 final class ControllerManager implements AutoCloseable {
   private static int started;
   private final Process process;
-  private final Path log;
 
-  private ControllerManager(Process process, Path log) {
+  private ControllerManager(Process process) {
     this.process = process;
-    this.log = log;
   }
 
   static Path binary() {
@@ -67,21 +65,7 @@ final class ControllerManager implements AutoCloseable {
             .redirectErrorStream(true)
             .redirectOutput(log.toFile())
             .start();
-    return new ControllerManager(p, log);
-  }
-
-  /** The controller manager's log, for a failure message. */
-  String log() {
-    try {
-      List<String> lines = Files.readAllLines(log);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e + ")";
-    }
-  }
-
-  boolean alive() {
-    return process.isAlive();
+    return new ControllerManager(p);
   }
 
   @Override
