@@ -10,15 +10,19 @@ import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.hbase.RecommissionResult;
 import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.roll.DrainTargets;
+import dev.hbase.cache.operator.roll.RollModel;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.hbase.client.RegionLocator;
 import org.apache.hadoop.hbase.util.Bytes;
@@ -92,14 +96,19 @@ class DrainAndReloadIT {
     assertThat(victimRows).hasSizeGreaterThan(50);
     CacheSample warm = TestTable.settledSample(scraper, infoPort);
 
-    // drain: meta first and alone, then the rest, in the background
-    admin.decommission(old, true);
+    // drain to the other server: meta first and alone, then the rest, in the background
+    ServerState other =
+        start.live().stream().filter(x -> !x.id().equals(old)).findFirst().orElseThrow();
+    Map<String, ServerId> targets = DrainTargets.plan(regions, List.of(other));
+    assertThat(targets).containsOnlyKeys(regions).containsValue(other.id());
+    admin.drain(old, targets);
     assertThat(admin.decommissioned()).containsExactly(old);
     ClusterSnapshot drained =
         awaitSnapshot(
             "drained",
             s -> s.regionsInTransition() == 0 && s.live(old).orElseThrow().regionCount() == 0);
-    assertThat(drained.metaServer()).isNotNull().matches(m -> !m.sameEndpoint(old));
+    assertThat(drained.metaServer()).isNotNull().matches(m -> m.equals(other.id()));
+    assertThat(drained.live(other.id()).orElseThrow().regions()).containsAll(regions);
 
     Instant stop = Instant.now();
     assertThat(hbase.stopRegionServer(victim)).isEqualTo(143);
@@ -144,6 +153,19 @@ class DrainAndReloadIT {
         .containsExactlyInAnyOrderElementsOf(regions);
     assertThat(after.hostsMeta(result.server())).as("hbase:meta back too").isTrue();
 
+    // what the next drain's targets rest on: the other server reports the blocks of the regions it
+    // held during the drain (prefetched on open) after they left it
+    ClusterSnapshot reported =
+        awaitSnapshot(
+            "the other server's load report lists the drained regions as cached",
+            s ->
+                regions.stream()
+                    .filter(r -> !r.equals(RollModel.META_REGION))
+                    .allMatch(r -> s.live(other.id()).orElseThrow().cachedMb(r) > 0));
+    System.out.printf(
+        "RESULT cached on the drain target after the regions went back: %s%n",
+        reported.live(other.id()).orElseThrow().cachedMb());
+
     // their blocks are still cached there: the L2 came back and reads hit it
     CacheSample back =
         TestTable.awaitSample(
@@ -186,7 +208,7 @@ class DrainAndReloadIT {
     assertThat(s.error()).isNotBlank();
 
     Instant t1 = Instant.now();
-    assertThatThrownBy(() -> admin.decommission(someone, true))
+    assertThatThrownBy(() -> admin.drain(someone, Map.of()))
         .isInstanceOf(HBaseClusterException.class);
     Duration decommissionTook = Duration.between(t1, Instant.now());
     System.out.printf(

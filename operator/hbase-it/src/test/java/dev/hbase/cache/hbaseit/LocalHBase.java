@@ -46,6 +46,14 @@ final class LocalHBase implements AutoCloseable {
   private HBaseProcess zk;
   private HBaseProcess master;
   private final Map<Integer, HBaseProcess> regionServers = new TreeMap<>();
+
+  /**
+   * RegionServer i listens on and registers as 127.0.0.(11+i) instead of 127.0.0.1 (every address
+   * of 127/8 is the loopback interface), so that servers differ by host as pods do (the roller
+   * tells a pod's RegionServer by its IP). Info ports stay on 127.0.0.1.
+   */
+  private boolean hostPerRegionServer;
+
   private final List<Connection> connections = new ArrayList<>();
   private final List<AdminHBaseCluster> admins = new ArrayList<>();
 
@@ -95,6 +103,17 @@ final class LocalHBase implements AutoCloseable {
       hbase.close();
       throw e;
     }
+  }
+
+  /** See {@link #hostPerRegionServer}; call before starting RegionServers. */
+  LocalHBase withHostPerRegionServer() {
+    hostPerRegionServer = true;
+    return this;
+  }
+
+  /** The host RegionServer i registers as. */
+  String regionServerHost(int i) {
+    return hostPerRegionServer ? "127.0.0." + (11 + i) : HOST;
   }
 
   /** Client settings that reach this cluster (what the operator gets from hbase-site). */
@@ -169,10 +188,12 @@ final class LocalHBase implements AutoCloseable {
     Map<String, String> site = new LinkedHashMap<>();
     site.put("hbase.regionserver.port", Integer.toString(rsPorts[i][0]));
     site.put("hbase.regionserver.info.port", Integer.toString(rsPorts[i][1]));
+    site.put("hbase.unsafe.regionserver.hostname", regionServerHost(i));
+    site.put("hbase.regionserver.ipc.address", regionServerHost(i));
     site.putAll(settings.site());
     HBaseProcess rs = daemon("rs" + i, "regionserver", site, settings.env(), List.of());
     regionServers.put(i, rs);
-    awaitPort(rsPorts[i][0], Duration.ofSeconds(90), rs);
+    awaitPort(regionServerHost(i), rsPorts[i][0], Duration.ofSeconds(90), rs);
     return rs;
   }
 
@@ -185,7 +206,7 @@ final class LocalHBase implements AutoCloseable {
         .until(
             () -> {
               ClusterSnapshot s = admin.snapshot();
-              var state = s.liveAt(HOST, rsPorts[i][0]);
+              var state = s.liveAt(regionServerHost(i), rsPorts[i][0]);
               state.filter(ClusterSnapshot.ServerState::reported).ifPresent(x -> found[0] = x.id());
               return found[0] != null;
             });
@@ -325,15 +346,23 @@ final class LocalHBase implements AutoCloseable {
   }
 
   static void awaitPort(int port, Duration timeout, HBaseProcess process) {
-    await(process.name + " listening on " + port)
+    awaitPort(HOST, port, timeout, process);
+  }
+
+  static void awaitPort(String host, int port, Duration timeout, HBaseProcess process) {
+    await(process.name + " listening on " + host + ":" + port)
         .atMost(timeout)
         .pollInterval(Duration.ofMillis(250))
         .failFast(process.name + " exited, see " + process.log, () -> !process.alive())
-        .until(() -> portOpen(port));
+        .until(() -> portOpen(host, port));
   }
 
   static boolean portOpen(int port) {
-    try (Socket s = new Socket(InetAddress.getByName(HOST), port)) {
+    return portOpen(HOST, port);
+  }
+
+  static boolean portOpen(String host, int port) {
+    try (Socket s = new Socket(InetAddress.getByName(host), port)) {
       return true;
     } catch (IOException e) {
       return false;

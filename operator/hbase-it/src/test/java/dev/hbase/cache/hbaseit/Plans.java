@@ -2,6 +2,7 @@ package dev.hbase.cache.hbaseit;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
 import dev.hbase.cache.api.v1alpha1.spec.MemorySpec;
 import dev.hbase.cache.api.v1alpha1.spec.StorageSpec;
 import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
@@ -25,6 +26,7 @@ final class Plans {
         new BlockCachePolicySpec()
             .setTargetRef(new TargetRef().setName("hbase-regionserver"))
             .setHbaseSiteConfigMap("hbase-site")
+            .setMasterRef(new MasterRef().setName("hbase-master"))
             .setMode(mode);
     switch (mode) {
       case Offheap ->

@@ -4,6 +4,7 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
+import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
@@ -29,6 +30,10 @@ import org.slf4j.LoggerFactory;
  */
 final class MetricsCollector {
   private static final Logger log = LoggerFactory.getLogger(MetricsCollector.class);
+
+  /** How often the RegionServers are sampled while a roll runs, at most (its own figures). */
+  static final Duration ROLL_INTERVAL = Duration.ofSeconds(5);
+
   private final CacheProbe probe;
 
   /** policy uid -> pod -> last interval sample. */
@@ -71,17 +76,26 @@ final class MetricsCollector {
     status.setRegionServers(rows);
 
     Duration interval = BlockCachePolicyReconciler.metricsInterval(policy.getSpec());
+    RollSummary roll = status.getRollout() == null ? null : status.getRollout().getCurrent();
+    // A roll's own figure starts from a sample taken before its first drain (the roller admits
+    // the first pod one reconcile before it drains it) and is sampled every few seconds.
+    boolean rollBaseline = roll != null && roll.getDataReads() == null;
+    Duration every =
+        roll != null && interval.compareTo(ROLL_INTERVAL) > 0 ? ROLL_INTERVAL : interval;
     CacheStatus cache = status.getCache();
     Map<String, CacheSample> prev =
         previous.computeIfAbsent(policy.getMetadata().getUid(), k -> new ConcurrentHashMap<>());
     Instant last = prev.values().stream().map(CacheSample::at).max(Instant::compareTo).orElse(null);
-    if (last != null && Duration.between(last, now).compareTo(interval.minusSeconds(1)) < 0) {
+    if (!rollBaseline
+        && last != null
+        && Duration.between(last, now).compareTo(every.minusSeconds(1)) < 0) {
       return;
     }
     List<CacheDelta> deltas = new ArrayList<>();
     List<CacheDelta> cumulative = new ArrayList<>();
     Reads reads = new Reads();
     Reads readsSinceStart = new Reads();
+    Reads readsInRoll = new Reads();
     long size = 0;
     long used = 0;
     for (RegionServerStatus r : rows) {
@@ -103,6 +117,14 @@ final class MetricsCollector {
         deltas.add(d);
         reads.add(d, s.hasL2());
       }
+      if (roll != null) {
+        // a server restarted by the roll and Ready again: everything it counted is in the roll
+        boolean startedInRoll = s.startTime() >= Instant.parse(roll.getStartedAt()).toEpochMilli();
+        CacheDelta inRoll = d != null ? d : startedInRoll ? c : null;
+        if (inRoll != null) {
+          readsInRoll.add(inRoll, s.hasL2());
+        }
+      }
       readsSinceStart.add(c, s.hasL2());
       r.setHitRatio(round(d == null ? null : CacheRatios.dataReadHitRatio(d.data(), s.hasL2())));
       r.setL1HitRatio(round(d == null ? null : d.l1().ratioOrNull()));
@@ -112,6 +134,13 @@ final class MetricsCollector {
       r.setFailedInsertions(s.failedInsertions());
       size += s.l1CapacityBytes() + s.l2CapacityBytes();
       used += s.l1UsedBytes() + s.l2UsedBytes();
+    }
+    if (roll != null) {
+      if (rollBaseline) {
+        roll.setDataReads(0L).setCachedReads(0L);
+      } else {
+        readsInRoll.addTo(roll);
+      }
     }
     if (cumulative.isEmpty()) {
       return;
@@ -150,6 +179,16 @@ final class MetricsCollector {
 
     Double ratio() {
       return total == 0 ? null : served / total;
+    }
+
+    /** Adds these reads to a roll's figures. */
+    void addTo(RollSummary roll) {
+      roll.setDataReads(roll.getDataReads() + Math.round(total));
+      roll.setCachedReads(roll.getCachedReads() + Math.round(served));
+      roll.setCachedReadRatio(
+          roll.getDataReads() == 0
+              ? null
+              : round((double) roll.getCachedReads() / roll.getDataReads()));
     }
   }
 

@@ -179,8 +179,8 @@ final class RollStep {
         }
       } else if (a instanceof RollModel.SwitchBalancer b) {
         cluster.balancer(b.on());
-      } else if (a instanceof RollModel.Decommission d) {
-        cluster.decommission(d.server(), true);
+      } else if (a instanceof RollModel.Drain d) {
+        cluster.drain(d.server(), d.targets());
       } else if (a instanceof RollModel.Recommission r) {
         RecommissionResult result = cluster.recommission(r.oldServer(), r.regions());
         log.info("policy {}/{}: {}", ns, policy.getMetadata().getName(), result);

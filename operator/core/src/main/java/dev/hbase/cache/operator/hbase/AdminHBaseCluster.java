@@ -13,8 +13,10 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.ClusterMetrics.Option;
@@ -137,7 +139,8 @@ public final class AdminHBaseCluster implements HBaseCluster {
                 e.getValue().getInfoServerPort(),
                 regions,
                 e.getValue().getLastReportTimestamp() > 0,
-                drained.contains(sn)));
+                drained.contains(sn),
+                Objects.requireNonNullElse(e.getValue().getRegionCachedInfo(), Map.of())));
       }
       live.sort(
           Comparator.comparing((ServerState s) -> s.id().host()).thenComparing(s -> s.id().port()));
@@ -172,31 +175,58 @@ public final class AdminHBaseCluster implements HBaseCluster {
     }
   }
 
+  /**
+   * Marks the server decommissioned without offload (the master sends nothing there any more and
+   * moves nothing off it by itself), then sends each listed region to its target: hbase:meta first
+   * and alone (waiting for that move), the others in one asynchronous batch per target through
+   * {@code recommissionRegionServer(target, regions)}, the master's only call that moves a list of
+   * regions to a named server without waiting (the target is not decommissioned, so its "clear the
+   * mark" part does nothing). A region already in transition is not sent again. Returns at once;
+   * the roller looks again.
+   */
   @Override
-  public void decommission(ServerId server, boolean offload) throws HBaseClusterException {
+  public void drain(ServerId server, Map<String, ServerId> targets) throws HBaseClusterException {
     ClusterSnapshot snap = reachableSnapshot();
-    ServerState target =
+    ServerState source =
         snap.live(server)
-            .orElseThrow(
-                () -> new HBaseClusterException("decommission: " + server + " is not live"));
-    if (offload && snap.hostsMeta(server)) {
-      ServerState to =
-          snap.live().stream()
-              .filter(s -> !s.id().sameEndpoint(server) && !s.decommissioned())
-              .min(Comparator.comparingInt(ServerState::regionCount))
-              .orElseThrow(
-                  () ->
-                      new HBaseClusterException(
-                          "decommission: no other server to take hbase:meta"));
-      LOG.info("moving hbase:meta alone from {} to {} before offloading", server, to.id());
-      move(META_ENCODED, to.id());
+            .orElseThrow(() -> new HBaseClusterException("drain: " + server + " is not live"));
+    if (!source.decommissioned()) {
+      call(
+          "decommission " + server,
+          () -> {
+            admin.decommissionRegionServers(List.of(name(source.id())), false);
+            return null;
+          });
     }
-    call(
-        "decommission " + server,
-        () -> {
-          admin.decommissionRegionServers(List.of(name(target.id())), offload);
-          return null;
+    Set<String> moving = inTransition();
+    ServerId metaTarget = targets.get(META_ENCODED);
+    if (metaTarget != null
+        && source.regions().contains(META_ENCODED)
+        && !moving.contains(META_ENCODED)) {
+      LOG.info(
+          "moving hbase:meta alone from {} to {} before the other regions", server, metaTarget);
+      move(META_ENCODED, metaTarget);
+    }
+    Map<ServerId, List<String>> batches = new TreeMap<>(Comparator.comparing(ServerId::toString));
+    targets.forEach(
+        (region, target) -> {
+          if (!region.equals(META_ENCODED)
+              && source.regions().contains(region)
+              && !moving.contains(region)) {
+            batches.computeIfAbsent(target, t -> new ArrayList<>()).add(region);
+          }
         });
+    for (Map.Entry<ServerId, List<String>> b : batches.entrySet()) {
+      List<String> regions = b.getValue().stream().sorted().toList();
+      LOG.info("sending {} regions of {} to {}: {}", regions.size(), server, b.getKey(), regions);
+      call(
+          "move " + regions.size() + " regions to " + b.getKey(),
+          () -> {
+            admin.recommissionRegionServer(
+                name(b.getKey()), regions.stream().map(AdminHBaseCluster::bytes).toList());
+            return null;
+          });
+    }
   }
 
   @Override
@@ -255,14 +285,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
     }
     // A region already moving is not sent again (the master refuses to move a region in
     // transition, and would fail the whole call): it counts as sent.
-    Set<String> moving =
-        call(
-                "regions in transition",
-                () -> admin.getClusterMetrics(EnumSet.of(Option.REGIONS_IN_TRANSITION)))
-            .getRegionStatesInTransition()
-            .stream()
-            .map(rs -> rs.getRegion().getEncodedName())
-            .collect(java.util.stream.Collectors.toSet());
+    Set<String> moving = inTransition();
     List<String> batch =
         elsewhere.stream().filter(r -> !r.equals(META_ENCODED) && !moving.contains(r)).toList();
     // The target's own mark (if any) is cleared by the same call that sends the batch.
@@ -328,6 +351,17 @@ public final class AdminHBaseCluster implements HBaseCluster {
     } catch (IOException e) {
       LOG.debug("closing the HBase connection: {}", e.toString());
     }
+  }
+
+  /** Encoded names of the regions in transition now. */
+  private Set<String> inTransition() throws HBaseClusterException {
+    return call(
+            "regions in transition",
+            () -> admin.getClusterMetrics(EnumSet.of(Option.REGIONS_IN_TRANSITION)))
+        .getRegionStatesInTransition()
+        .stream()
+        .map(rs -> rs.getRegion().getEncodedName())
+        .collect(java.util.stream.Collectors.toSet());
   }
 
   private ClusterSnapshot reachableSnapshot() throws HBaseClusterException {

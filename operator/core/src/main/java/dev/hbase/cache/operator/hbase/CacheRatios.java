@@ -1,7 +1,13 @@
 package dev.hbase.cache.operator.hbase;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Hit ratios from {@link CacheSample}s: pure functions.
@@ -82,6 +88,45 @@ public final class CacheRatios {
     }
     double reads = data.hits() + data.misses() / 2.0;
     return reads == 0 ? null : data.hits() / reads;
+  }
+
+  /**
+   * Share of the data reads of a whole cluster that its caches served over [from, to], from samples
+   * of every RegionServer taken before and during that window (each instance told apart by its
+   * server name, whose start code changes on restart). Per instance: its counters at {@code to}
+   * (its last sample then) minus its counters at {@code from} (its last sample before; zero if it
+   * started within the window). Reads of an instance after its last sample are not counted. Cold
+   * reads are counted once ({@link #dataReadHitRatio}). Null when there was no read.
+   */
+  public static Double servedFromCache(Collection<CacheSample> samples, Instant from, Instant to) {
+    Map<String, List<CacheSample>> byInstance = new TreeMap<>();
+    for (CacheSample s : samples) {
+      if (!s.at().isAfter(to)) {
+        byInstance.computeIfAbsent(String.valueOf(s.serverName()), k -> new ArrayList<>()).add(s);
+      }
+    }
+    double served = 0;
+    double reads = 0;
+    for (List<CacheSample> instance : byInstance.values()) {
+      instance.sort(Comparator.comparing(CacheSample::at));
+      CacheSample last = instance.get(instance.size() - 1);
+      if (last.at().isBefore(from)) {
+        continue; // gone before the window
+      }
+      CacheSample base = null;
+      for (CacheSample s : instance) {
+        if (!s.at().isAfter(from)) {
+          base = s;
+        }
+      }
+      if (base == null && last.startTime() < from.toEpochMilli()) {
+        base = instance.get(0); // first seen within the window: count from there
+      }
+      HitCounts data = base == null ? last.data() : last.data().minus(base.data());
+      served += data.hits();
+      reads += data.hits() + (last.hasL2() ? data.misses() / 2.0 : data.misses());
+    }
+    return reads == 0 ? null : served / reads;
   }
 
   /**

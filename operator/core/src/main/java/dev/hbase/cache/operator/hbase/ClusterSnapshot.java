@@ -2,6 +2,7 @@ package dev.hbase.cache.operator.hbase;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -49,16 +50,39 @@ public record ClusterSnapshot(
    *     first and reports about a report interval later (3 s by default); regions sent to it before
    *     that may go elsewhere
    * @param decommissioned whether this instance is marked decommissioned
+   * @param cachedMb MB of each region's blocks in its persistent BucketCache, by encoded region
+   *     name, from its last load report ({@code ServerMetrics.getRegionCachedInfo()}): regions it
+   *     serves <em>and</em> regions it served before (their blocks stay cached after a move with
+   *     {@code hbase.rs.evictblocksonclose=false}, and survive its restarts). Empty without a
+   *     persistent cache. HBase 2.6.4 counts every block cached since the start and, after a
+   *     restart, the files it had cached completely (prefetched).
    */
   public record ServerState(
-      ServerId id, int infoPort, List<String> regions, boolean reported, boolean decommissioned) {
+      ServerId id,
+      int infoPort,
+      List<String> regions,
+      boolean reported,
+      boolean decommissioned,
+      Map<String, Integer> cachedMb) {
 
     public ServerState {
       regions = List.copyOf(regions);
+      cachedMb = Map.copyOf(cachedMb);
+    }
+
+    /** A server whose cache holds nothing the master was told about. */
+    public ServerState(
+        ServerId id, int infoPort, List<String> regions, boolean reported, boolean decommissioned) {
+      this(id, infoPort, regions, reported, decommissioned, Map.of());
     }
 
     public int regionCount() {
       return regions.size();
+    }
+
+    /** MB of the region's blocks in this server's cache (0: none reported). */
+    public int cachedMb(String encodedRegion) {
+      return cachedMb.getOrDefault(encodedRegion, 0);
     }
   }
 

@@ -16,11 +16,12 @@ public interface HBaseCluster extends AutoCloseable {
   ClusterSnapshot snapshot();
 
   /**
-   * Marks the server decommissioned (no new regions go to it). With {@code offload}, also moves its
-   * regions to the other servers; that runs in the background: wait until the snapshot shows it
-   * with no regions. If it hosts hbase:meta, meta is moved first, alone.
+   * Marks the server decommissioned (no new regions go to it) and moves each region listed in
+   * {@code targets} there (region encoded name -> target server); that runs in the background: wait
+   * until the snapshot shows the server with no regions, and call again for regions still there
+   * once nothing is in transition. hbase:meta, if listed, is moved first, alone.
    */
-  void decommission(ServerId server, boolean offload) throws HBaseClusterException;
+  void drain(ServerId server, java.util.Map<String, ServerId> targets) throws HBaseClusterException;
 
   /**
    * Returns regions to the (restarted) RegionServer at {@code server}'s host and port, whatever its

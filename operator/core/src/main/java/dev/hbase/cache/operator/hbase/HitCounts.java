@@ -38,7 +38,7 @@ public record HitCounts(long hits, long misses) {
   }
 
   /** this - earlier; only meaningful when neither counter went down. */
-  HitCounts minus(HitCounts earlier) {
+  public HitCounts minus(HitCounts earlier) {
     return new HitCounts(hits - earlier.hits, misses - earlier.misses);
   }
 

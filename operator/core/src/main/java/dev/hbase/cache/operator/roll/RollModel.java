@@ -119,8 +119,12 @@ public final class RollModel {
 
   public record SwitchBalancer(boolean on) implements Action {}
 
-  /** Decommission with offload: the master moves its regions away (hbase:meta first, alone). */
-  public record Decommission(ServerId server) implements Action {}
+  /**
+   * Marks the server decommissioned and moves each of its regions to the target chosen for it
+   * ({@link DrainTargets}: where its blocks are cached), hbase:meta first and alone. Idempotent:
+   * sent again for regions still there once nothing is in transition.
+   */
+  public record Drain(ServerId server, Map<String, ServerId> targets) implements Action {}
 
   /**
    * Sends {@code regions} back to the RegionServer now at {@code oldServer}'s host and port and

@@ -16,8 +16,8 @@ import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.roll.RollModel.Action;
 import dev.hbase.cache.operator.roll.RollModel.Blocked;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
-import dev.hbase.cache.operator.roll.RollModel.Decommission;
 import dev.hbase.cache.operator.roll.RollModel.DeletePod;
+import dev.hbase.cache.operator.roll.RollModel.Drain;
 import dev.hbase.cache.operator.roll.RollModel.Event;
 import dev.hbase.cache.operator.roll.RollModel.Input;
 import dev.hbase.cache.operator.roll.RollModel.Outcome;
@@ -33,6 +33,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -63,7 +64,7 @@ public final class Roller {
   /** The reason of a pod restarted because another manager changed the pod template. */
   static final String TEMPLATE_CHANGED = "pod template changed outside the policy";
 
-  static final Duration FAST = Duration.ofSeconds(2);
+  static final Duration FAST = Duration.ofSeconds(1);
   static final Duration POLL = Duration.ofSeconds(5);
   static final Duration IDLE = Duration.ofSeconds(60);
   static final Duration BLOCKED = Duration.ofSeconds(30);
@@ -203,7 +204,14 @@ public final class Roller {
                 + " s from delete to regions home")
         + (r.getColdRestarts() == null || r.getColdRestarts() == 0
             ? ""
-            : ", " + r.getColdRestarts() + " cold");
+            : ", " + r.getColdRestarts() + " cold")
+        + (r.getCachedReadRatio() == null
+            ? ""
+            : String.format(
+                java.util.Locale.ROOT,
+                ", %.2f%% of the cluster's %d data reads served from cache",
+                r.getCachedReadRatio() * 100,
+                r.getDataReads()));
   }
 
   /** One step's working state. */
@@ -294,7 +302,7 @@ public final class Roller {
         if (!gateStillOpen(r)) {
           return;
         }
-        actions.add(new Decommission(oldId)); // idempotent; sent from the recorded state only
+        drain(old.get()); // sent from the recorded state only
         requeue(FAST);
         return;
       }
@@ -314,8 +322,44 @@ public final class Roller {
                 + " after its decommission");
         return;
       }
+      if (left > 0 && h.regionsInTransition() == 0) {
+        drain(old.get()); // a move that failed, or a region that arrived before the mark
+      }
       waitFor(Reason.Draining, "moving " + left + " regions off " + r.getPod());
       requeue(FAST);
+    }
+
+    /** Moves the server's regions to where they are cached best ({@link DrainTargets}). */
+    void drain(ServerState server) {
+      Map<String, ServerId> targets =
+          DrainTargets.plan(server.regions(), drainCandidates(server.id()));
+      if (targets.isEmpty() && server.regionCount() > 0) {
+        waitFor(
+            Reason.Draining,
+            "no RegionServer can take the regions of " + server.id() + " (all others restarting)");
+        return;
+      }
+      actions.add(new Drain(server.id(), targets));
+    }
+
+    /**
+     * Servers that may take a drained server's regions: live, reported, not decommissioned, and not
+     * a pod of this roll in flight.
+     */
+    List<ServerState> drainCandidates(ServerId draining) {
+      return in.hbase().live().stream()
+          .filter(x -> !x.id().sameEndpoint(draining))
+          .filter(ServerState::reported)
+          .filter(x -> !x.decommissioned() && !in.hbase().decommissioned().contains(x.id()))
+          .filter(
+              x ->
+                  st.getInFlight().stream()
+                      .noneMatch(
+                          f ->
+                              podByName(f.getPod())
+                                  .map(p -> p.servesAs(x.id().host()))
+                                  .orElse(false)))
+          .toList();
     }
 
     void deleting(PodRoll r, Optional<PodView> pod) {
@@ -333,14 +377,21 @@ public final class Roller {
       requeue(POLL);
     }
 
+    /**
+     * The new instance serves once it has registered with the master and sent its first load
+     * report; a drained pod's regions go back then, without waiting for the pod's readiness probe
+     * (seconds later: the chart probes every 10 s). A pod restarted without a drain must be Ready
+     * as well: its old instance, whose start code is not known, may still be listed.
+     */
     void waitingReady(PodRoll r, Optional<PodView> pod) {
-      boolean newPodReady =
-          pod.isPresent()
-              && !pod.get().uid().equals(r.getUid())
-              && pod.get().ready()
-              && !pod.get().terminating();
-      Optional<ServerState> server = newPodReady ? newServer(r, pod.get()) : Optional.empty();
-      if (newPodReady && server.isPresent()) {
+      boolean newPod =
+          pod.isPresent() && !pod.get().uid().equals(r.getUid()) && !pod.get().terminating();
+      boolean newPodReady = newPod && pod.get().ready();
+      Optional<ServerState> server =
+          newPod && (newPodReady || r.getOldServer() != null)
+              ? newServer(r, pod.get())
+              : Optional.empty();
+      if (server.isPresent()) {
         r.setNewServer(server.get().id().toString());
         r.setReadyAt(in.now().toString());
         if (s.strategy() == RolloutSpec.Strategy.DrainAndReload && r.getOldServer() != null) {
@@ -369,11 +420,11 @@ public final class Roller {
         return;
       }
       String what =
-          newPodReady
+          newPod && (newPodReady || r.getOldServer() != null)
               ? "waiting for the RegionServer on " + r.getPod() + " to register and report"
               : "waiting for " + r.getPod() + " to be Ready";
       waitFor(Reason.WaitingForPod, what);
-      requeue(newPodReady ? FAST : POLL);
+      requeue(newPod ? FAST : POLL);
     }
 
     void reloading(PodRoll r) {
@@ -669,7 +720,11 @@ public final class Roller {
       r.setL2UsedBytesBefore(c == null ? null : c.l2UsedBytes());
       Optional<ServerState> server = servesNothing ? Optional.empty() : serverFor(in.hbase(), pod);
       st.getInFlight().add(r);
-      if (s.strategy() == RolloutSpec.Strategy.DrainAndReload && server.isPresent()) {
+      // With no other server to take its regions (a single RegionServer), a drain would wait
+      // forever: the pod is restarted in place, as with InPlace.
+      if (s.strategy() == RolloutSpec.Strategy.DrainAndReload
+          && server.isPresent()
+          && !drainCandidates(server.get().id()).isEmpty()) {
         ServerState sv = server.get();
         r.setOldServer(sv.id().toString());
         r.setRegions(

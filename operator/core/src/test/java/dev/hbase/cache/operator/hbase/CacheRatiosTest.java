@@ -136,4 +136,47 @@ class CacheRatiosTest {
                 new ServerId("rs-0.hbase.default.svc.cluster.local", 16021, 1795246571123L)))
         .isFalse();
   }
+
+  static CacheSample at(String host, Instant at, long start, long dataHits, long dataMisses) {
+    return new CacheSample(
+        at,
+        start,
+        host + ",16020," + start,
+        new HitCounts(dataHits, dataMisses),
+        new HitCounts(dataHits, dataMisses),
+        HitCounts.ZERO,
+        new HitCounts(dataHits, dataMisses),
+        1000,
+        9000,
+        5000,
+        95000,
+        10,
+        8,
+        0,
+        0);
+  }
+
+  @Test
+  void servedFromCacheSumsEveryServersReadsInTheWindowAcrossARestart() {
+    Instant from = T0;
+    Instant to = T0.plusSeconds(60);
+    long restartedAt = T0.plusSeconds(20).toEpochMilli();
+    List<CacheSample> samples =
+        List.of(
+            // a: 1000 warm reads before the window (not counted), 300 warm + 10 cold in it
+            at("a", T0.minusSeconds(5), START, 1000, 0),
+            at("a", T0.plusSeconds(30), START, 1200, 10),
+            at("a", T0.plusSeconds(60), START, 1300, 20),
+            at("a", T0.plusSeconds(90), START, 5000, 20), // after the window
+            // b's old instance: 50 warm reads in the window before it stopped
+            at("b", T0.minusSeconds(1), START, 400, 0),
+            at("b", T0.plusSeconds(10), START, 450, 0),
+            // its new instance started in the window: everything it counted is in it
+            at("b", T0.plusSeconds(40), restartedAt, 100, 40),
+            at("b", T0.plusSeconds(55), restartedAt, 150, 40));
+    // served 300 + 50 + 150 = 500; cold reads count twice with an L2: (20 + 40) / 2 = 30
+    assertThat(CacheRatios.servedFromCache(samples, from, to)).isCloseTo(500.0 / 530, within(1e-9));
+    assertThat(CacheRatios.servedFromCache(samples, T0.plusSeconds(200), T0.plusSeconds(300)))
+        .isNull();
+  }
 }

@@ -38,6 +38,10 @@ public final class SimulatedHBase implements HBaseCluster {
     public final List<String> regions = new ArrayList<>();
     final Instant reportAt;
     long l2Used;
+
+    /** MB cached per region, hosted or not (what its load report's regionCachedInfo says). */
+    public final Map<String, Integer> cachedMb = new HashMap<>();
+
     long dataHits;
     long dataMisses;
 
@@ -56,6 +60,14 @@ public final class SimulatedHBase implements HBaseCluster {
   public final Set<ServerId> decommissioned = new LinkedHashSet<>();
   public final List<ServerId> dead = new ArrayList<>();
   private final Map<String, Long> persistedL2 = new HashMap<>();
+  private final Map<String, Map<String, Integer>> persistedCachedMb = new HashMap<>();
+
+  /** What a region's blocks take in a cache once it has been open there (prefetched). */
+  public volatile int regionMb = 10;
+
+  /** Region moves (opens on another server) so far. */
+  public volatile int moves;
+
   public volatile int regionsInTransition;
   public volatile boolean balancerOn = true;
   public volatile boolean masterReachable = true;
@@ -85,10 +97,13 @@ public final class SimulatedHBase implements HBaseCluster {
 
   /** The pod's RegionServer starts: a new instance, reporting after {@link #reportDelay}. */
   public synchronized Server register(String pod, String host, String ip, List<String> regions) {
-    Server s =
-        new Server(new ServerId(host, PORT, startCodes++), ip, clock.get().plus(reportDelay));
+    // a start code is the server's start time in epoch ms, as HBase's (unique, increasing)
+    startCodes = Math.max(startCodes + 1, clock.get().toEpochMilli());
+    Server s = new Server(new ServerId(host, PORT, startCodes), ip, clock.get().plus(reportDelay));
     s.regions.addAll(regions);
     s.l2Used = persistedL2.getOrDefault(pod, 64L << 20);
+    s.cachedMb.putAll(persistedCachedMb.getOrDefault(pod, Map.of()));
+    regions.forEach(r -> s.cachedMb.put(r, regionMb));
     servers.put(pod, s);
     return s;
   }
@@ -100,6 +115,7 @@ public final class SimulatedHBase implements HBaseCluster {
       return;
     }
     persistedL2.put(pod, (long) (s.l2Used * retainOnRestart));
+    persistedCachedMb.put(pod, retainOnRestart > 0 ? Map.copyOf(s.cachedMb) : Map.of());
     List<Server> others =
         servers.values().stream().filter(x -> !decommissioned.contains(x.id)).toList();
     spread(s.regions, others.isEmpty() ? List.copyOf(servers.values()) : others);
@@ -182,7 +198,12 @@ public final class SimulatedHBase implements HBaseCluster {
     for (Server s : servers.values()) {
       live.add(
           new ClusterSnapshot.ServerState(
-              s.id, INFO_PORT, s.regions, reported(s), decommissioned.contains(s.id)));
+              s.id,
+              INFO_PORT,
+              s.regions,
+              reported(s),
+              decommissioned.contains(s.id),
+              reported(s) ? s.cachedMb : Map.of()));
       if (s.regions.contains(META)) {
         meta = s.id;
       }
@@ -200,24 +221,23 @@ public final class SimulatedHBase implements HBaseCluster {
   }
 
   @Override
-  public synchronized void decommission(ServerId server, boolean offload)
+  public synchronized void drain(ServerId server, Map<String, ServerId> targets)
       throws HBaseClusterException {
     reachable();
     Server s = byId(server);
     decommissioned.add(server);
-    if (!offload) {
-      return;
+    if (targets.containsKey(META) && s.regions.contains(META)) {
+      moveTo(META, byId(targets.get(META))); // first and alone
     }
-    List<Server> others =
-        servers.values().stream().filter(x -> x != s && !decommissioned.contains(x.id)).toList();
-    if (others.isEmpty()) {
-      throw new HBaseClusterException(
-          "decommission: no other server to take the regions of " + server);
+    for (Map.Entry<String, ServerId> t : targets.entrySet()) {
+      if (s.regions.contains(t.getKey())) {
+        Server to = byId(t.getValue());
+        if (decommissioned.contains(to.id)) {
+          throw new HBaseClusterException("drain: target " + to.id + " is decommissioned");
+        }
+        moveTo(t.getKey(), to);
+      }
     }
-    if (s.regions.remove(META)) {
-      others.get(0).regions.add(META); // first and alone
-    }
-    spread(s.regions, others);
   }
 
   @Override
@@ -252,13 +272,12 @@ public final class SimulatedHBase implements HBaseCluster {
       } else if (at == target) {
         onServer.add(region);
       } else {
-        at.regions.remove(region);
         Server to = target;
         if (misplaceOnRecommission > 0) {
           misplaceOnRecommission--;
           to = servers.values().stream().filter(x -> x != target).findFirst().orElse(target);
         }
-        to.regions.add(region);
+        moveTo(region, to);
         sent.add(region);
       }
     }
@@ -269,9 +288,7 @@ public final class SimulatedHBase implements HBaseCluster {
   public synchronized void move(String encodedRegionName, ServerId target)
       throws HBaseClusterException {
     reachable();
-    Server to = byId(target);
-    servers.values().forEach(s -> s.regions.remove(encodedRegionName));
-    to.regions.add(encodedRegionName);
+    moveTo(encodedRegionName, byId(target));
   }
 
   @Override
@@ -310,11 +327,20 @@ public final class SimulatedHBase implements HBaseCluster {
     }
   }
 
+  /** The region closes where it is and opens on {@code to}, which caches it (prefetch). */
+  private void moveTo(String region, Server to) {
+    servers.values().forEach(x -> x.regions.remove(region));
+    to.regions.add(region);
+    to.cachedMb.put(region, regionMb);
+    moves++;
+  }
+
   /** Round-robin, the master's assignment when a server goes away. */
-  private static void spread(List<String> regions, List<Server> to) {
-    for (int i = 0; i < regions.size() && !to.isEmpty(); i++) {
-      to.get(i % to.size()).regions.add(regions.get(i));
-    }
+  private void spread(List<String> regions, List<Server> to) {
+    List<String> moving = List.copyOf(regions);
     regions.clear();
+    for (int i = 0; i < moving.size() && !to.isEmpty(); i++) {
+      moveTo(moving.get(i), to.get(i % to.size()));
+    }
   }
 }

@@ -116,12 +116,17 @@ class PlannerTest {
           .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath());
       assertThat(p.masterSite())
           .containsEntry("hbase.master.loadbalancer.class", Planner.CACHE_AWARE_BALANCER)
-          .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath());
+          .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath())
+          .containsEntry("hbase.assignment.dispatch.wait.msec", "10")
+          .containsEntry("hbase.procedure.remote.dispatcher.delay.msec", "10");
+      // a drained region is prefetched where it goes, unless the policy says otherwise
+      assertThat(p.regionServerSite()).containsEntry("hbase.rs.prefetchblocksonopen", "true");
       assertThat(p.bucketCache()).isEqualTo(50 * GiB);
       assertThat(p.pvcSize()).isEqualTo(55 * GiB);
     } else {
       assertThat(p.persistentPath()).isNull();
       assertThat(p.masterSite()).isEmpty();
+      assertThat(p.regionServerSite()).doesNotContainKey("hbase.rs.prefetchblocksonopen");
       assertThat(p.regionServerSiteRemoved()).contains("hbase.bucketcache.persistent.path");
     }
   }
@@ -267,6 +272,15 @@ class PlannerTest {
         .containsEntry("hbase.bucketcache.ioengine", "file:/cache/bucketcache.data")
         .containsEntry("hbase.bucketcache.persistent.path", "/cache/bucketcache.map");
     assertThat(p.jvmOptions()).startsWith("-XX:+UseZGC").endsWith("-XX:+PrintFlagsFinal");
+  }
+
+  @Test
+  void prefetchCanBeTurnedOffInPersistentFile() {
+    Plan p =
+        planned(
+            "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n  tuning:\n    prefetchOnOpen: false\n",
+            "8Gi");
+    assertThat(p.regionServerSite()).containsEntry("hbase.rs.prefetchblocksonopen", "false");
   }
 
   @Test

@@ -71,6 +71,17 @@ final class FakeCluster {
   String templateRevision = "rev-new";
   Duration restartTime = Duration.ofSeconds(20);
 
+  /** From a restarted RegionServer's registration to its pod's readiness probe passing. */
+  Duration readinessLag = Duration.ZERO;
+
+  /** Pods whose regions the roller sent back while the pod was not Ready. */
+  final Set<String> recommissionedWhileUnready = new TreeSet<>();
+
+  /** Drained regions sent to a server that had them cached, and to one that had not. */
+  int drainedToCached;
+
+  int drainedToUncached;
+
   final Map<String, Integer> restarts = new HashMap<>();
   final List<String> restartOrder = new ArrayList<>();
   final List<Action> executed = new ArrayList<>();
@@ -87,14 +98,18 @@ final class FakeCluster {
     now = now.plus(hbase.reportDelay); // every server has reported
   }
 
+  /** The pod's server hosts these regions, and caches them. */
   FakeCluster regions(String pod, String... encoded) {
-    hbase.servers.get(pod).regions.addAll(List.of(encoded));
+    SimulatedHBase.Server s = hbase.servers.get(pod);
+    for (String r : encoded) {
+      s.regions.add(r);
+      s.cachedMb.put(r, hbase.regionMb);
+    }
     return this;
   }
 
   FakeCluster meta(String pod) {
-    hbase.servers.get(pod).regions.add(RollModel.META_REGION);
-    return this;
+    return regions(pod, RollModel.META_REGION);
   }
 
   // ------------------------------------------------------------------ what the roller sees
@@ -183,9 +198,24 @@ final class FakeCluster {
         p.ready = false;
         hbase.unregister(p.name); // not drained: the master reassigns its regions
         p.readyAt = now.plus(restartTime);
-      } else if (a instanceof RollModel.Decommission d) {
-        hbase.decommission(d.server(), true);
+      } else if (a instanceof RollModel.Drain d) {
+        d.targets()
+            .forEach(
+                (region, target) -> {
+                  boolean cached =
+                      hbase.servers.values().stream()
+                          .anyMatch(x -> x.id.equals(target) && x.cachedMb.containsKey(region));
+                  if (cached) {
+                    drainedToCached++;
+                  } else {
+                    drainedToUncached++;
+                  }
+                });
+        hbase.drain(d.server(), d.targets());
       } else if (a instanceof RollModel.Recommission r) {
+        pods.values().stream()
+            .filter(p -> p.host().equals(r.oldServer().host()) && !p.ready)
+            .forEach(p -> recommissionedWhileUnready.add(p.name));
         hbase.recommission(r.oldServer(), r.regions());
       } else if (a instanceof RollModel.SwitchBalancer b) {
         hbase.balancer(b.on());
@@ -216,8 +246,10 @@ final class FakeCluster {
           && !now.isBefore(p.readyAt)
           && !p.neverReady
           && p.stuck == null) {
-        p.ready = true;
-        hbase.register(p.name, p.host(), p.ip(), List.of());
+        if (!hbase.registered(p.name)) {
+          hbase.register(p.name, p.host(), p.ip(), List.of());
+        }
+        p.ready = !now.isBefore(p.readyAt.plus(readinessLag));
       }
     }
     long down = pods.values().stream().filter(p -> !p.ready || p.terminating).count();

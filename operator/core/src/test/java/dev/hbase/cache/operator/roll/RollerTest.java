@@ -132,6 +132,89 @@ class RollerTest {
   }
 
   @Test
+  void aDrainSendsEachRegionWhereItsBlocksAreCached() {
+    FakeCluster c = threeServers();
+    // rs-1 is admitted first; what rs-0 and rs-2 cache of its regions decides where they go
+    c.hbase.servers.get("rs-0").cachedMb.put("b1", 40);
+    c.hbase.servers.get("rs-2").cachedMb.put("b0", 40);
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
+    assertThat(d2.actions())
+        .filteredOn(a -> a instanceof RollModel.Drain)
+        .singleElement()
+        .satisfies(
+            a ->
+                assertThat(((RollModel.Drain) a).targets())
+                    .containsOnly(
+                        Map.entry("b0", c.hbase.servers.get("rs-2").id),
+                        Map.entry("b1", c.hbase.servers.get("rs-0").id)));
+  }
+
+  @Test
+  void theNextRollDrainsEachRegionToTheServerThatCachedItInTheLastOne() {
+    FakeCluster c = threeServers();
+    c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
+    Map<String, ServerId> first = drainTargets(c.executed);
+    int movesBefore = c.hbase.moves;
+    assertThat(c.drainedToUncached)
+        .as("the first roll's drains: nothing cached anywhere")
+        .isPositive();
+
+    c.executed.clear();
+    c.drainedToCached = 0;
+    c.drainedToUncached = 0;
+    c.templateRevision = "rev-3";
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings("rev-3"), 500, st -> idle(st) && c.allAt("rev-3"), null);
+    assertThat(idle(s)).isTrue();
+    Map<String, ServerId> second = drainTargets(c.executed);
+    first.remove(RollModel.META_REGION); // it stays where a drain took it: its source differs
+    assertThat(second.keySet()).containsAll(first.keySet());
+    // same host and port (the start code changes with each restart)
+    first.forEach(
+        (region, target) ->
+            assertThat(second.get(region).sameEndpoint(target))
+                .as(
+                    "%s drained to %s in the first roll, %s in the second",
+                    region, target, second.get(region))
+                .isTrue());
+    assertThat(c.hbase.moves).isGreaterThan(movesBefore);
+    // the first roll had to send regions where they had never been; the second found every one
+    // cached where it went (the roll is warm from the second on)
+    assertThat(c.drainedToUncached).as("drained to a server without their blocks").isZero();
+    assertThat(c.drainedToCached).isGreaterThanOrEqualTo(first.size());
+  }
+
+  @Test
+  void aSingleRegionServerIsRestartedWithoutADrainNobodyCouldTakeItsRegions() {
+    FakeCluster c = new FakeCluster(1, "rev-old").regions("rs-0", "a0", "a1").meta("rs-0");
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 200, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(idle(s)).isTrue();
+    assertThat(c.restarts).containsOnly(Map.entry("rs-0", 1));
+    assertThat(c.executed).noneMatch(a -> a instanceof RollModel.Drain);
+  }
+
+  @Test
+  void regionsGoBackOnceTheNewInstanceReportsWithoutWaitingForTheReadinessProbe() {
+    FakeCluster c = threeServers();
+    c.readinessLag = Duration.ofSeconds(10); // the chart's probe period
+    List<Roller.Decision> log = new ArrayList<>();
+    c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+    // each restarted pod got its regions back while it was not Ready yet
+    assertThat(c.recommissionedWhileUnready).containsExactlyInAnyOrder("rs-0", "rs-1", "rs-2");
+    assertThat(c.maxDown).isEqualTo(1);
+  }
+
+  static Map<String, ServerId> drainTargets(List<Action> executed) {
+    Map<String, ServerId> out = new java.util.HashMap<>();
+    executed.stream()
+        .filter(a -> a instanceof RollModel.Drain)
+        .forEach(a -> out.putAll(((RollModel.Drain) a).targets()));
+    return out;
+  }
+
+  @Test
   void aReplicaWithoutAPodCountsInProgressAndNoOtherPodGoesDown() {
     FakeCluster c = threeServers();
     c.vanish("rs-0"); // evicted; the StatefulSet controller has not re-created it yet
@@ -226,7 +309,7 @@ class RollerTest {
     assertThat(c.executed)
         .noneMatch(
             a ->
-                a instanceof RollModel.Decommission
+                a instanceof RollModel.Drain
                     || a instanceof RollModel.Recommission
                     || a instanceof RollModel.SwitchBalancer);
     assertThat(c.maxDown).isEqualTo(1);
@@ -323,7 +406,7 @@ class RollerTest {
         .containsOnly(Roller.TEMPLATE_CHANGED);
     assertThat(log)
         .flatExtracting(Roller.Decision::actions)
-        .filteredOn(a -> a instanceof RollModel.Decommission)
+        .filteredOn(a -> a instanceof RollModel.Drain)
         .as("drained like any other restart")
         .hasSize(2);
     assertThat(Roller.needsHBase(end, c.podViews(), NEW)).isFalse();
@@ -401,7 +484,10 @@ class RollerTest {
         .containsExactly(tuple("rs-2", PodRoll.Step.Draining));
     assertThat(d.state().getInFlight().get(0).getRegions()).containsExactly("c0", "c1", "c2");
     Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
-    assertThat(d2.actions()).contains(new RollModel.Decommission(c.hbase.servers.get("rs-2").id));
+    assertThat(d2.actions())
+        .filteredOn(a -> a instanceof RollModel.Drain)
+        .extracting(a -> ((RollModel.Drain) a).server())
+        .containsExactly(c.hbase.servers.get("rs-2").id);
     assertThat(d2.actions()).noneMatch(a -> a instanceof RollModel.DeletePod);
   }
 
@@ -450,7 +536,7 @@ class RollerTest {
     // then rs-0 is evicted, before the decommission is sent
     c.vanish("rs-0");
     Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
-    assertThat(d2.actions()).noneMatch(a -> a instanceof RollModel.Decommission);
+    assertThat(d2.actions()).noneMatch(a -> a instanceof RollModel.Drain);
     assertThat(reason(d2)).isEqualTo(Reason.ClusterNotHealthy);
     assertThat(message(d2)).contains("do not exist");
   }
@@ -520,10 +606,14 @@ class RollerTest {
     assertThat(r.getOldServer()).isEqualTo(c.hbase.servers.get("rs-1").id.toString());
     assertThat(d2.state().getBalancerWasOn()).isTrue();
     Roller.Decision d3 = Roller.step(d2.state(), c.input(FakeCluster.settings(NEW)));
-    assertThat(d3.actions())
-        .containsExactly(
-            new RollModel.SwitchBalancer(false),
-            new RollModel.Decommission(c.hbase.servers.get("rs-1").id));
+    assertThat(d3.actions()).hasSize(2).startsWith(new RollModel.SwitchBalancer(false));
+    assertThat(d3.actions().get(1))
+        .isInstanceOfSatisfying(
+            RollModel.Drain.class,
+            drain -> {
+              assertThat(drain.server()).isEqualTo(c.hbase.servers.get("rs-1").id);
+              assertThat(drain.targets()).containsOnlyKeys("b0", "b1");
+            });
   }
 
   @Test
@@ -551,7 +641,7 @@ class RollerTest {
     c.pods.get("rs-1").neverReady = true;
     List<Roller.Decision> log = new ArrayList<>();
     RolloutStatus s =
-        c.run(null, FakeCluster.settings(NEW), 400, st -> st.getPhase() == Phase.Blocked, log);
+        c.run(null, FakeCluster.settings(NEW), 1000, st -> st.getPhase() == Phase.Blocked, log);
     Roller.Decision last = log.get(log.size() - 1);
     assertThat(s.getPhase()).isEqualTo(Phase.Blocked);
     assertThat(last.degraded()).isTrue();
@@ -631,7 +721,7 @@ class RollerTest {
     FakeCluster c = threeServers();
     c.pods.get("rs-1").neverReady = true;
     RolloutStatus s =
-        c.run(null, FakeCluster.settings(NEW), 400, st -> st.getPhase() == Phase.Blocked, null);
+        c.run(null, FakeCluster.settings(NEW), 1000, st -> st.getPhase() == Phase.Blocked, null);
     assertThat(s.getPhase()).isEqualTo(Phase.Blocked);
     // the user fixes the spec: a new revision, and the new template starts fine
     c.templateRevision = "rev-fixed";

@@ -43,7 +43,10 @@ public class TuningSpec {
       "hbase.block.data.cachecompressed: keep data blocks compressed in cache.")
   private Boolean cacheDataCompressed;
 
-  @JsonPropertyDescription("hbase.rs.prefetchblocksonopen: warm the cache when regions open.")
+  @JsonPropertyDescription(
+      "hbase.rs.prefetchblocksonopen: read a region's blocks into the cache when it opens."
+          + " Default true in PersistentFile (a region drained for a restart is cached where it"
+          + " goes, and stays cached there for the next roll), HBase's default (false) otherwise.")
   private Boolean prefetchOnOpen;
 
   @Min(100)

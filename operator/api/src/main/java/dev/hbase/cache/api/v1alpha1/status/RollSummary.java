@@ -28,4 +28,16 @@ public class RollSummary {
 
   @JsonPropertyDescription("That pod's seconds from delete to all its regions back.")
   private Double slowestPodSeconds;
+
+  @JsonPropertyDescription(
+      "Data-block reads of every RegionServer during the roll (a cold read counted once), from"
+          + " their /jmx counters sampled every few seconds while the roll ran.")
+  private Long dataReads;
+
+  @JsonPropertyDescription("Of those, the reads served from the cache.")
+  private Long cachedReads;
+
+  @JsonPropertyDescription(
+      "cachedReads / dataReads: what the roll cost the whole cluster's cache (1 = nothing).")
+  private Double cachedReadRatio;
 }

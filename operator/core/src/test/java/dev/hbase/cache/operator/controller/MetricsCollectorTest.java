@@ -1,0 +1,67 @@
+package dev.hbase.cache.operator.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
+import dev.hbase.cache.api.v1alpha1.spec.MetricsSpec;
+import dev.hbase.cache.api.v1alpha1.status.RollSummary;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.hbase.SimulatedHBase;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The roll's own figure: every RegionServer's data reads while it runs, restarts included. */
+class MetricsCollectorTest {
+  Instant now = Instant.parse("2026-11-23T10:00:00Z");
+  final SimulatedHBase hbase = new SimulatedHBase(() -> now);
+  final MetricsCollector metrics = new MetricsCollector(hbase.probe());
+
+  static PodView pod(String name, String ip, boolean ready) {
+    return new PodView(name, name + "-uid", 0, "rev", ready, false, null, ip, false, false);
+  }
+
+  @Test
+  void aRollCountsEveryServersReadsFromItsFirstDrainToItsEndRestartsIncluded() {
+    BlockCachePolicy policy = new BlockCachePolicy();
+    policy.setMetadata(new ObjectMetaBuilder().withName("p").withUid("uid-1").build());
+    policy.setSpec(new BlockCachePolicySpec().setMetrics(new MetricsSpec().setInterval("30s")));
+    hbase.register("rs-0", "rs-0.x", "10.0.0.1", List.of());
+    hbase.register("rs-1", "rs-1.x", "10.0.0.2", List.of());
+    hbase.reads("rs-0", 1000, 0); // before the roll: not its business
+    hbase.reads("rs-1", 1000, 0);
+    List<PodView> pods = List.of(pod("rs-0", "10.0.0.1", true), pod("rs-1", "10.0.0.2", true));
+    BlockCachePolicyStatus status = new BlockCachePolicyStatus();
+    metrics.update(policy, status, pods, now); // an ordinary interval sample
+    RollSummary roll = new RollSummary().setStartedAt(now.plusSeconds(2).toString());
+    status.setRollout(new RolloutStatus().setCurrent(roll));
+
+    now = now.plusSeconds(3); // the roll started: its baseline, however recent the last sample
+    hbase.reads("rs-0", 500, 0);
+    metrics.update(policy, status, pods, now);
+    assertThat(roll.getDataReads()).isZero();
+
+    now = now.plusSeconds(5); // sampled every 5 s during a roll, not every 30 s
+    hbase.reads("rs-0", 90, 10); // rs-1 drained: its regions cold on rs-0 for now
+    metrics.update(policy, status, pods, now);
+    assertThat(roll.getDataReads()).isEqualTo(100);
+    assertThat(roll.getCachedReads()).isEqualTo(90);
+
+    // rs-1 restarts: down for a sample, then its new instance counts from its start
+    hbase.unregister("rs-1");
+    now = now.plusSeconds(5);
+    hbase.reads("rs-0", 100, 0);
+    metrics.update(policy, status, List.of(pods.get(0), pod("rs-1", "10.0.0.2", false)), now);
+    hbase.register("rs-1", "rs-1.x", "10.0.0.2", List.of());
+    hbase.reads("rs-1", 300, 0);
+    now = now.plusSeconds(5);
+    metrics.update(policy, status, pods, now);
+    assertThat(roll.getDataReads()).isEqualTo(500);
+    assertThat(roll.getCachedReads()).isEqualTo(490);
+    assertThat(roll.getCachedReadRatio()).isEqualTo(0.98);
+  }
+}

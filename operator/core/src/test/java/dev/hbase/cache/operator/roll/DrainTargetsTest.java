@@ -1,0 +1,74 @@
+package dev.hbase.cache.operator.roll;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
+import dev.hbase.cache.operator.hbase.ServerId;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+class DrainTargetsTest {
+
+  static ServerState server(String host, long startCode, Map<String, Integer> cachedMb) {
+    return new ServerState(
+        new ServerId(host, 16020, startCode), 16030, List.of(), true, false, cachedMb);
+  }
+
+  static List<String> regions(int n) {
+    return IntStream.range(0, n).mapToObj(i -> String.format("r%02d", i)).toList();
+  }
+
+  @Test
+  void aRegionGoesWhereMostOfItIsCached() {
+    ServerState a = server("a", 1, Map.of("r00", 5, "r01", 30));
+    ServerState b = server("b", 1, Map.of("r00", 20));
+    Map<String, ServerId> t = DrainTargets.plan(List.of("r00", "r01"), List.of(a, b));
+    assertThat(t).containsOnly(Map.entry("r00", b.id()), Map.entry("r01", a.id()));
+  }
+
+  @Test
+  void noServerTakesMoreThanItsShareEvenIfItCachesEverything() {
+    Map<String, Integer> all = new HashMap<>();
+    regions(9).forEach(r -> all.put(r, 10));
+    ServerState warm = server("warm", 1, all);
+    ServerState b = server("b", 1, Map.of());
+    ServerState c = server("c", 1, Map.of());
+    Map<String, ServerId> t = DrainTargets.plan(regions(9), List.of(warm, b, c));
+    assertThat(t).hasSize(9);
+    assertThat(count(t.values(), warm.id())).isEqualTo(3);
+    assertThat(count(t.values(), b.id())).isEqualTo(3);
+    assertThat(count(t.values(), c.id())).isEqualTo(3);
+  }
+
+  @Test
+  void withNothingCachedTheSpreadIsEvenAndTheSameWhateverTheStartCodesAndOrder() {
+    List<ServerState> servers = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      servers.add(server("rs-" + i, 100 + i, Map.of()));
+    }
+    Map<String, ServerId> first = DrainTargets.plan(regions(20), servers);
+    List<ServerState> restarted = new ArrayList<>();
+    for (int i = 3; i >= 0; i--) {
+      restarted.add(server("rs-" + i, 900 + i, Map.of()));
+    }
+    Map<String, ServerId> again = DrainTargets.plan(regions(20), restarted);
+    first.forEach((r, s) -> assertThat(again.get(r).sameEndpoint(s)).as(r).isTrue());
+    for (ServerState s : servers) {
+      assertThat(count(first.values(), s.id())).isEqualTo(5);
+    }
+  }
+
+  @Test
+  void nobodyToTakeThemIsAnEmptyPlan() {
+    assertThat(DrainTargets.plan(regions(3), List.of())).isEmpty();
+  }
+
+  static long count(Collection<ServerId> ids, ServerId id) {
+    return ids.stream().filter(id::equals).count();
+  }
+}

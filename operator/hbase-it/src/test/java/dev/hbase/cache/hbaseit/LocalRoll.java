@@ -1,0 +1,301 @@
+package dev.hbase.cache.hbaseit;
+
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.RollSummary;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
+import dev.hbase.cache.operator.hbase.CacheRatios;
+import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.HBaseClusterException;
+import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.roll.RollModel;
+import dev.hbase.cache.operator.roll.RollModel.CacheView;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import dev.hbase.cache.operator.roll.Roller;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.hadoop.hbase.ServerName;
+import org.apache.hadoop.hbase.client.Admin;
+
+/**
+ * The operator's {@link Roller}, unchanged, driving real RegionServers: local processes of {@link
+ * LocalHBase} (one loopback address each) stand in for the StatefulSet's pods, the way {@code
+ * RollStep} drives real pods. A pod delete is a graceful stop (SIGTERM, the cache map written) and
+ * a start of the same server with the same cache directory; the pod is Ready once its new
+ * RegionServer has reported to the master. Everything HBase-side goes through the operator's {@link
+ * AdminHBaseCluster}. The loop looks again after the roller's requeue delay, or sooner when a "pod"
+ * changed (the operator's pod informer does the same).
+ *
+ * <p>{@code hbaseOffload} replaces the operator's drain by HBase's own ({@code
+ * decommissionRegionServers(servers, true)}: every region to a random server), what the operator
+ * did before the drain targets: the baseline of the comparison.
+ */
+final class LocalRoll {
+
+  /** One roll's figures. */
+  record Result(
+      String label,
+      Instant start,
+      Instant end,
+      RollSummary lastRoll,
+      Map<String, Double> podSeconds,
+      Double servedFromCache,
+      Reader.Stats reads,
+      List<String> events) {
+
+    String summary() {
+      return String.format(
+          Locale.ROOT,
+          "%s: %d s; data reads from cache, all servers: %s; per pod delete -> regions home %s s;"
+              + " reads: %s",
+          label,
+          Duration.between(start, end).toSeconds(),
+          servedFromCache == null ? "n/a" : String.format(Locale.ROOT, "%.4f", servedFromCache),
+          podSeconds,
+          reads.summary());
+    }
+  }
+
+  private final LocalHBase hbase;
+  private final AdminHBaseCluster admin;
+  private final Admin rawAdmin;
+  private final LocalHBase.RegionServerSettings[] settings;
+  private final int[] generation;
+  private final String[] revision;
+  private final boolean[] terminating;
+  private final JmxScraper scraper = new JmxScraper(Duration.ofSeconds(3));
+  private final List<CacheSample> samples = new CopyOnWriteArrayList<>();
+  private final Object podEvents = new Object();
+  private final Thread sampler;
+  private volatile boolean stop;
+  boolean hbaseOffload;
+
+  LocalRoll(LocalHBase hbase, LocalHBase.RegionServerSettings[] settings, String revision)
+      throws Exception {
+    this.hbase = hbase;
+    this.admin = hbase.admin();
+    this.rawAdmin = hbase.connection().getAdmin();
+    this.settings = settings;
+    int n = settings.length;
+    this.generation = new int[n];
+    this.revision = new String[n];
+    this.terminating = new boolean[n];
+    java.util.Arrays.fill(this.revision, revision);
+    sampler = new Thread(this::sample, "jmx-sampler");
+    sampler.setDaemon(true);
+    sampler.start();
+  }
+
+  /** Every RegionServer's /jmx every second (HBase refreshes the counters every second here). */
+  private void sample() {
+    while (!stop) {
+      for (int i = 0; i < settings.length; i++) {
+        try {
+          samples.add(scraper.scrape(LocalHBase.HOST, hbase.regionServerInfoPort(i)));
+        } catch (Exception e) {
+          // down or starting
+        }
+      }
+      try {
+        Thread.sleep(1000);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * Rolls every pod to {@code target} with the operator's roller; returns the roll's figures once
+   * it is Idle and the reads of every pod's regions are cached where they are.
+   */
+  Result roll(String label, String target, Reader reader, Duration timeout) throws Exception {
+    Instant start = Instant.now();
+    Instant deadline = start.plus(timeout);
+    RollModel.Settings s =
+        new RollModel.Settings(
+            target,
+            RolloutSpec.Strategy.DrainAndReload,
+            1,
+            false,
+            Duration.ofMinutes(5),
+            0.9,
+            null,
+            Duration.ofMinutes(2),
+            true,
+            false);
+    RolloutStatus state = null;
+    Map<String, PodRoll> lastSeen = new TreeMap<>();
+    List<String> events = new ArrayList<>();
+    while (true) {
+      if (Instant.now().isAfter(deadline)) {
+        throw new AssertionError(label + ": roll not done within " + timeout + "; last " + state);
+      }
+      ClusterSnapshot snap = admin.snapshot();
+      List<PodView> pods = pods(snap);
+      Roller.Decision d =
+          Roller.step(
+              state,
+              new RollModel.Input(s, pods, snap, caches(pods), Instant.now(), settings.length));
+      boolean acted = true;
+      for (RollModel.Action a : d.actions()) {
+        if (!execute(a, target)) {
+          acted = false; // as RollStep: the previous state stays, the same step again
+          break;
+        }
+      }
+      if (acted) {
+        d.events().forEach(e -> events.add(e.reason() + ": " + e.message()));
+        state = d.state();
+      }
+      state.getInFlight().forEach(r -> lastSeen.put(r.getPod(), r));
+      boolean done =
+          state.getPhase() == Phase.Idle
+              && pods.stream().allMatch(p -> p.ready() && target.equals(p.revision()));
+      if (done) {
+        break;
+      }
+      synchronized (podEvents) {
+        podEvents.wait(Math.max(100, d.requeueAfter().toMillis()));
+      }
+    }
+    Instant end = Instant.now();
+    Thread.sleep(1500); // the counters of the roll's last second reach /jmx
+    Map<String, Double> podSeconds = new TreeMap<>();
+    lastSeen.forEach(
+        (pod, r) -> {
+          if (r.getDeletedAt() != null && r.getHomeAt() != null) {
+            podSeconds.put(
+                pod,
+                Duration.between(Instant.parse(r.getDeletedAt()), Instant.parse(r.getHomeAt()))
+                        .toMillis()
+                    / 1000.0);
+          }
+        });
+    return new Result(
+        label,
+        start,
+        end,
+        state.getLastRoll(),
+        podSeconds,
+        CacheRatios.servedFromCache(samples, start, end),
+        reader.stats(start, end),
+        events);
+  }
+
+  /** The cluster's share of data reads served from cache over a window (all servers). */
+  Double servedFromCache(Instant from, Instant to) {
+    return CacheRatios.servedFromCache(samples, from, to);
+  }
+
+  private List<PodView> pods(ClusterSnapshot snap) {
+    List<PodView> out = new ArrayList<>();
+    for (int i = 0; i < settings.length; i++) {
+      String host = hbase.regionServerHost(i);
+      boolean running = hbase.regionServer(i) != null && hbase.regionServer(i).alive();
+      boolean ready =
+          running
+              && !terminating[i]
+              && snap.liveAt(host, hbase.regionServerPort(i))
+                  .map(ClusterSnapshot.ServerState::reported)
+                  .orElse(false);
+      out.add(
+          new PodView(
+              "rs-" + i,
+              "rs-" + i + "-" + generation[i],
+              i,
+              revision[i],
+              ready,
+              terminating[i],
+              null,
+              host,
+              false,
+              false));
+    }
+    return out;
+  }
+
+  private Map<String, CacheView> caches(List<PodView> pods) {
+    Map<String, CacheView> out = new HashMap<>();
+    for (PodView p : pods) {
+      if (p.terminating()) {
+        continue;
+      }
+      try {
+        CacheSample c = scraper.scrape(LocalHBase.HOST, hbase.regionServerInfoPort(p.ordinal()));
+        out.put(
+            p.name(),
+            new CacheView(c.l2UsedBytes(), CacheRatios.dataReadHitRatio(c.data(), c.hasL2())));
+      } catch (Exception e) {
+        // not answering (yet)
+      }
+    }
+    return out;
+  }
+
+  private boolean execute(RollModel.Action a, String target) {
+    try {
+      if (a instanceof RollModel.SwitchBalancer b) {
+        admin.balancer(b.on());
+      } else if (a instanceof RollModel.Drain d) {
+        if (hbaseOffload) {
+          if (!admin.decommissioned().contains(d.server())) {
+            rawAdmin.decommissionRegionServers(
+                List.of(
+                    ServerName.valueOf(
+                        d.server().host(), d.server().port(), d.server().startCode())),
+                true);
+          }
+        } else {
+          admin.drain(d.server(), d.targets());
+        }
+      } else if (a instanceof RollModel.Recommission r) {
+        admin.recommission(r.oldServer(), r.regions());
+      } else if (a instanceof RollModel.DeletePod p) {
+        int i = Integer.parseInt(p.pod().substring("rs-".length()));
+        if (!p.uid().equals("rs-" + i + "-" + generation[i]) || terminating[i]) {
+          return true;
+        }
+        terminating[i] = true;
+        Thread restart =
+            new Thread(
+                () -> {
+                  try {
+                    hbase.stopRegionServer(i);
+                    generation[i]++;
+                    revision[i] = target;
+                    terminating[i] = false;
+                    hbase.startRegionServer(i, settings[i]);
+                  } catch (Exception e) {
+                    throw new IllegalStateException("restart of rs-" + i + " failed", e);
+                  } finally {
+                    synchronized (podEvents) {
+                      podEvents.notifyAll();
+                    }
+                  }
+                },
+                "restart-rs-" + i);
+        restart.setDaemon(true);
+        restart.start();
+      }
+      return true;
+    } catch (HBaseClusterException | java.io.IOException e) {
+      System.out.println("LocalRoll: " + a + " failed: " + e);
+      return false;
+    }
+  }
+
+  void close() {
+    stop = true;
+    sampler.interrupt();
+  }
+}
