@@ -27,6 +27,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -42,7 +45,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code LEADER_ELECTION}: {@code true} to run several replicas, one active.
  *   <li>{@code LEADER_ELECTION_LEASE} (default {@code hbase-cache-operator}), {@code
  *       POD_NAMESPACE}.
- *   <li>{@code HTTP_PORT} (default 8080): {@code /healthz}, {@code /readyz}, {@code /metrics}.
+ *   <li>{@code HTTP_PORT} (default 8080): {@code /healthz} (fails after a minute without an answer
+ *       from the API server), {@code /readyz}, {@code /metrics}.
  * </ul>
  */
 public final class BlockCacheOperator {
@@ -52,6 +56,17 @@ public final class BlockCacheOperator {
   private final BlockCachePolicyReconciler reconciler;
   private final PrometheusMeterRegistry registry;
   private HttpServer http;
+
+  /** How long the API server may not answer before /healthz fails. */
+  static final Duration HEALTH_GRACE = Duration.ofSeconds(60);
+
+  private final ScheduledExecutorService checks =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "api-server-health");
+            t.setDaemon(true);
+            return t;
+          });
 
   public BlockCacheOperator(
       KubernetesClient client,
@@ -89,10 +104,21 @@ public final class BlockCacheOperator {
     operator.start();
   }
 
-  /** Serves /healthz (process up), /readyz (informers healthy) and /metrics (Prometheus). */
-  public void serveHttp(int port) throws IOException {
+  /**
+   * Serves /healthz (the API server answered within the last minute: {@link ApiServerHealth}),
+   * /readyz (informers healthy) and /metrics (Prometheus).
+   */
+  public void serveHttp(int port, KubernetesClient client) throws IOException {
+    ApiServerHealth health =
+        new ApiServerHealth(client::getKubernetesVersion, Clock.systemUTC(), HEALTH_GRACE);
+    checks.scheduleWithFixedDelay(health::check, 0, 10, TimeUnit.SECONDS);
     http = HttpServer.create(new InetSocketAddress(port), 0);
-    http.createContext("/healthz", ex -> respond(ex, 200, "ok"));
+    http.createContext(
+        "/healthz",
+        ex -> {
+          String problem = health.problem();
+          respond(ex, problem == null ? 200 : 503, problem == null ? "ok" : problem);
+        });
     http.createContext(
         "/readyz",
         ex -> {
@@ -106,6 +132,7 @@ public final class BlockCacheOperator {
   }
 
   public void stop() {
+    checks.shutdownNow();
     operator.stop();
     reconciler.close();
     if (http != null) {
@@ -177,7 +204,7 @@ public final class BlockCacheOperator {
             : null;
     KubernetesClient client = new KubernetesClientBuilder().build();
     BlockCacheOperator op = new BlockCacheOperator(client, namespaces, le, productionReconciler());
-    op.serveHttp(Integer.parseInt(env.getOrDefault("HTTP_PORT", "8080")));
+    op.serveHttp(Integer.parseInt(env.getOrDefault("HTTP_PORT", "8080")), client);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(

@@ -78,6 +78,7 @@ final class LocalRoll {
   private final Object podEvents = new Object();
   private final Thread sampler;
   private volatile boolean stop;
+  private final List<String> timeline = new CopyOnWriteArrayList<>();
   boolean hbaseOffload;
 
   LocalRoll(LocalHBase hbase, LocalHBase.RegionServerSettings[] settings, String revision)
@@ -242,7 +243,17 @@ final class LocalRoll {
     return out;
   }
 
+  private void mark(String what) {
+    timeline.add(Instant.now() + " " + what);
+  }
+
+  /** What the roll did, with times (actions, pod stops and starts). */
+  List<String> timeline() {
+    return List.copyOf(timeline);
+  }
+
   private boolean execute(RollModel.Action a, String target) {
+    mark(a.toString().replaceAll("targets=\\{.*\\}", "targets=..."));
     try {
       if (a instanceof RollModel.SwitchBalancer b) {
         admin.balancer(b.on());
@@ -271,10 +282,12 @@ final class LocalRoll {
                 () -> {
                   try {
                     hbase.stopRegionServer(i);
+                    mark("rs-" + i + " stopped");
                     generation[i]++;
                     revision[i] = target;
                     terminating[i] = false;
                     hbase.startRegionServer(i, settings[i]);
+                    mark("rs-" + i + " listening");
                   } catch (Exception e) {
                     throw new IllegalStateException("restart of rs-" + i + " failed", e);
                   } finally {

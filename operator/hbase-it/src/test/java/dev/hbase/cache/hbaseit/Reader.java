@@ -83,6 +83,33 @@ final class Reader implements AutoCloseable {
     }
   }
 
+  /** Seconds in [from, to) whose p99 was above {@code micros}: "time reads p99 max slow". */
+  List<String> slowSeconds(Instant from, Instant to, long micros) {
+    Map<Long, List<Read>> bySecond = new TreeMap<>();
+    reads.stream()
+        .filter(r -> r.dueMillis() >= from.toEpochMilli() && r.dueMillis() < to.toEpochMilli())
+        .forEach(
+            r -> bySecond.computeIfAbsent(r.dueMillis() / 1000, k -> new ArrayList<>()).add(r));
+    List<String> out = new ArrayList<>();
+    bySecond.forEach(
+        (sec, rs) -> {
+          long[] m = rs.stream().mapToLong(Read::micros).sorted().toArray();
+          long p99 = percentile(m, 0.99);
+          if (p99 > micros) {
+            out.add(
+                String.format(
+                    Locale.ROOT,
+                    "%s %d reads, p99 %.0f ms, max %.0f ms, %d over 100 ms",
+                    Instant.ofEpochSecond(sec),
+                    m.length,
+                    p99 / 1000.0,
+                    m[m.length - 1] / 1000.0,
+                    rs.stream().filter(r -> r.micros() > 100_000).count()));
+          }
+        });
+    return out;
+  }
+
   /** What the reads due in [from, to) saw. */
   Stats stats(Instant from, Instant to) {
     List<Read> in =

@@ -108,6 +108,10 @@ class WarmRollIT {
                   Duration.ofMinutes(8));
           System.out.println("RESULT " + r.summary());
           r.events().forEach(e -> System.out.println("  event " + e));
+          roll.timeline().forEach(e -> System.out.println("  at " + e));
+          reader
+              .slowSeconds(r.start(), r.end(), 200_000)
+              .forEach(e -> System.out.println("  slow second " + e));
           rolls.add(r);
           Thread.sleep(10_000);
         }

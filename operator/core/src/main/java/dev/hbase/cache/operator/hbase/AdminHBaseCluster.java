@@ -127,9 +127,15 @@ public final class AdminHBaseCluster implements HBaseCluster {
       Set<ServerName> drained = new LinkedHashSet<>(admin.listDecommissionedRegionServers());
       List<ServerState> live = new ArrayList<>();
       ServerId meta = null;
+      // One reconcile's HBase work has a deadline: past it, the remaining servers' regions come
+      // from their last load report (a slow server does not hold the roll for rpcTimeout each).
+      Instant deadline = at.plus(options.operationTimeout());
       for (Map.Entry<ServerName, ServerMetrics> e : metrics.getLiveServerMetrics().entrySet()) {
         ServerName sn = e.getKey();
-        List<String> regions = regionsOn(sn, e.getValue());
+        List<String> regions =
+            clock.instant().isBefore(deadline)
+                ? regionsOn(sn, e.getValue())
+                : reportedRegions(e.getValue());
         if (regions.contains(META_ENCODED)) {
           meta = id(sn);
         }
@@ -168,11 +174,15 @@ public final class AdminHBaseCluster implements HBaseCluster {
       return admin.getRegions(sn).stream().map(RegionInfo::getEncodedName).sorted().toList();
     } catch (IOException e) {
       LOG.debug("regions of {} from its last load report: {}", sn, e.toString());
-      return reported.getRegionMetrics().keySet().stream()
-          .map(RegionInfo::encodeRegionName)
-          .sorted()
-          .toList();
+      return reportedRegions(reported);
     }
+  }
+
+  private static List<String> reportedRegions(ServerMetrics reported) {
+    return reported.getRegionMetrics().keySet().stream()
+        .map(RegionInfo::encodeRegionName)
+        .sorted()
+        .toList();
   }
 
   /**

@@ -242,6 +242,14 @@ public final class Roller {
         st.getInFlight().removeIf(this::failedOnAnOldRevision);
         st.setRevision(s.revision());
       }
+      if (st.getRetryAt() != null) {
+        if (newRevision || !in.now().isBefore(Instant.parse(st.getRetryAt()))) {
+          st.setRetryAt(null); // a spec change, or the backoff after a failed drain is over
+        } else if (st.getInFlight().isEmpty()) {
+          block(Reason.DrainTimeout, st.getMessage()); // the same message: no new event
+          return finish();
+        }
+      }
       if (Boolean.TRUE.equals(st.getBalancerWasOn())
           && !st.getInFlight().isEmpty()
           && st.getPhase() != Phase.Blocked
@@ -312,14 +320,22 @@ public final class Roller {
         return;
       }
       if (timedOut(r, s.podReadyTimeout())) {
+        // The cluster goes back to normal meanwhile: the server gets back what was drained, its
+        // mark goes, the balancer goes back on (finish); the drain is tried again later.
+        Instant retry = in.now().plus(s.podReadyTimeout());
+        actions.add(new Recommission(oldId, r.getRegions() == null ? List.of() : r.getRegions()));
+        st.getInFlight().remove(r);
+        st.setRetryAt(retry.toString());
         block(
             Reason.DrainTimeout,
             r.getPod()
-                + " still serves "
+                + " still served "
                 + left
                 + " regions "
                 + s.podReadyTimeout()
-                + " after its decommission");
+                + " after its decommission: its regions went back and its decommission mark"
+                + " was cleared; the drain is tried again at "
+                + retry);
         return;
       }
       if (left > 0 && h.regionsInTransition() == 0) {
@@ -537,6 +553,9 @@ public final class Roller {
               .toList();
       if (s.paused()) {
         return; // no pod is started while paused; pods in flight finish their restart
+      }
+      if (st.getRetryAt() != null) {
+        return; // after a failed drain, nothing new starts before the retry time
       }
       while (!outdated.isEmpty()) {
         PodView next = outdated.get(0);

@@ -752,7 +752,7 @@ class OperatorIT {
     try (ServerSocket s = new ServerSocket(0)) {
       port = s.getLocalPort();
     }
-    op.serveHttp(port);
+    op.serveHttp(port, client);
     policy("metrics", "  mode: MetaOnly\n");
     await().atMost(Duration.ofSeconds(60)).until(() -> condition("metrics", "Valid", "True"));
     HttpClient http = HttpClient.newHttpClient();

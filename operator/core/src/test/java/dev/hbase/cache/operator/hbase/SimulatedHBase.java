@@ -65,6 +65,9 @@ public final class SimulatedHBase implements HBaseCluster {
   /** What a region's blocks take in a cache once it has been open there (prefetched). */
   public volatile int regionMb = 10;
 
+  /** Regions whose moves fail (a region stuck closing, say): a drain cannot take them away. */
+  public final Set<String> unmovable = new LinkedHashSet<>();
+
   /** Region moves (opens on another server) so far. */
   public volatile int moves;
 
@@ -230,7 +233,7 @@ public final class SimulatedHBase implements HBaseCluster {
       moveTo(META, byId(targets.get(META))); // first and alone
     }
     for (Map.Entry<String, ServerId> t : targets.entrySet()) {
-      if (s.regions.contains(t.getKey())) {
+      if (s.regions.contains(t.getKey()) && !unmovable.contains(t.getKey())) {
         Server to = byId(t.getValue());
         if (decommissioned.contains(to.id)) {
           throw new HBaseClusterException("drain: target " + to.id + " is decommissioned");

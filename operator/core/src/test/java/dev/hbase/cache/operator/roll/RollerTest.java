@@ -186,6 +186,44 @@ class RollerTest {
   }
 
   @Test
+  void aDrainThatTimesOutGivesTheClusterBackAndIsTriedAgainLater() {
+    FakeCluster c = threeServers();
+    c.hbase.unmovable.add("b1"); // rs-1 (first) cannot be emptied
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 1000, st -> st.getPhase() == Phase.Blocked, log);
+    Roller.Decision last = log.get(log.size() - 1);
+    assertThat(reason(last)).isEqualTo(Reason.DrainTimeout);
+    assertThat(s.getMessage()).contains("rs-1").contains("went back").contains("tried again at");
+    // the cluster as before the roll: rs-1 serves its regions again, unmarked, balancer on
+    assertThat(c.hbase.servers.get("rs-1").regions).containsExactlyInAnyOrder("b0", "b1");
+    assertThat(c.hbase.decommissioned).isEmpty();
+    assertThat(c.hbase.balancerOn).isTrue();
+    assertThat(s.getInFlight()).isEmpty();
+    assertThat(c.restarts).isEmpty();
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .filteredOn(e -> e.reason().equals("RollBlocked"))
+        .hasSize(1);
+
+    // nothing starts during the backoff (ten minutes, polled every 30 s): one event, no restart
+    List<Roller.Decision> waiting = new ArrayList<>();
+    s = c.run(s, FakeCluster.settings(NEW), 19, st -> false, waiting);
+    assertThat(s.getPhase()).isEqualTo(Phase.Blocked);
+    assertThat(waiting).flatExtracting(Roller.Decision::actions).isEmpty();
+    assertThat(waiting).flatExtracting(Roller.Decision::events).isEmpty();
+    assertThat(c.hbase.decommissioned).isEmpty();
+
+    // the cause gone, the next try drains and the roll finishes
+    c.hbase.unmovable.clear();
+    s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(idle(s)).isTrue();
+    assertThat(s.getRetryAt()).isNull();
+    assertThat(c.restarts)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+  }
+
+  @Test
   void aSingleRegionServerIsRestartedWithoutADrainNobodyCouldTakeItsRegions() {
     FakeCluster c = new FakeCluster(1, "rev-old").regions("rs-0", "a0", "a1").meta("rs-0");
     RolloutStatus s =

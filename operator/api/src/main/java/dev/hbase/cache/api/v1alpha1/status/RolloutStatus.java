@@ -41,6 +41,12 @@ public class RolloutStatus {
   /** Balancer state to restore when the roll ends (DrainAndReload switches it off). */
   private Boolean balancerWasOn;
 
+  /**
+   * A drain that did not finish within podReadyTimeout gave the server its regions back and cleared
+   * its mark; no pod starts a restart before this time (then the drain is tried again).
+   */
+  private String retryAt;
+
   /** The roll under way so far (moved to lastRoll when it finishes). */
   private RollSummary current;
 
