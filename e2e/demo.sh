@@ -10,17 +10,23 @@
 #   4. kubectl apply -f examples/persistent-file.yaml into the HBase namespace, and a wait for its
 #      roll (every RegionServer restarted with a 640Mi file L2 on a 2Gi PVC): phase Idle, Ready=True
 #   5. a client pod loads a 200 MB table (50,000 rows x 4 KiB, 6 regions) and another reads it
-#      (random Gets, 200/s, DEMO_READ_SECONDS=150)
+#      (random Gets, 200/s, DEMO_READ_SECONDS=480)
 #   6. after two metrics intervals (30 s each): `kubectl get bcp` with the hit ratio and the
 #      per-RegionServer status
+#   7. DEMO_ROLLS (2) manual restarts while the reader reads: what each roll cost the whole
+#      cluster (status.rollout.lastRoll: seconds, slowest pod, share of every RegionServer's reads
+#      served from cache) and what the reader saw. The first roll's drains go to servers that
+#      never had those regions; from the second on they go where the last roll cached them.
 #
-# Takes about 6-7 minutes here (2 vCPU, images and node image already built; a cold first run also
+# Takes about 9-10 minutes here (2 vCPU, images and node image already built; a cold first run also
 # builds the node image, ~20 min): cluster 25 s, image builds ~1 min, loads ~50 s, charts ~1 min,
-# the policy's first roll ~2-3 min, load + reads ~2.5 min. Delete with `make kind-down`.
+# the policy's first roll ~2-3 min, load + reads ~2.5 min, two rolls ~1-1.5 min each. Delete with
+# `make kind-down`.
 . "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
 NS=$HBASE_NAMESPACE
 OP_NS=$OPERATOR_NAMESPACE
-READ_SECONDS=${DEMO_READ_SECONDS:-150}
+READ_SECONDS=${DEMO_READ_SECONDS:-480}
+ROLLS=${DEMO_ROLLS:-2}
 CTX=$KUBE_CONTEXT
 k() { kubectl --context "$CTX" -n "$NS" "$@"; }
 t_all=$SECONDS
@@ -98,6 +104,39 @@ k get bcp persistent-file -o json | jq -r '
   | column -t -s $'\t'
 echo
 k get bcp persistent-file -o json | jq -r '.status.cache | "aggregate: hitRatio \(.hitRatio), L1 \(.l1HitRatio), L2 \(.l2HitRatio), cumulative \(.cumulativeHitRatio), used \((.usedBytes // 0) / 1048576 | floor)Mi of \((.sizeBytes // 0) / 1048576 | floor)Mi, sampled \(.sampledAt)"'
+
+# A manual restart while the reader reads; prints the roll's figures and the reader's.
+roll_with_reads() { # roll_with_reads N
+  local before t0 from to
+  before=$(k get bcp persistent-file -o jsonpath='{.status.rollout.lastRoll.finishedAt}')
+  from=$(date +%s%3N)
+  t0=$SECONDS
+  k annotate bcp persistent-file cache.hbase.dev/restart="demo-$1-$(date -u +%FT%TZ)" --overwrite >/dev/null
+  while [ "$(k get bcp persistent-file -o jsonpath='{.status.rollout.lastRoll.finishedAt}')" = "$before" ]; do
+    [ $((SECONDS - t0)) -gt "${DEMO_ROLL_TIMEOUT:-1200}" ] && die "roll $1 did not finish within ${DEMO_ROLL_TIMEOUT:-1200}s"
+    sleep 3
+  done
+  to=$(date +%s%3N)
+  k get bcp persistent-file -o json | jq -r '.status.rollout.lastRoll
+    | "  operator (status.rollout.lastRoll): \(.restarts) restarts in \(.seconds) s, slowest \(.slowestPod) \(.slowestPodSeconds) s from delete to regions home;"
+      + " data reads of all RegionServers during the roll: \(.dataReads // "-"), served from cache: \(.cachedReadRatio // "-")"'
+  k logs demo-read | awk -v from="$from" -v to="$to" '
+    /^R / && $2 >= from && $2 <= to {
+      for (i = 3; i <= 8; i++) { split($i, a, "="); v[a[1]] = a[2] }
+      n++; ok += v["ok"]; fail += v["fail"]; if (v["p99"] + 0 > worst) worst = v["p99"] + 0
+      if (v["max"] + 0 > max) max = v["max"] + 0
+    }
+    END { printf "  reader during the roll: %d reads in %d s, %d failed, worst second p99 %.0f ms, slowest read %.0f ms\n", ok + fail, n, fail, worst, max }'
+}
+for i in $(seq 1 "$ROLLS"); do
+  if [ "$i" = 1 ]; then
+    step "roll 1 of $ROLLS while the reader reads (kubectl annotate bcp persistent-file cache.hbase.dev/restart=...): its drains go to servers that never cached these regions"
+  else
+    step "roll $i of $ROLLS while the reader reads: the drains go where the last roll cached the regions"
+  fi
+  roll_with_reads "$i"
+done
+
 echo
 log "demo done in $((SECONDS - t_all))s; the reader pod demo-read runs until ${READ_SECONDS}s are up"
 cat >&2 <<EOF

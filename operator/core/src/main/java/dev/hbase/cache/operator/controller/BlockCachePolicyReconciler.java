@@ -23,6 +23,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -62,7 +63,12 @@ import org.slf4j.LoggerFactory;
  *
  * An invalid policy touches nothing.
  */
-@ControllerConfiguration(name = BlockCachePolicyReconciler.NAME)
+// Every update passes through PolicyChanges instead of JOSDK's generation filter: the manual
+// restart annotation starts a roll at once.
+@ControllerConfiguration(
+    name = BlockCachePolicyReconciler.NAME,
+    generationAwareEventProcessing = false,
+    informer = @Informer(onUpdateFilter = PolicyChanges.class))
 // A failing reconcile is retried without end (2 s, x1.5, at most every 60 s): a roll in progress
 // must never be left because the framework gave up after its default 5 attempts.
 @GradualRetry(maxAttempts = -1, maxInterval = 60_000)

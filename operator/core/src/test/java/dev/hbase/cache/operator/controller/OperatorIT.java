@@ -798,6 +798,22 @@ class OperatorIT {
                   .put(BlockCachePolicy.RESTART_ANNOTATION, "2026-11-21T10:00:00Z");
               return p;
             });
+    // at once, not at the next requeue (an annotation does not bump the generation: PolicyChanges)
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () -> {
+              var st =
+                  client
+                      .resources(BlockCachePolicy.class)
+                      .inNamespace(ns)
+                      .withName("manual")
+                      .get()
+                      .getStatus();
+              return st.getRollout() != null
+                  && st.getRollout().getInFlight() != null
+                  && !st.getRollout().getInFlight().isEmpty();
+            });
     await().atMost(Duration.ofSeconds(30)).until(() -> kube.deletes.size() > 3);
     await()
         .atMost(Duration.ofSeconds(90))
