@@ -106,6 +106,44 @@ final class JmxSampler implements AutoCloseable {
     return null;
   }
 
+  /**
+   * The share of every RegionServer's data reads over [from, to] that their caches served (the
+   * e2e's own figure of what a roll cost the cluster): per instance (pod and start time), its
+   * counters in its last sample up to {@code to} minus those in its last sample up to {@code from}
+   * (zero for an instance started within the window). With an L2 a cold read counts as two misses
+   * in HBase 2.6.4, so misses are halved. Null when there was no read.
+   */
+  Double servedFromCache(Instant from, Instant to) {
+    java.util.Map<String, List<Jmx>> byInstance = new java.util.TreeMap<>();
+    for (Jmx j : samples) {
+      if (!j.at().isAfter(to)) {
+        byInstance.computeIfAbsent(j.pod() + "@" + j.startTime(), k -> new ArrayList<>()).add(j);
+      }
+    }
+    double served = 0;
+    double reads = 0;
+    for (List<Jmx> inst : byInstance.values()) {
+      Jmx last = inst.get(inst.size() - 1);
+      if (last.at().isBefore(from)) {
+        continue;
+      }
+      Jmx base = null;
+      for (Jmx j : inst) {
+        if (!j.at().isAfter(from)) {
+          base = j;
+        }
+      }
+      if (base == null && last.startTime() < from.toEpochMilli()) {
+        base = inst.get(0);
+      }
+      long hits = last.dataHits() - (base == null ? 0 : base.dataHits());
+      long misses = last.dataMisses() - (base == null ? 0 : base.dataMisses());
+      served += hits;
+      reads += hits + (last.l2Capacity() > 0 ? misses / 2.0 : misses);
+    }
+    return reads == 0 ? null : served / reads;
+  }
+
   /** Every sample as CSV, for the report's directory. */
   String csv() {
     StringBuilder sb = new StringBuilder("at,pod,startTime,dataHits,dataMisses,l2Used,l2Free,l1Used,l1Free,failedInsertions\n");

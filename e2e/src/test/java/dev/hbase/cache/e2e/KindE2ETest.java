@@ -282,6 +282,8 @@ class KindE2ETest {
       cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(4)));
       RollMeasurement m = record(roll.awaitDone());
       assertOneAtATimeWithTheCacheKept(m);
+      // the first roll with data: the drain targets have never held these regions (reported, not asserted)
+      assertEveryPodHomeWithin(m);
     });
   }
 
@@ -303,6 +305,7 @@ class KindE2ETest {
       Pod next = cluster.operatorPod();
       report.line("- new operator pod `%s` (Ready %s)", next.getMetadata().getName(), PodWatch.ready(next));
       assertOneAtATimeWithTheCacheKept(m);
+      assertTheClustersReadsStayedCached(m);
     });
   }
 
@@ -327,6 +330,8 @@ class KindE2ETest {
       report.line("- RollStarted: %s", started.isEmpty() ? "none" : started.get(started.size() - 1).getMessage());
       assertThat(started).as("a RollStarted event that names the pod template change").isNotEmpty();
       assertOneAtATimeWithTheCacheKept(m);
+      assertTheClustersReadsStayedCached(m);
+      assertEveryPodHomeWithin(m);
       for (int i = 0; i < REPLICAS; i++) {
         assertThat(client.pods().inNamespace(cluster.ns).withName(Cluster.pod(i)).get().getMetadata().getAnnotations())
             .as("the chart's change reached %s", Cluster.pod(i)).containsEntry("team", "search");
@@ -401,6 +406,7 @@ class KindE2ETest {
       cluster.editPolicy(x -> x.getSpec().getMemory().setBucketCache(new Quantity("640Mi")));
       RollMeasurement m = record(roll.awaitDone());
       assertOneAtATimeWithTheCacheKept(m);
+      assertTheClustersReadsStayedCached(m);
       summary.add(String.format("invalid mid-roll: held (balancer on, RollHeld), resumed when valid; roll %d s in all, failed reads %d",
           Duration.between(m.start(), m.end()).toSeconds(), m.during().fail()));
     });
@@ -729,8 +735,9 @@ class KindE2ETest {
     m.report(report);
     var last = cluster.policy().getStatus().getRollout().getLastRoll();
     report.line("- status.rollout.lastRoll (the operator's own figures): %s", last == null ? "none"
-        : String.format("%d restarts in %d s, slowest %s %s s from delete to regions home, %d cold", last.getRestarts(),
-            last.getSeconds(), last.getSlowestPod(), last.getSlowestPodSeconds(), last.getColdRestarts()));
+        : String.format("%d restarts in %d s, slowest %s %s s from delete to regions home, %d cold, %s of %s data reads from cache",
+            last.getRestarts(), last.getSeconds(), last.getSlowestPod(), last.getSlowestPodSeconds(), last.getColdRestarts(),
+            Report.ratio(last.getCachedReadRatio()), last.getDataReads()));
     summary.add(m.summary() + (last == null ? "" : String.format("; operator: %d s, slowest pod %s s delete->home",
         last.getSeconds(), last.getSlowestPodSeconds())));
     return m;
@@ -767,6 +774,27 @@ class KindE2ETest {
     if (noFailedReads) {
       assertThat(m.during().fail()).as("failed reads during the roll: %s", m.during().errors()).isZero();
     }
+  }
+
+  /** Data reads served from cache during a roll, all RegionServers, from the second roll with data on. */
+  static final double CLUSTER_CACHED = 0.98;
+  /** From a pod's delete to all its regions back on its new instance. */
+  static final double HOME_SECONDS = 15;
+
+  /**
+   * The whole cluster's reads stayed cached through the roll: every drained region went to a server that cached it in
+   * the last roll. Both this suite's own figure (every RegionServer's /jmx) and the operator's (lastRoll).
+   */
+  void assertTheClustersReadsStayedCached(RollMeasurement m) {
+    assertThat(m.clusterCached()).as("data reads served from cache, all RegionServers, during the roll (this suite's /jmx samples)")
+        .isNotNull().isGreaterThanOrEqualTo(CLUSTER_CACHED);
+    assertThat(m.operatorCached()).as("status.rollout.lastRoll.cachedReadRatio").isNotNull().isGreaterThanOrEqualTo(CLUSTER_CACHED);
+  }
+
+  void assertEveryPodHomeWithin(RollMeasurement m) {
+    assertThat(m.homeSeconds()).as("pods with delete -> regions home seen in the status").hasSize(REPLICAS);
+    m.homeSeconds().forEach((pod, secs) -> assertThat(secs).as("seconds from %s's delete to all its regions back", pod)
+        .isLessThanOrEqualTo(HOME_SECONDS));
   }
 
   // ======================================================================== helpers

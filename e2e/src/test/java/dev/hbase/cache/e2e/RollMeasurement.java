@@ -23,10 +23,15 @@ import java.util.SortedMap;
  * @param steady the reader over the {@link RollObserver#STEADY} window before the change
  * @param during the reader from the change to the end of the roll
  * @param timeline the pod watch's changes during the roll
+ * @param clusterCached the share of every RegionServer's data reads served from cache from the change to the roll's end
+ *     (and the {@link RollObserver#COUNTER_LAG} HBase takes to publish its counters): this suite's own /jmx samples
+ * @param operatorCached the same figure as the operator reports it ({@code status.rollout.lastRoll.cachedReadRatio})
+ * @param homeSeconds per pod, seconds from its delete to all its regions back (the roll's state in the status)
  */
 record RollMeasurement(String label, Instant start, Instant end, Map<Integer, Set<String>> uids, int maxDown, String maxDownAt,
     boolean pvcsUnchanged, SortedMap<String, PodRestart> pods, List<String> restartEvents, List<String> restartEventPods,
-    long coldRestarts, Workload.Stats steady, Workload.Stats during, List<String> timeline) {
+    long coldRestarts, Workload.Stats steady, Workload.Stats during, List<String> timeline, Double clusterCached,
+    Double operatorCached, SortedMap<String, Double> homeSeconds) {
 
   /**
    * One pod in the roll.
@@ -56,6 +61,9 @@ record RollMeasurement(String label, Instant start, Instant end, Map<Integer, Se
           p.l2FirstSeenAfter() < 0 ? -1.0 : p.l2FirstSeenAfter() / 1048576.0, p.steps(), p.uidCount(), Report.ratio(p.hitBefore()),
           Report.ratio(p.hitAfter()), p.afterReads(), p.afterSeconds());
     }
+    report.line("  - data reads served from cache, all RegionServers, during the roll: %s (this suite's /jmx samples), %s (the operator's lastRoll)",
+        Report.ratio(clusterCached), Report.ratio(operatorCached));
+    report.line("  - seconds from each pod's delete to all its regions back: %s", homeSeconds);
     report.line("  - reader steady (%d s before): %s", RollObserver.STEADY.toSeconds(), steady.summary());
     report.line("  - reader during the roll: %s", during.summary());
     during.errors().stream().limit(10).forEach(e -> report.line("    - `%s`", e));
@@ -69,7 +77,9 @@ record RollMeasurement(String label, Instant start, Instant end, Map<Integer, Se
     List<Double> retained = pods.values().stream().map(PodRestart::retainedFraction).toList();
     List<String> hit = new ArrayList<>();
     pods.values().forEach(p -> hit.add(p.pod().replace(RS + "-", "rs") + " " + Report.ratio(p.hitBefore()) + "->" + Report.ratio(p.hitAfter())));
-    return String.format("%s: %d s; retainedFraction %s; hit ratio before -> right after restart %s; failed reads %d; p99 steady %.1f ms vs roll %.1f ms; max down %d",
-        label, seconds(), retained, hit, during.fail(), steady.p99ms(), during.p99ms(), maxDown);
+    return String.format("%s: %d s; cluster's reads from cache %s (operator %s); delete -> regions home %s s; retainedFraction %s; hit ratio before -> right after restart %s; "
+            + "failed reads %d; p99 steady %.1f ms vs roll %.1f ms, worst second %.0f ms, %d s over %d ms; max down %d",
+        label, seconds(), Report.ratio(clusterCached), Report.ratio(operatorCached), homeSeconds.values(), retained, hit, during.fail(),
+        steady.p99ms(), during.p99ms(), during.worstSecondP99ms(), during.secondsOverP99Target(), Workload.P99_TARGET_MS, maxDown);
   }
 }

@@ -39,6 +39,8 @@ final class RollObserver {
   static final Duration AFTER_WINDOW = Duration.ofSeconds(20);
   /** A restarted server with no read this long after the roll's end serves none (see {@link #withoutWindow}). */
   static final Duration NO_READS = Duration.ofSeconds(60);
+  /** How long after a read HBase's /jmx counters show it, at most (metrics period 5 s, JMX cache 10 s). */
+  static final Duration COUNTER_LAG = Duration.ofSeconds(10);
   /** The status is polled every 2 s: the next drain may have begun up to that long before it was seen. */
   static final Duration DRAIN_MARGIN = Duration.ofSeconds(-2);
 
@@ -55,6 +57,8 @@ final class RollObserver {
   private final Map<String, Long> l2Before = new LinkedHashMap<>();
   private final Map<String, String> steps = new LinkedHashMap<>();
   private final Map<String, Instant> inFlightFrom = new LinkedHashMap<>();
+  /** Per pod, seconds from its delete to all its regions back, from the roll's state as the status showed it. */
+  private final Map<String, Double> homeSeconds = new TreeMap<>();
   private Instant start;
 
   private RollObserver(String label, Cluster cluster, JmxSampler sampler, PodWatch watch, Workload workload, String reader) {
@@ -110,6 +114,10 @@ final class RollObserver {
       for (PodRoll f : ro.getInFlight()) {
         inFlightFrom.putIfAbsent(f.getPod(), Instant.now());
         steps.merge(f.getPod(), String.valueOf(f.getStep()), (a, b) -> a.endsWith(b) ? a : a + ">" + b);
+        if (f.getDeletedAt() != null && f.getHomeAt() != null) {
+          homeSeconds.put(f.getPod(),
+              Duration.between(Instant.parse(f.getDeletedAt()), Instant.parse(f.getHomeAt())).toMillis() / 1000.0);
+        }
       }
     }
   }
@@ -143,6 +151,17 @@ final class RollObserver {
       throw new AssertionError("no " + AFTER_WINDOW.toSeconds() + " s window of reads within 2 min of the roll's end on: "
           + withoutWindow(end) + "\n" + cluster.describeRegionServers(), e);
     }
+    // HBase publishes its counters every 5-10 s: the reads of the roll's last seconds show up to 10 s later
+    Instant countersIn = end.plus(COUNTER_LAG);
+    if (countersIn.isAfter(Instant.now())) {
+      try {
+        Thread.sleep(Duration.between(Instant.now(), countersIn).toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    Double clusterCached = sampler.servedFromCache(start, countersIn);
+    var lastRoll = cluster.policy().getStatus().getRollout().getLastRoll();
     String log = workload.log(reader);
     TreeMap<String, RollMeasurement.PodRestart> pods = new TreeMap<>();
     for (RegionServerStatus s : done.getStatus().getRegionServers()) {
@@ -155,7 +174,8 @@ final class RollObserver {
         restarts.stream().map(e -> e.getReason() + ": " + e.getMessage()).toList(),
         restarts.stream().map(e -> e.getMessage().split(" ", 2)[0]).toList(),
         restarts.stream().filter(e -> "PodRestartedCold".equals(e.getReason())).count(),
-        Workload.stats(log, start.minus(STEADY), start), Workload.stats(log, start, end), watch.timeline());
+        Workload.stats(log, start.minus(STEADY), start), Workload.stats(log, start, end), watch.timeline(),
+        clusterCached, lastRoll == null ? null : lastRoll.getCachedReadRatio(), new TreeMap<>(homeSeconds));
   }
 
   /**

@@ -100,13 +100,23 @@ final class Workload {
 
   record Second(long at, long ok, long fail, long[] hist) {}
 
+  /**
+   * @param slowReads reads that took more than {@link #SLOW_MS} (a region on the move held them up, typically)
+   * @param worstSecondP99ms the highest p99 of any one second (bucket upper bound)
+   * @param secondsOverP99Target seconds whose p99 was above {@link #P99_TARGET_MS}
+   */
   record Stats(Instant from, Instant to, int seconds, long ok, long fail, double p50ms, double p99ms, double maxBucketMs,
-      int stalledSeconds, List<String> errors) {
+      int stalledSeconds, List<String> errors, long slowReads, double worstSecondP99ms, int secondsOverP99Target) {
     String summary() {
-      return String.format(Locale.ROOT, "%d reads in %d s (%.0f/s), %d failed, p50 %.1f ms, p99 %.1f ms, max <= %.0f ms, %d s without a successful read",
-          ok + fail, seconds, seconds == 0 ? 0.0 : (ok + fail) / (double) seconds, fail, p50ms, p99ms, maxBucketMs, stalledSeconds);
+      return String.format(Locale.ROOT, "%d reads in %d s (%.0f/s), %d failed, p50 %.1f ms, p99 %.1f ms, max <= %.0f ms, %d s without a successful read; "
+              + "%d reads over %d ms, worst second's p99 %.0f ms, %d s with p99 over %d ms",
+          ok + fail, seconds, seconds == 0 ? 0.0 : (ok + fail) / (double) seconds, fail, p50ms, p99ms, maxBucketMs, stalledSeconds,
+          slowReads, SLOW_MS, worstSecondP99ms, secondsOverP99Target, P99_TARGET_MS);
     }
   }
+
+  static final int SLOW_MS = 100;
+  static final int P99_TARGET_MS = 200;
 
   static List<Second> parse(String log) {
     List<Second> out = new ArrayList<>();
@@ -160,6 +170,9 @@ final class Workload {
     long fail = 0;
     int seconds = 0;
     int stalled = 0;
+    long slow = 0;
+    long worstSecond = 0;
+    int overTarget = 0;
     long[] h = new long[100];
     for (Second s : parse(log)) {
       if (s.at() < from.toEpochMilli() || s.at() > to.toEpochMilli()) {
@@ -171,8 +184,19 @@ final class Workload {
       if (s.ok() == 0) {
         stalled++;
       }
+      long inSecond = 0;
       for (int i = 0; i < h.length; i++) {
         h[i] += s.hist()[i];
+        inSecond += s.hist()[i];
+        // a bucket whose lower bound (the previous one's upper) is at or above the threshold
+        if (i > 0 && bucketUpperMicros(i - 1) >= SLOW_MS * 1000L) {
+          slow += s.hist()[i];
+        }
+      }
+      long p99 = pct(s.hist(), inSecond, 0.99);
+      worstSecond = Math.max(worstSecond, p99);
+      if (inSecond > 0 && p99 > P99_TARGET_MS * 1000L) {
+        overTarget++;
       }
     }
     long total = 0;
@@ -184,7 +208,7 @@ final class Workload {
       }
     }
     return new Stats(from, to, seconds, ok, fail, pct(h, total, 0.5) / 1000.0, pct(h, total, 0.99) / 1000.0,
-        total == 0 ? 0 : bucketUpperMicros(maxBucket) / 1000.0, stalled, errors(log, from, to));
+        total == 0 ? 0 : bucketUpperMicros(maxBucket) / 1000.0, stalled, errors(log, from, to), slow, worstSecond / 1000.0, overTarget);
   }
 
   static long pct(long[] h, long total, double q) {
