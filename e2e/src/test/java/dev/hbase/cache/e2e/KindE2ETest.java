@@ -348,10 +348,46 @@ class KindE2ETest {
 
   @Test
   @Order(7)
-  void theHMasterDeletedMidRollHoldsTheRollUntilItIsBack() {
-    step("7. HMaster pod deleted mid-roll (writerThreads 5 -> 6): the roll waits for the new master and goes on", () -> {
-      RollObserver roll = observeRoll("writerThreads 5 -> 6, HMaster pod deleted while the first pod drains");
+  void helmUpgradeWhileARollRunsEndsWithEveryPodOnTheNewestTemplate() {
+    step("7. helm upgrade of charts/hbase (another pod annotation) while a roll runs (writerThreads 5 -> 6): one pod down at a time,"
+        + " every pod ends on the newest template and revision, none restarted after the upgrade more than once", () -> {
+      RollObserver roll = observeRoll("writerThreads 5 -> 6, helm upgrade (pod annotation) mid-roll");
       cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(6)));
+      RolloutStatus mid = roll.awaitRollout("one pod updated and the next in flight",
+          ro -> ro.getUpdated() != null && ro.getUpdated() >= 1 && ro.getInFlight() != null && !ro.getInFlight().isEmpty());
+      assertThat(mid).as("a pod in flight after one was updated (the roll finished first)").isNotNull();
+      String oldUpdateRevision = cluster.regionServers().getStatus().getUpdateRevision();
+      Instant upgraded = Instant.now();
+      Shell.Result up = Shell.run(settings.repo(), 300, settings.env(), List.of("bash", "-c",
+          ". e2e/kind/lib.sh && helm --kube-context \"$KUBE_CONTEXT\" upgrade \"$HBASE_RELEASE\" charts/hbase -n \"$HBASE_NAMESPACE\""
+              + " --reuse-values --set-string regionserver.podAnnotations.team=ads"));
+      assertThat(up.code()).as("helm upgrade: %s", up.output()).isZero();
+      report.line("- helm upgrade at %s while `%s` was at step %s (%d/%d updated)", upgraded, mid.getInFlight().get(0).getPod(),
+          mid.getInFlight().get(0).getStep(), mid.getUpdated(), mid.getTotal());
+      RollMeasurement m = record(roll.untilTemplateRolled(oldUpdateRevision).awaitDone());
+      assertThat(m.maxDown()).as("RegionServers down at once (%s)", m.maxDownAt()).isLessThanOrEqualTo(1);
+      assertThat(m.pvcsUnchanged()).as("PVC UIDs unchanged").isTrue();
+      for (int i = 0; i < REPLICAS; i++) {
+        Pod p = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(i)).get();
+        assertThat(p.getMetadata().getAnnotations()).as("the upgrade's annotation on %s", Cluster.pod(i)).containsEntry("team", "ads");
+        // restarted once for the spec change, once more at most for the template (a pod the roll restarted before the upgrade)
+        assertThat(m.uids().get(i)).as("pod UIDs of ordinal %d", i).hasSizeBetween(2, 3);
+        long deletesAfter = watch.deletionsBetween(upgraded.toEpochMilli(), Instant.now().toEpochMilli()).stream()
+            .filter(o -> o == Cluster.ordinalOf(p.getMetadata().getName())).count();
+        assertThat(deletesAfter).as("deletes of %s after the upgrade", Cluster.pod(i)).isLessThanOrEqualTo(1);
+      }
+      assertThat(m.during().fail()).as("failed reads during the roll: %s", m.during().errors()).isZero();
+      summary.add(String.format("helm upgrade mid-roll: done in %d s, at most %d down, pods restarted %s, failed reads %d",
+          Duration.between(m.start(), m.end()).toSeconds(), m.maxDown(), sizes(m.uids()), m.during().fail()));
+    });
+  }
+
+  @Test
+  @Order(8)
+  void theHMasterDeletedMidRollHoldsTheRollUntilItIsBack() {
+    step("8. HMaster pod deleted mid-roll (writerThreads 6 -> 7): the roll waits for the new master and goes on", () -> {
+      RollObserver roll = observeRoll("writerThreads 6 -> 7, HMaster pod deleted while the first pod drains");
+      cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(7)));
       RolloutStatus mid = roll.awaitRollout("a pod in flight", ro -> ro.getInFlight() != null && !ro.getInFlight().isEmpty());
       assertThat(mid).as("a pod in flight (the roll finished first)").isNotNull();
       Pod master = client.pods().inNamespace(cluster.ns).withName(MASTER_POD).get();
@@ -375,12 +411,12 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(8)
+  @Order(9)
   void aPolicyMadeInvalidMidRollHoldsTheRollAndItResumesWhenValid() {
-    step("8. the policy made invalid mid-roll (writerThreads 6 -> 7, then bucketCache 64Gi): the roll holds with HBase's balancer on;"
+    step("9. the policy made invalid mid-roll (writerThreads 7 -> 8, then bucketCache 64Gi): the roll holds with HBase's balancer on;"
         + " made valid again, it finishes", () -> {
-      RollObserver roll = observeRoll("writerThreads 6 -> 7, invalid mid-roll, then valid again");
-      cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(7)));
+      RollObserver roll = observeRoll("writerThreads 7 -> 8, invalid mid-roll, then valid again");
+      cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(8)));
       RolloutStatus mid = roll.awaitRollout("a pod in flight", ro -> ro.getInFlight() != null && !ro.getInFlight().isEmpty());
       assertThat(mid).as("a pod in flight (the roll finished first)").isNotNull();
       Boolean balancerRolling = cluster.balancerOn();
@@ -413,11 +449,63 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(9)
+  @Order(10)
+  void aRegionServerKilledWhileAnotherDrainsHoldsTheRollUntilItIsBack() {
+    step("10. a RegionServer killed with SIGKILL while another pod drains (writerThreads 8 -> 9): no pod is deleted while it is"
+        + " down, the roll finishes, every pod restarted once by it", () -> {
+      RollObserver roll = observeRoll("writerThreads 8 -> 9, a RegionServer killed (SIGKILL) while another drains");
+      cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(9)));
+      RolloutStatus mid = roll.awaitRollout("a pod draining",
+          ro -> ro.getInFlight() != null && ro.getInFlight().stream().anyMatch(f -> f.getStep() == PodRoll.Step.Draining));
+      assertThat(mid).as("a pod draining (the roll finished first)").isNotNull();
+      String draining = mid.getInFlight().get(0).getPod();
+      String victim = java.util.stream.IntStream.range(0, REPLICAS).mapToObj(Cluster::pod).filter(p -> !p.equals(draining))
+          .reduce((a, b) -> b).orElseThrow();
+      int restartsBefore = containerRestarts(victim);
+      Instant killed = Instant.now();
+      Shell.Result kill = cluster.kubectl("-n", cluster.ns, "exec", victim, "-c", "regionserver", "--", "sh", "-c",
+          "kill -9 $(pgrep -f HRegionServer)");
+      assertThat(kill.code()).as("kill -9 in %s: %s", victim, kill.output()).isZero();
+      report.line("- `%s` at step %s; killed the RegionServer in `%s` (SIGKILL) at %s", draining, mid.getInFlight().get(0).getStep(),
+          victim, killed);
+      RollMeasurement m = record(roll.awaitDone());
+      // the victim's outage from the kill: no deletion started in it
+      List<long[]> outages = watch.downtimes().getOrDefault(Cluster.ordinalOf(victim), List.of()).stream()
+          .filter(o -> o[1] >= killed.toEpochMilli()).toList();
+      assertThat(outages).as("%s went down after the kill and came back", victim).isNotEmpty();
+      long[] outage = outages.get(0);
+      // (a delete decided in the moment before the operator saw it down is not the gate's fault: 3 s)
+      List<Integer> deletedMeanwhile = watch.deletionsBetween(outage[0] + 3000, outage[1]);
+      report.line("- `%s` down from %s to %s (%d s); pods deleted by the roll meanwhile: %s; its container restarts %d -> %d",
+          victim, Instant.ofEpochMilli(outage[0]), Instant.ofEpochMilli(outage[1]), (outage[1] - outage[0]) / 1000, deletedMeanwhile,
+          restartsBefore, containerRestarts(victim));
+      assertThat(deletedMeanwhile).as("pods deleted while %s was down", victim).isEmpty();
+      assertThat(containerRestarts(victim)).as("%s's container restarted once (the kill)", victim).isEqualTo(restartsBefore + 1);
+      for (int i = 0; i < REPLICAS; i++) {
+        assertThat(m.uids().get(i)).as("pod UIDs of ordinal %d: deleted once by the roll", i).hasSize(2);
+      }
+      assertThat(m.maxDown()).as("RegionServers down at once (%s): the roll's one and the killed one at most", m.maxDownAt())
+          .isLessThanOrEqualTo(2);
+      assertThat(m.pvcsUnchanged()).as("PVC UIDs unchanged").isTrue();
+      // the killed server's regions are closed until the master has reassigned them: reads of
+      // them wait or fail meanwhile, counted here, not asserted zero
+      summary.add(String.format("RegionServer SIGKILLed while another drained: no delete while it was down (%d s), roll %d s,"
+              + " at most %d down, failed reads %d of %d", (outage[1] - outage[0]) / 1000, Duration.between(m.start(), m.end()).toSeconds(),
+          m.maxDown(), m.during().fail(), m.during().ok() + m.during().fail()));
+    });
+  }
+
+  int containerRestarts(String pod) {
+    return client.pods().inNamespace(cluster.ns).withName(pod).get().getStatus().getContainerStatuses().stream()
+        .filter(c -> "regionserver".equals(c.getName())).mapToInt(c -> c.getRestartCount()).sum();
+  }
+
+  @Test
+  @Order(11)
   void aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack() {
     // after the rolls that measure reads on every server: an eviction is no drain, HBase reassigns
     // the evicted server's regions and it comes back with none of them
-    step("9. a node drain (Eviction API): a second RegionServer is evicted only once the first is back and Ready", () -> {
+    step("11. a node drain (Eviction API): a second RegionServer is evicted only once the first is back and Ready", () -> {
       String pdb = Cluster.POLICY + "-regionservers";
       await("PodDisruptionBudget " + pdb + " allows one disruption").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
           .until(() -> {
@@ -477,9 +565,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(10)
+  @Order(12)
   void aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing() {
-    step("10. a second policy on the same StatefulSet: Valid=False reason Conflict, nothing touched", () -> {
+    step("12. a second policy on the same StatefulSet: Valid=False reason Conflict, nothing touched", () -> {
       StatefulSet sts = cluster.regionServers();
       Map<Integer, String> uids = cluster.podUids();
       BlockCachePolicy second = Serialization.clone(cluster.policy());
@@ -520,9 +608,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(11)
+  @Order(13)
   void aPolicyThatCannotBePlannedChangesNothing() {
-    step("11. a policy that cannot be planned changes nothing", () -> {
+    step("13. a policy that cannot be planned changes nothing", () -> {
       StatefulSet sts = cluster.regionServers();
       String cmRv = cluster.derivedConfigMap().getMetadata().getResourceVersion();
       Map<Integer, String> uids = cluster.podUids();
@@ -570,9 +658,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(12)
+  @Order(14)
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
-    step("12. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
+    step("14. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
       Map<Integer, String> uids = cluster.podUids();
       String oldRevision = cluster.revision();
       watch.reset();
@@ -633,9 +721,9 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(13)
+  @Order(15)
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
-    step("13. idle cluster: a cache reset, then a RegionServer restarted with an empty cache", () -> {
+    step("15. idle cluster: a cache reset, then a RegionServer restarted with an empty cache, twice in a row", () -> {
       // nobody reads from here to the end of the step: after the reset every L2 stays empty
       Files.writeString(target.resolve("reader-steps-3-8.log"), workload.log(READER));
       workload.delete(READER);
@@ -653,40 +741,46 @@ class KindE2ETest {
       assertThat(back).as("the announced reset does not wait out the warm gate").allMatch(e -> "PodRestarted".equals(e.getReason()));
       assertThat(watch.maxDown()).isLessThanOrEqualTo(1);
 
-      // HBase 2.6.4 writes an empty map at this shutdown and could not start on it again
-      Pod before = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
-      Instant t1 = Instant.now();
-      client.resource(before).delete();
-      await(Cluster.pod(0) + " back and Ready").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2)).until(() -> {
-        Pod p = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
-        return p != null && !p.getMetadata().getUid().equals(before.getMetadata().getUid()) && PodWatch.ready(p);
-      });
-      long readySecs = Duration.between(t1, Instant.now()).toSeconds();
-      Pod after = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
-      int restarts = after.getStatus().getContainerStatuses().stream().mapToInt(c -> c.getRestartCount()).sum();
-      String guard = after.getStatus().getInitContainerStatuses().stream().filter(c -> "cache-map-guard".equals(c.getName()))
-          .map(c -> c.getState().getTerminated() == null ? null : c.getState().getTerminated().getMessage()).findFirst().orElse(null);
-      await("EmptyCacheMapRemoved event").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(2))
-          .until(() -> !cluster.policyEvents(Set.of("EmptyCacheMapRemoved")).isEmpty());
-      Event removed = cluster.policyEvents(Set.of("EmptyCacheMapRemoved")).get(0);
-      report.line("- `kubectl delete pod %s` with an empty L2: Ready again after %d s, container restarts %d; cache-map-guard: %s",
-          Cluster.pod(0), readySecs, restarts, guard);
-      report.line("- event EmptyCacheMapRemoved: %s", removed.getMessage());
-      assertThat(restarts).as("the RegionServer started the first time (no crash loop)").isZero();
-      assertThat(guard).contains("removed the empty BucketCache persistence map");
-      assertThat(removed.getMessage()).startsWith(Cluster.pod(0));
+      // HBase 2.6.4 writes an empty map at this shutdown and could not start on it again: twice in a
+      // row (the second restart starts from the empty cache the first one left)
+      long readySecs = 0;
+      for (int round = 1; round <= 2; round++) {
+        Pod before = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+        Instant t1 = Instant.now();
+        client.resource(before).delete();
+        await(Cluster.pod(0) + " back and Ready").atMost(Duration.ofMinutes(5)).pollInterval(Duration.ofSeconds(2)).until(() -> {
+          Pod p = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+          return p != null && !p.getMetadata().getUid().equals(before.getMetadata().getUid()) && PodWatch.ready(p);
+        });
+        readySecs = Math.max(readySecs, Duration.between(t1, Instant.now()).toSeconds());
+        Pod after = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+        int restarts = after.getStatus().getContainerStatuses().stream().mapToInt(c -> c.getRestartCount()).sum();
+        String guard = after.getStatus().getInitContainerStatuses().stream().filter(c -> "cache-map-guard".equals(c.getName()))
+            .map(c -> c.getState().getTerminated() == null ? null : c.getState().getTerminated().getMessage()).findFirst().orElse(null);
+        int expected = round;
+        await("EmptyCacheMapRemoved event for restart " + round).atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(2))
+            .until(() -> cluster.policyEvents(Set.of("EmptyCacheMapRemoved")).size() >= expected);
+        Event removed = cluster.policyEvents(Set.of("EmptyCacheMapRemoved")).stream()
+            .max(java.util.Comparator.comparing(e -> String.valueOf(e.getLastTimestamp()))).orElseThrow();
+        report.line("- restart %d: `kubectl delete pod %s` with an empty L2: Ready again after %d s, container restarts %d;"
+            + " cache-map-guard: %s", round, Cluster.pod(0), Duration.between(t1, Instant.now()).toSeconds(), restarts, guard);
+        report.line("- event EmptyCacheMapRemoved: %s", removed.getMessage());
+        assertThat(restarts).as("restart %d: the RegionServer started the first time (no crash loop)", round).isZero();
+        assertThat(guard).contains("removed the empty BucketCache persistence map");
+        assertThat(removed.getMessage()).startsWith(Cluster.pod(0));
+      }
       assertThat(done.getStatus().getConditions()).noneMatch(c -> "Degraded".equals(c.getType()) && "True".equals(c.getStatus()));
 
       readerStart = workload.startReader(READER, Duration.ofMinutes(3), "read", TABLE, "" + ROWS, "2", "200", "0");
-      summary.add(String.format("idle cache reset: roll %d s, no warm-gate wait; restart with an empty L2: Ready in %d s, 0 crashes (map removed by cache-map-guard)",
+      summary.add(String.format("idle cache reset: roll %d s, no warm-gate wait; two restarts with an empty L2 in a row: Ready within %d s, 0 crashes (map removed by cache-map-guard each time)",
           rollSecs, readySecs));
     });
   }
 
   @Test
-  @Order(14)
+  @Order(16)
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
-    step("14. deleting the policy leaves RegionServers and PVCs", () -> {
+    step("16. deleting the policy leaves RegionServers and PVCs", () -> {
       Map<Integer, String> uids = cluster.podUids();
       Map<String, String> pvcs = cluster.pvcUids();
       String stsUid = cluster.regionServers().getMetadata().getUid();

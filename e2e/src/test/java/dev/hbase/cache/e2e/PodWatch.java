@@ -29,6 +29,8 @@ final class PodWatch implements AutoCloseable {
   private final List<String> timeline = new ArrayList<>();
   private Map<Integer, Instant> downSince = new HashMap<>();
   private final Map<Integer, List<long[]>> downtimes = new HashMap<>();
+  /** When each pod UID was first seen being deleted (its deletionTimestamp set): epoch ms by "ordinal/uid". */
+  private final Map<String, Long> deletionsSeen = new LinkedHashMap<>();
 
   PodWatch(KubernetesClient client, String ns, String statefulSet, int replicas) {
     this.prefix = statefulSet + "-";
@@ -74,6 +76,9 @@ final class PodWatch implements AutoCloseable {
       return;
     }
     Pod before = current.get(o);
+    if (deleted || p.getMetadata().getDeletionTimestamp() != null) {
+      deletionsSeen.putIfAbsent(o + "/" + p.getMetadata().getUid(), System.currentTimeMillis());
+    }
     if (deleted) {
       if (before != null && before.getMetadata().getUid().equals(p.getMetadata().getUid())) {
         current.remove(o);
@@ -144,6 +149,17 @@ final class PodWatch implements AutoCloseable {
     Map<Integer, List<long[]>> copy = new HashMap<>();
     downtimes.forEach((k, v) -> copy.put(k, new ArrayList<>(v)));
     return copy;
+  }
+
+  /** Ordinals whose pod was first seen being deleted within [from, to] (epoch ms). */
+  synchronized List<Integer> deletionsBetween(long from, long to) {
+    List<Integer> out = new ArrayList<>();
+    deletionsSeen.forEach((k, at) -> {
+      if (at >= from && at <= to) {
+        out.add(Integer.parseInt(k.substring(0, k.indexOf('/'))));
+      }
+    });
+    return out;
   }
 
   synchronized String uid(int ordinal) {
