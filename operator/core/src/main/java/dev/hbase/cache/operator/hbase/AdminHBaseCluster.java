@@ -146,7 +146,8 @@ public final class AdminHBaseCluster implements HBaseCluster {
                 regions,
                 e.getValue().getLastReportTimestamp() > 0,
                 drained.contains(sn),
-                Objects.requireNonNullElse(e.getValue().getRegionCachedInfo(), Map.of())));
+                Objects.requireNonNullElse(e.getValue().getRegionCachedInfo(), Map.of()),
+                cachedRatios(e.getValue())));
       }
       live.sort(
           Comparator.comparing((ServerState s) -> s.id().host()).thenComparing(s -> s.id().port()));
@@ -176,6 +177,16 @@ public final class AdminHBaseCluster implements HBaseCluster {
       LOG.debug("regions of {} from its last load report: {}", sn, e.toString());
       return reportedRegions(reported);
     }
+  }
+
+  private static Map<String, Float> cachedRatios(ServerMetrics reported) {
+    Map<String, Float> out = new HashMap<>();
+    reported
+        .getRegionMetrics()
+        .forEach(
+            (name, m) ->
+                out.put(RegionInfo.encodeRegionName(name), m.getCurrentRegionCachedRatio()));
+    return out;
   }
 
   private static List<String> reportedRegions(ServerMetrics reported) {

@@ -56,6 +56,9 @@ public record ClusterSnapshot(
    *     {@code hbase.rs.evictblocksonclose=false}, and survive its restarts). Empty without a
    *     persistent cache. HBase 2.6.4 counts every block cached since the start and, after a
    *     restart, the files it had cached completely (prefetched).
+   * @param cachedRatio each served region's share cached here, as HBase computes it ({@code
+   *     RegionMetrics.getCurrentRegionCachedRatio()}: cachedMb over the region's size), from the
+   *     last load report
    */
   public record ServerState(
       ServerId id,
@@ -63,17 +66,19 @@ public record ClusterSnapshot(
       List<String> regions,
       boolean reported,
       boolean decommissioned,
-      Map<String, Integer> cachedMb) {
+      Map<String, Integer> cachedMb,
+      Map<String, Float> cachedRatio) {
 
     public ServerState {
       regions = List.copyOf(regions);
       cachedMb = Map.copyOf(cachedMb);
+      cachedRatio = Map.copyOf(cachedRatio);
     }
 
     /** A server whose cache holds nothing the master was told about. */
     public ServerState(
         ServerId id, int infoPort, List<String> regions, boolean reported, boolean decommissioned) {
-      this(id, infoPort, regions, reported, decommissioned, Map.of());
+      this(id, infoPort, regions, reported, decommissioned, Map.of(), Map.of());
     }
 
     public int regionCount() {

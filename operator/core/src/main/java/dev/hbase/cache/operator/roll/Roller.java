@@ -517,6 +517,7 @@ public final class Roller {
                 warm ? "PodRestarted" : "PodRestartedCold",
                 r.getPod()
                     + " is back"
+                    + home(r)
                     + (s.cacheReset()
                         ? ", its cache reset as planned"
                         : retained != null
@@ -540,6 +541,41 @@ public final class Roller {
                       + " ")
               + (hitOk ? "" : "hit ratio below " + s.minHitRatio()));
       requeue(POLL);
+    }
+
+    /**
+     * For a pod's PodRestarted event: how many of its regions are on its new instance, when they
+     * were all back, and how much of them HBase says is cached there (its per-region cached ratio,
+     * from the last load report).
+     */
+    String home(PodRoll r) {
+      if (r.getNewServer() == null || r.getRegions() == null || r.getRegions().isEmpty()) {
+        return "";
+      }
+      Optional<ServerState> now = in.hbase().live(ServerId.parse(r.getNewServer()));
+      if (now.isEmpty()) {
+        return "";
+      }
+      List<String> home = r.getRegions().stream().filter(now.get().regions()::contains).toList();
+      double cached =
+          home.stream()
+              .mapToDouble(x -> now.get().cachedRatio().getOrDefault(x, 0f))
+              .average()
+              .orElse(0);
+      return String.format(
+          java.util.Locale.ROOT,
+          ": %d/%d regions home%s, %.0f%% of them cached there",
+          home.size(),
+          r.getRegions().size(),
+          r.getDeletedAt() == null || r.getHomeAt() == null
+              ? ""
+              : String.format(
+                  java.util.Locale.ROOT,
+                  " %.1f s after its delete",
+                  Duration.between(Instant.parse(r.getDeletedAt()), Instant.parse(r.getHomeAt()))
+                          .toMillis()
+                      / 1000.0),
+          cached * 100);
     }
 
     // ------------------------------------------------------------------ admission

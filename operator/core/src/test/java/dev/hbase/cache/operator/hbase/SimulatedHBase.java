@@ -206,7 +206,8 @@ public final class SimulatedHBase implements HBaseCluster {
               s.regions,
               reported(s),
               decommissioned.contains(s.id),
-              reported(s) ? s.cachedMb : Map.of()));
+              reported(s) ? s.cachedMb : Map.of(),
+              reported(s) ? cachedRatios(s) : Map.of()));
       if (s.regions.contains(META)) {
         meta = s.id;
       }
@@ -312,6 +313,14 @@ public final class SimulatedHBase implements HBaseCluster {
   public void close() {}
 
   // ------------------------------------------------------------------ helpers
+
+  /** A served region's share cached on its server (what its load report says). */
+  private Map<String, Float> cachedRatios(Server s) {
+    Map<String, Float> out = new HashMap<>();
+    s.regions.forEach(
+        r -> out.put(r, Math.min(1f, s.cachedMb.getOrDefault(r, 0) / (float) regionMb)));
+    return out;
+  }
 
   private boolean reported(Server s) {
     return !clock.get().isBefore(s.reportAt);

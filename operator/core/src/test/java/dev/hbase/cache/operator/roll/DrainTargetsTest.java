@@ -16,7 +16,7 @@ class DrainTargetsTest {
 
   static ServerState server(String host, long startCode, Map<String, Integer> cachedMb) {
     return new ServerState(
-        new ServerId(host, 16020, startCode), 16030, List.of(), true, false, cachedMb);
+        new ServerId(host, 16020, startCode), 16030, List.of(), true, false, cachedMb, Map.of());
   }
 
   static List<String> regions(int n) {

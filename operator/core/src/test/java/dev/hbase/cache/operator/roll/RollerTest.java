@@ -109,6 +109,17 @@ class RollerTest {
         .flatExtracting(Roller.Decision::events)
         .extracting(RollModel.Event::reason)
         .contains("RollStarted", "RollFinished");
+    // each PodRestarted event: its regions home, how long after the delete, how much cached there
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .filteredOn(e -> e.reason().equals("PodRestarted") && e.message().startsWith("rs-1"))
+        .singleElement()
+        .satisfies(
+            e ->
+                assertThat(e.message())
+                    .matches(
+                        "rs-1 is back: 2/2 regions home \\d+\\.\\d s after its delete, 100% of them"
+                            + " cached there, 100.0% of its L2 retained"));
     // the roll's figures: in the status (lastRoll) and in the RollFinished event
     RollSummary last = s.getLastRoll();
     assertThat(s.getCurrent()).isNull();
