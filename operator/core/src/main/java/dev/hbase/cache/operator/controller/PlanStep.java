@@ -52,6 +52,32 @@ final class PlanStep {
     PlanResult result =
         Planner.plan(spec, bytes(o.container(), "limits"), bytes(o.container(), "requests"));
     if (result instanceof Refusal r) {
+      Long limit = bytes(o.container(), "limits");
+      if (previous != null
+          && previous.getMemoryLimit() != null
+          && limit != null
+          && !previous.getMemoryLimit().equals(Sizes.quantity(limit))) {
+        // The pod template still carries the last plan (heap, direct memory) while the container
+        // has the new limit: the operator does not own the limit and cannot plan for it, so it
+        // says what a restart would do.
+        return new Refused(
+            "MemoryLimitRefused",
+            r.summary()
+                + "; the container's memory limit changed from "
+                + previous.getMemoryLimit()
+                + " to "
+                + Sizes.quantity(limit)
+                + " since the last plan: a RegionServer that restarts now (an eviction, a crash)"
+                + " starts with the heap planned for "
+                + previous.getMemoryLimit()
+                + " (heap "
+                + previous.getHeap()
+                + ", direct memory "
+                + previous.getDirectMemory()
+                + ") under "
+                + Sizes.quantity(limit)
+                + " and may be OOM-killed: restore the limit, or change the policy to fit it");
+      }
       return new Refused("PlanRefused", r.summary());
     }
     Plan plan = (Plan) result;

@@ -76,6 +76,7 @@ public record Plan(
   public PlanStatus toStatus() {
     return new PlanStatus()
         .setMode(mode.name())
+        .setMemoryLimit(Sizes.quantity(memoryLimit))
         .setHeap(Sizes.quantity(heap))
         .setDirectMemory(Sizes.quantity(directMemory))
         .setL1Size(Sizes.quantity(l1))

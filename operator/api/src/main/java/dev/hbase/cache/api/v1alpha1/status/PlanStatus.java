@@ -12,6 +12,10 @@ import lombok.experimental.Accessors;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class PlanStatus {
   private String mode;
+
+  /** The RegionServer container's memory limit this plan was made for. */
+  private String memoryLimit;
+
   private String heap;
   private String directMemory;
   private String l1Size;
