@@ -45,6 +45,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code LEADER_ELECTION}: {@code true} to run several replicas, one active.
  *   <li>{@code LEADER_ELECTION_LEASE} (default {@code hbase-cache-operator}), {@code
  *       POD_NAMESPACE}.
+ *   <li>{@code ALLOW_JVM_AGENTS} ({@code true}: policies may load JVM agents, default false).
  *   <li>{@code HTTP_PORT} (default 8080): {@code /healthz} (fails after a minute without an answer
  *       from the API server), {@code /readyz}, {@code /metrics}.
  * </ul>
@@ -153,7 +154,10 @@ public final class BlockCacheOperator {
     }
   }
 
-  /** The production HBase side: the Admin API and the JMX scraper. */
+  /**
+   * The production HBase side: the Admin API and the JMX scraper; {@code ALLOW_JVM_AGENTS=true}
+   * lets policies load JVM agents into the RegionServers.
+   */
   public static BlockCachePolicyReconciler productionReconciler() {
     HBaseConnector connector =
         settings -> {
@@ -164,7 +168,11 @@ public final class BlockCacheOperator {
           }
         };
     JmxScraper scraper = new JmxScraper(Duration.ofSeconds(5));
-    return new BlockCachePolicyReconciler(Clock.systemUTC(), connector, scraper::scrape);
+    return new BlockCachePolicyReconciler(
+        Clock.systemUTC(),
+        connector,
+        scraper::scrape,
+        Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_JVM_AGENTS", "false")));
   }
 
   public static void main(List<String> args) throws IOException {

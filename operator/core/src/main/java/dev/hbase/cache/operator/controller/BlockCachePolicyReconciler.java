@@ -88,6 +88,7 @@ public class BlockCachePolicyReconciler
   private static final Duration RETRY_ACTION = Duration.ofSeconds(5);
 
   private final Clock clock;
+  private final boolean allowJvmAgents;
   private final Events events;
   private final StorageManager storage = new StorageManager();
   private final HBaseClusters clusters;
@@ -103,6 +104,16 @@ public class BlockCachePolicyReconciler
   private DisruptionBudgetStep disruptionBudget;
 
   public BlockCachePolicyReconciler(Clock clock, HBaseConnector connector, CacheProbe probe) {
+    this(clock, connector, probe, false);
+  }
+
+  /**
+   * @param allowJvmAgents policies may load JVM agents into the RegionServers (the chart's {@code
+   *     allowJvmAgents}; off by default: a policy author would run code in every RegionServer)
+   */
+  public BlockCachePolicyReconciler(
+      Clock clock, HBaseConnector connector, CacheProbe probe, boolean allowJvmAgents) {
+    this.allowJvmAgents = allowJvmAgents;
     this.clock = clock;
     this.events = new Events(clock);
     this.clusters = new HBaseClusters(connector);
@@ -251,7 +262,7 @@ public class BlockCachePolicyReconciler
           r.pod() + " (cache-map-guard finished " + r.at() + "): " + r.message());
     }
 
-    PlanStep.Result result = PlanStep.plan(observed, status.previousPlan());
+    PlanStep.Result result = PlanStep.plan(observed, status.previousPlan(), allowJvmAgents);
     if (result instanceof Refused r) {
       events.warn(client, policy, r.reason(), r.message());
       hold(client, policy, status, observed, r.reason(), now);

@@ -47,10 +47,19 @@ final class PlanStep {
   }
 
   static Result plan(Observed o, PlanStatus previous) {
+    return plan(o, previous, false);
+  }
+
+  /**
+   * @param allowJvmAgents the operator's setting ({@link Planner#plan(
+   *     dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec, Long, Long, boolean)})
+   */
+  static Result plan(Observed o, PlanStatus previous, boolean allowJvmAgents) {
     BlockCachePolicy policy = o.policy();
     var spec = policy.getSpec();
     PlanResult result =
-        Planner.plan(spec, bytes(o.container(), "limits"), bytes(o.container(), "requests"));
+        Planner.plan(
+            spec, bytes(o.container(), "limits"), bytes(o.container(), "requests"), allowJvmAgents);
     if (result instanceof Refusal r) {
       Long limit = bytes(o.container(), "limits");
       if (previous != null

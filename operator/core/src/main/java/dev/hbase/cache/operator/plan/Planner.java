@@ -126,14 +126,22 @@ public final class Planner {
 
   private Planner() {}
 
+  /** Plans a policy with the operator's defaults (JVM agents refused). */
+  public static PlanResult plan(BlockCachePolicySpec spec, Long memoryLimit, Long memoryRequest) {
+    return plan(spec, memoryLimit, memoryRequest, false);
+  }
+
   /**
    * Plans a policy for a RegionServer container.
    *
    * @param spec the policy
    * @param memoryLimit the container's memory limit in bytes (null: not set, refused)
    * @param memoryRequest the container's memory request in bytes, or null
+   * @param allowJvmAgents the operator allows {@link #AGENT_OPTIONS} in jvm.extraOptions (its
+   *     chart's {@code allowJvmAgents}): a policy author can then run code in every RegionServer
    */
-  public static PlanResult plan(BlockCachePolicySpec spec, Long memoryLimit, Long memoryRequest) {
+  public static PlanResult plan(
+      BlockCachePolicySpec spec, Long memoryLimit, Long memoryRequest, boolean allowJvmAgents) {
     List<String> reasons = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
     if (spec == null || spec.getMode() == null) {
@@ -150,7 +158,7 @@ public final class Planner {
     StorageSpec storage = spec.getStorage();
     TuningSpec tuning = spec.getTuning() == null ? new TuningSpec() : spec.getTuning();
 
-    checkCrossFieldRules(spec, mode, mem, storage, tuning, reasons);
+    checkCrossFieldRules(spec, mode, mem, storage, tuning, allowJvmAgents, reasons);
 
     long limit = memoryLimit;
     boolean tmpfs = storage != null && StorageSpec.MEDIUM_MEMORY.equals(storage.getMedium());
@@ -564,6 +572,7 @@ public final class Planner {
       MemorySpec mem,
       StorageSpec storage,
       TuningSpec tuning,
+      boolean allowJvmAgents,
       List<String> reasons) {
     if (spec.getTargetRef() == null || spec.getTargetRef().getName() == null) {
       reasons.add("spec.targetRef.name is required: the RegionServer StatefulSet to manage");
@@ -662,11 +671,13 @@ public final class Planner {
                   + o
                   + "\"): write each option as its own item");
         }
-        if (AGENT_OPTIONS.stream().anyMatch(o::startsWith)) {
+        if (!allowJvmAgents && AGENT_OPTIONS.stream().anyMatch(o::startsWith)) {
           reasons.add(
               "jvm.extraOptions must not load agents or change the boot class path (got "
                   + o
-                  + "): -javaagent, -agentpath, -agentlib and -Xbootclasspath run code in every RegionServer");
+                  + "): -javaagent, -agentpath, -agentlib and -Xbootclasspath run code in every"
+                  + " RegionServer; the operator allows them only when installed with"
+                  + " allowJvmAgents=true");
         }
       }
     }

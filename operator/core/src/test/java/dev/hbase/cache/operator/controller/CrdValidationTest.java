@@ -135,6 +135,32 @@ class CrdValidationTest {
   }
 
   @Test
+  void aJvmAgentReachesTheOperatorWhichAloneKnowsWhetherItIsAllowed() {
+    String yaml =
+        BadPolicies.CASES
+            .get(0)
+            .document()
+            .replace(
+                "  mode: Heap\n",
+                "  mode: Lru\n  jvm:\n    extraOptions: [\"-javaagent:/opt/a.jar\"]\n");
+    GenericKubernetesResource r = resource(yaml, "with-agent");
+    client
+        .genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy")
+        .resource(r)
+        .create();
+    assertThat(
+            client
+                .resources(BlockCachePolicy.class)
+                .inNamespace("default")
+                .withName("with-agent")
+                .get()
+                .getSpec()
+                .getJvm()
+                .getExtraOptions())
+        .containsExactly("-javaagent:/opt/a.jar");
+  }
+
+  @Test
   void printerColumnsAndShortName() {
     var crd =
         client

@@ -275,6 +275,24 @@ class PlannerTest {
   }
 
   @Test
+  void jvmAgentsOnlyWhenTheOperatorAllowsThem() {
+    dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec spec =
+        io.fabric8.kubernetes.client.utils.Serialization.unmarshal(
+                HEAD
+                    + "  mode: Lru\n  jvm:\n    extraOptions: [\"-javaagent:/opt/jmx.jar=9404:/opt/c.yml\"]\n",
+                dev.hbase.cache.api.v1alpha1.BlockCachePolicy.class)
+            .getSpec();
+    assertThat(Planner.plan(spec, 8 * GiB, null))
+        .isInstanceOfSatisfying(
+            Refusal.class,
+            r -> assertThat(r.summary()).contains("allowJvmAgents=true").contains("-javaagent"));
+    assertThat(Planner.plan(spec, 8 * GiB, null, true))
+        .isInstanceOfSatisfying(
+            Plan.class,
+            p -> assertThat(p.jvmOptions()).endsWith("-javaagent:/opt/jmx.jar=9404:/opt/c.yml"));
+  }
+
+  @Test
   void prefetchCanBeTurnedOffInPersistentFile() {
     Plan p =
         planned(

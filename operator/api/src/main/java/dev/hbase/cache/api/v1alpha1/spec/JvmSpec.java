@@ -36,15 +36,10 @@ public class JvmSpec {
       message =
           "each jvm.extraOptions item must be one JVM option starting with '-', without spaces:"
               + " write each option as its own item")
-  @ValidationRule(
-      value =
-          "self.all(o, !o.startsWith('-javaagent') && !o.startsWith('-agentpath')"
-              + " && !o.startsWith('-agentlib') && !o.startsWith('-Xbootclasspath'))",
-      message =
-          "jvm.extraOptions must not load agents or change the boot class path (-javaagent,"
-              + " -agentpath, -agentlib, -Xbootclasspath): they run code in every RegionServer")
   @JsonPropertyDescription(
-      "Extra JVM options appended for the RegionServer, one option per item (agents and boot class"
-          + " path changes are refused).")
+      "Extra JVM options appended for the RegionServer, one option per item. Agents and boot class"
+          + " path changes (-javaagent, -agentpath, -agentlib, -Xbootclasspath) are refused unless"
+          + " the operator runs with allowJvmAgents (its chart's value): they run code in every"
+          + " RegionServer.")
   private List<@Size(max = 512) String> extraOptions;
 }
