@@ -125,6 +125,12 @@ test-hbase: hbase-lib ## contract tests on real ZooKeeper/HMaster/RegionServers 
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
 	  -Dtest='**/hbaseit/*IT' -Dsurefire.failIfNoSpecifiedTests=false
 
+.PHONY: bench-roll
+bench-roll: hbase-lib ## two rolls of three real RegionServers, HBase's drain vs the operator's (~8 min, not a test): docs/bench-roll.md
+	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
+	  -Dtest=RollBench -Dsurefire.failIfNoSpecifiedTests=false
+	cp operator/hbase-it/target/bench/roll.md docs/bench-roll.md
+
 .PHONY: bench-cache
 bench-cache: hbase-lib ## cache benchmark on real HBase (~20 min, not a test): docs/benchmarks.md and plots
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
