@@ -255,6 +255,23 @@ public final class AdminHBaseCluster implements HBaseCluster {
       throws HBaseClusterException {
     ClusterSnapshot snap = reachableSnapshot();
     Optional<ServerState> live = snap.liveAt(server.host(), server.port());
+    if (encodedRegionNames.isEmpty() && (live.isEmpty() || !live.get().reported())) {
+      // marks only (a roll blocked on a pod that does not come back, a policy deleted mid-roll):
+      // the instances at this host and port that are gone lose theirs; nothing needs the new one
+      List<ServerId> cleared = new ArrayList<>();
+      for (ServerId m : snap.decommissioned()) {
+        if (m.sameEndpoint(server) && snap.live(m).isEmpty()) {
+          call(
+              "clear decommission mark of " + m,
+              () -> {
+                admin.recommissionRegionServer(name(m), List.of());
+                return null;
+              });
+          cleared.add(m);
+        }
+      }
+      return new RecommissionResult(server, List.of(), List.of(), List.of(), cleared);
+    }
     if (live.isEmpty() || !live.get().reported()) {
       throw new HBaseClusterException.NotReady(
           server.hostAndPort()

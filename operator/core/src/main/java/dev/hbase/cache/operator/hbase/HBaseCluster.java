@@ -30,7 +30,8 @@ public interface HBaseCluster extends AutoCloseable {
    * looks again and calls again for the regions still elsewhere. hbase:meta, if listed, is moved
    * only once every other listed region is there (last and alone). Throws {@link
    * HBaseClusterException.NotReady} if the new instance has not registered or sent its first load
-   * report: regions sent to it before that go to random servers.
+   * report: regions sent to it before that go to random servers. With no region listed and no new
+   * instance yet, it clears the marks of the instances at that host and port that are gone.
    */
   RecommissionResult recommission(ServerId server, List<String> encodedRegionNames)
       throws HBaseClusterException;

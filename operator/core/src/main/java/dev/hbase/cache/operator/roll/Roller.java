@@ -430,6 +430,11 @@ public final class Roller {
                     : !pod.get().ready()
                         ? "it is not Ready"
                         : "its RegionServer did not register with the master";
+        if (r.getOldServer() != null
+            && in.hbase().decommissioned().contains(ServerId.parse(r.getOldServer()))) {
+          // the old instance is gone: its mark goes too (the cluster as it would be without it)
+          actions.add(new Recommission(ServerId.parse(r.getOldServer()), List.of()));
+        }
         block(
             Reason.PodNotReady,
             r.getPod() + " is not serving " + s.podReadyTimeout() + " after its restart: " + why);

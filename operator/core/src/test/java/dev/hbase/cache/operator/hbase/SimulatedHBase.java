@@ -248,6 +248,18 @@ public final class SimulatedHBase implements HBaseCluster {
   public synchronized RecommissionResult recommission(ServerId server, List<String> regions)
       throws HBaseClusterException {
     reachable();
+    Server live =
+        servers.values().stream().filter(x -> x.id.sameEndpoint(server)).findFirst().orElse(null);
+    if (regions.isEmpty() && (live == null || !reported(live))) {
+      // marks only: those of the instances at this endpoint that are gone
+      List<ServerId> gone =
+          decommissioned.stream()
+              .filter(x -> x.sameEndpoint(server))
+              .filter(x -> servers.values().stream().noneMatch(y -> y.id.equals(x)))
+              .toList();
+      gone.forEach(decommissioned::remove);
+      return new RecommissionResult(server, List.of(), List.of(), List.of(), gone);
+    }
     Server target =
         servers.values().stream()
             .filter(x -> x.id.sameEndpoint(server))

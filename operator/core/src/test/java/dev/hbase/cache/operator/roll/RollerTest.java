@@ -711,6 +711,7 @@ class RollerTest {
     assertThat(log).flatExtracting(Roller.Decision::events).isEmpty();
     assertThat(c.hbase.balancerOn).isTrue();
     assertThat(s.getBalancerWasOn()).as("still recorded: the roll is not over").isTrue();
+    assertThat(c.hbase.decommissioned).as("the gone instance's decommission mark").isEmpty();
 
     // the cause goes away: the roll goes on, with the balancer off again, and ends with it on
     c.pods.get("rs-1").neverReady = false;
