@@ -41,4 +41,30 @@ public final class Durations {
   public static Duration parse(String text, String fallback) {
     return parse(text == null ? fallback : text);
   }
+
+  /** The way a person writes it (and {@link #parse} reads it): "10m", "1h30m", "45s", "500ms". */
+  public static String format(Duration d) {
+    long ms = d.toMillis();
+    if (ms < 1000) {
+      return ms + "ms";
+    }
+    StringBuilder b = new StringBuilder();
+    long h = ms / 3_600_000;
+    long m = ms / 60_000 % 60;
+    long sMillis = ms % 60_000;
+    if (h > 0) {
+      b.append(h).append('h');
+    }
+    if (m > 0) {
+      b.append(m).append('m');
+    }
+    if (sMillis > 0) {
+      b.append(
+              sMillis % 1000 == 0
+                  ? Long.toString(sMillis / 1000)
+                  : java.math.BigDecimal.valueOf(sMillis, 3).stripTrailingZeros().toPlainString())
+          .append('s');
+    }
+    return b.toString();
+  }
 }

@@ -13,6 +13,7 @@ import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
 import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.roll.RollModel.Action;
 import dev.hbase.cache.operator.roll.RollModel.Blocked;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
@@ -332,7 +333,7 @@ public final class Roller {
                 + " still served "
                 + left
                 + " regions "
-                + s.podReadyTimeout()
+                + Durations.format(s.podReadyTimeout())
                 + " after its decommission: its regions went back and its decommission mark"
                 + " was cleared; the drain is tried again at "
                 + retry);
@@ -437,7 +438,11 @@ public final class Roller {
         }
         block(
             Reason.PodNotReady,
-            r.getPod() + " is not serving " + s.podReadyTimeout() + " after its restart: " + why);
+            r.getPod()
+                + " is not serving "
+                + Durations.format(s.podReadyTimeout())
+                + " after its restart: "
+                + why);
         return;
       }
       String what =
@@ -528,7 +533,10 @@ public final class Roller {
                         : retained != null
                             ? String.format(", %.1f%% of its L2 retained", retained * 100)
                             : "")
-                    + (warm ? "" : " but its cache did not warm up within " + s.warmTimeout())));
+                    + (warm
+                        ? ""
+                        : " but its cache did not warm up within "
+                            + Durations.format(s.warmTimeout()))));
         requeue(Duration.ZERO);
         return;
       }
