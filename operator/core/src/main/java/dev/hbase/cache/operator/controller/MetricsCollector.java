@@ -86,6 +86,9 @@ final class MetricsCollector {
     Map<String, CacheSample> prev =
         previous.computeIfAbsent(policy.getMetadata().getUid(), k -> new ConcurrentHashMap<>());
     Instant last = prev.values().stream().map(CacheSample::at).max(Instant::compareTo).orElse(null);
+    // no earlier sample in memory (the operator restarted mid-roll): this one is a new baseline;
+    // counting the restarted servers' reads since their start would count them a second time
+    boolean noBaseline = prev.isEmpty();
     if (!rollBaseline
         && last != null
         && Duration.between(last, now).compareTo(every.minusSeconds(1)) < 0) {
@@ -138,7 +141,7 @@ final class MetricsCollector {
     if (roll != null) {
       if (rollBaseline) {
         roll.setDataReads(0L).setCachedReads(0L);
-      } else {
+      } else if (!noBaseline) {
         readsInRoll.addTo(roll);
       }
     }

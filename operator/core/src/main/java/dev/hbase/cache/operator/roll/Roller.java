@@ -570,14 +570,15 @@ public final class Roller {
         return "";
       }
       List<String> home = r.getRegions().stream().filter(now.get().regions()::contains).toList();
-      double cached =
+      // the last load report may be older than the regions' return: only those it lists count
+      var cached =
           home.stream()
-              .mapToDouble(x -> now.get().cachedRatio().getOrDefault(x, 0f))
-              .average()
-              .orElse(0);
+              .filter(now.get().cachedRatio()::containsKey)
+              .mapToDouble(x -> now.get().cachedRatio().get(x))
+              .average();
       return String.format(
           java.util.Locale.ROOT,
-          ": %d/%d regions home%s, %.0f%% of them cached there",
+          ": %d/%d regions home%s%s",
           home.size(),
           r.getRegions().size(),
           r.getDeletedAt() == null || r.getHomeAt() == null
@@ -588,7 +589,12 @@ public final class Roller {
                   Duration.between(Instant.parse(r.getDeletedAt()), Instant.parse(r.getHomeAt()))
                           .toMillis()
                       / 1000.0),
-          cached * 100);
+          cached.isPresent()
+              ? String.format(
+                  java.util.Locale.ROOT,
+                  ", %.0f%% of them cached there",
+                  cached.getAsDouble() * 100)
+              : "");
     }
 
     // ------------------------------------------------------------------ admission

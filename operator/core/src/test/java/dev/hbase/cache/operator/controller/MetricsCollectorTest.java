@@ -63,5 +63,17 @@ class MetricsCollectorTest {
     assertThat(roll.getDataReads()).isEqualTo(500);
     assertThat(roll.getCachedReads()).isEqualTo(490);
     assertThat(roll.getCachedReadRatio()).isEqualTo(0.98);
+
+    // the operator restarts mid-roll: no sample in memory, so its first one is a baseline (rs-1's
+    // 300 reads since its start are in the figure already)
+    MetricsCollector restarted = new MetricsCollector(hbase.probe());
+    now = now.plusSeconds(5);
+    hbase.reads("rs-1", 50, 0);
+    restarted.update(policy, status, pods, now);
+    assertThat(roll.getDataReads()).isEqualTo(500);
+    now = now.plusSeconds(5);
+    hbase.reads("rs-1", 100, 0);
+    restarted.update(policy, status, pods, now);
+    assertThat(roll.getDataReads()).isEqualTo(600);
   }
 }
