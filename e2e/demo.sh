@@ -18,9 +18,9 @@
 #      served from cache) and what the reader saw. The first roll's drains go to servers that
 #      never had those regions; from the second on they go where the last roll cached them.
 #
-# Takes about 9-10 minutes here (2 vCPU, images and node image already built; a cold first run also
+# Takes about 7.5 minutes here (2 vCPU, images and node image already built; a cold first run also
 # builds the node image, ~20 min): cluster 25 s, image builds ~1 min, loads ~50 s, charts ~1 min,
-# the policy's first roll ~2-3 min, load + reads ~2.5 min, two rolls ~1-1.5 min each. Delete with
+# the policy's first roll ~1.5 min, load + reads ~1.5 min, two rolls ~1 min each. Delete with
 # `make kind-down`.
 . "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
 NS=$HBASE_NAMESPACE
