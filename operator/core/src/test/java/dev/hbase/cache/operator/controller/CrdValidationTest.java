@@ -120,18 +120,7 @@ class CrdValidationTest {
             .replace(
                 "  mode: Heap\n",
                 "  mode: Lru\n  memory:\n    blockCacheFraction: 0.4\n    memstoreFraction: 0.4\n");
-    GenericKubernetesResource r = resource(yaml, "exactly-08");
-    client
-        .genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy")
-        .resource(r)
-        .create();
-    assertThat(
-            client
-                .resources(BlockCachePolicy.class)
-                .inNamespace("default")
-                .withName("exactly-08")
-                .get())
-        .isNotNull();
+    assertThat(createAccepted(yaml, "exactly-08")).isNotNull();
   }
 
   @Test
@@ -143,21 +132,17 @@ class CrdValidationTest {
             .replace(
                 "  mode: Heap\n",
                 "  mode: Lru\n  jvm:\n    extraOptions: [\"-javaagent:/opt/a.jar\"]\n");
-    GenericKubernetesResource r = resource(yaml, "with-agent");
+    assertThat(createAccepted(yaml, "with-agent").getSpec().getJvm().getExtraOptions())
+        .containsExactly("-javaagent:/opt/a.jar");
+  }
+
+  /** Creates the policy (the API server must accept it) and reads it back. */
+  static BlockCachePolicy createAccepted(String yaml, String name) {
     client
         .genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy")
-        .resource(r)
+        .resource(resource(yaml, name))
         .create();
-    assertThat(
-            client
-                .resources(BlockCachePolicy.class)
-                .inNamespace("default")
-                .withName("with-agent")
-                .get()
-                .getSpec()
-                .getJvm()
-                .getExtraOptions())
-        .containsExactly("-javaagent:/opt/a.jar");
+    return client.resources(BlockCachePolicy.class).inNamespace("default").withName(name).get();
   }
 
   @Test
