@@ -397,8 +397,8 @@ public final class Roller {
     /**
      * The new instance serves once it has registered with the master and sent its first load
      * report; a drained pod's regions go back then, without waiting for the pod's readiness probe
-     * (which may pass seconds later). A pod restarted without a drain must be Ready
-     * as well: its old instance, whose start code is not known, may still be listed.
+     * (which may pass seconds later). A pod restarted without a drain must be Ready as well: its
+     * old instance, whose start code is not known, may still be listed.
      */
     void waitingReady(PodRoll r, Optional<PodView> pod) {
       boolean newPod =
