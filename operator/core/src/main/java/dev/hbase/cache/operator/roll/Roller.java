@@ -794,11 +794,12 @@ public final class Roller {
       r.setL2UsedBytesBefore(c == null ? null : c.l2UsedBytes());
       Optional<ServerState> server = servesNothing ? Optional.empty() : serverFor(in.hbase(), pod);
       st.getInFlight().add(r);
-      // With no other server to take its regions (a single RegionServer), a drain would wait
-      // forever: the pod is restarted in place, as with InPlace.
+      // With no other RegionServer at all (a single one), a drain would wait forever: the pod is
+      // restarted in place, as with InPlace. Others that cannot take regions yet (not reported)
+      // make the drain wait instead.
       if (s.strategy() == RolloutSpec.Strategy.DrainAndReload
           && server.isPresent()
-          && !drainCandidates(server.get().id()).isEmpty()) {
+          && in.hbase().live().stream().anyMatch(x -> !x.id().sameEndpoint(server.get().id()))) {
         ServerState sv = server.get();
         r.setOldServer(sv.id().toString());
         r.setRegions(

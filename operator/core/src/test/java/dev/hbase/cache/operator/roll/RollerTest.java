@@ -235,6 +235,19 @@ class RollerTest {
   }
 
   @Test
+  void serversThatHaveNotReportedYetMakeTheDrainWaitNotSkip() {
+    FakeCluster c = threeServers();
+    c.now = c.now.minus(c.hbase.reportDelay); // every server registered, none reported yet
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).isTrue();
+    assertThat(drainTargets(c.executed).keySet()).contains("b0", "b1", "a0", "c0");
+    assertThat(c.hbase.servers.get("rs-1").regions).contains("b0", "b1");
+    assertThat(c.hbase.servers.get("rs-0").regions).doesNotContain("b0", "b1");
+  }
+
+  @Test
   void aSingleRegionServerIsRestartedWithoutADrainNobodyCouldTakeItsRegions() {
     FakeCluster c = new FakeCluster(1, "rev-old").regions("rs-0", "a0", "a1").meta("rs-0");
     RolloutStatus s =
