@@ -231,9 +231,12 @@ public final class AdminHBaseCluster implements HBaseCluster {
     Map<ServerId, List<String>> batches = new TreeMap<>(Comparator.comparing(ServerId::toString));
     targets.forEach(
         (region, target) -> {
+          // a target marked since the plan is skipped: the call below would clear its mark (the
+          // roller sends what is left again with new targets)
           if (!region.equals(META_ENCODED)
               && source.regions().contains(region)
-              && !moving.contains(region)) {
+              && !moving.contains(region)
+              && !snap.decommissioned().contains(target)) {
             batches.computeIfAbsent(target, t -> new ArrayList<>()).add(region);
           }
         });
