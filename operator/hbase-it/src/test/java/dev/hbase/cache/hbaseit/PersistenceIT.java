@@ -65,10 +65,13 @@ class PersistenceIT {
     hbase.startRegionServer(0, Plans.settings(plan));
     try {
       awaitServing();
-      // warm: one scan caches every data block in the L2
+      // warm: a scan caches every data block in the L2; HBase drops a block rather than wait when
+      // the writer queues are full (a scan of page-cached HFiles outruns them: seen in File mode
+      // after the PersistentFile case had prefetched the table into the page cache), so a second
+      // scan caches what the first one dropped
+      assertThat(table.scanAll()).isEqualTo(ROWS);
       assertThat(table.scanAll()).isEqualTo(ROWS);
       CacheSample warmed = TestTable.settledSample(scraper, infoPort);
-      assertThat(warmed.failedInsertions()).as("blocks dropped by full writer queues").isZero();
       assertThat(warmed.l2UsedBytes()).as("L2 holds the table").isGreaterThan(ROWS * 1_000L);
 
       double before = readRatio(table.rowsInDistinctBlocks(0, READS, 1), infoPort, "before");
@@ -133,7 +136,8 @@ class PersistenceIT {
   void anEmptyCacheMapStopsTheNextStartUnlessTheGuardRemovesIt() throws Exception {
     Path cacheDir = Files.createDirectories(hbase.dir.resolve("cache-empty-map"));
     Path map = cacheDir.resolve("bucketcache.map");
-    Plan plan = Plans.plan(CacheMode.PersistentFile, cacheDir);
+    // without prefetch: an L2 that nothing reads stays empty (the idle server of the issue)
+    Plan plan = Plans.planWithoutPrefetch(CacheMode.PersistentFile, cacheDir);
     int infoPort = hbase.regionServerInfoPort(0);
     hbase.startRegionServer(0, Plans.settings(plan));
     try {

@@ -6,6 +6,7 @@ import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
 import dev.hbase.cache.api.v1alpha1.spec.MemorySpec;
 import dev.hbase.cache.api.v1alpha1.spec.StorageSpec;
 import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
+import dev.hbase.cache.api.v1alpha1.spec.TuningSpec;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.plan.PlanResult;
 import dev.hbase.cache.operator.plan.Planner;
@@ -44,7 +45,22 @@ final class Plans {
   }
 
   static Plan plan(CacheMode mode, Path cacheDir) {
-    PlanResult result = Planner.plan(policy(mode, cacheDir), MEMORY_LIMIT, null);
+    return plan(policy(mode, cacheDir));
+  }
+
+  /**
+   * The same without prefetch on open (PersistentFile prefetches by default): for tests that count
+   * HBase's own cold and warm reads, or need an L2 that stays empty without reads.
+   */
+  static Plan planWithoutPrefetch(CacheMode mode, Path cacheDir) {
+    BlockCachePolicySpec spec = policy(mode, cacheDir);
+    spec.setTuning(new TuningSpec().setPrefetchOnOpen(false));
+    return plan(spec);
+  }
+
+  private static Plan plan(BlockCachePolicySpec spec) {
+    CacheMode mode = spec.getMode();
+    PlanResult result = Planner.plan(spec, MEMORY_LIMIT, null);
     if (result instanceof Refusal refusal) {
       throw new AssertionError("planner refused " + mode + ": " + refusal.reasons());
     }
