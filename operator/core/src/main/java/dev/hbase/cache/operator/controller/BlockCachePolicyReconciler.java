@@ -31,6 +31,7 @@ import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.IndexedResourceCache;
 import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
@@ -99,6 +100,7 @@ public class BlockCachePolicyReconciler
   private InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
   private InformerEventSource<Pod, BlockCachePolicy> pods;
   private InformerEventSource<PodDisruptionBudget, BlockCachePolicy> budgets;
+  private IndexedResourceCache<BlockCachePolicy> policies;
   private Observer observer;
   private ApplyStep apply;
   private DisruptionBudgetStep disruptionBudget;
@@ -205,6 +207,7 @@ public class BlockCachePolicyReconciler
                 .withPrimaryToSecondaryMapper((BlockCachePolicy p) -> Set.of())
                 .build(),
             ctx);
+    policies = ctx.getPrimaryCache();
     observer = new Observer(statefulSets, configMaps, pods, ctx.getPrimaryCache());
     apply = new ApplyStep(configMaps, storage, events);
     disruptionBudget = new DisruptionBudgetStep(budgets, events);
@@ -452,6 +455,22 @@ public class BlockCachePolicyReconciler
 
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  /**
+   * The policies as the operator sees them (its informer cache), for {@link PolicyMetrics}: none
+   * before the controller started (a standby that does not lead yet).
+   */
+  public List<BlockCachePolicy> policies() {
+    IndexedResourceCache<BlockCachePolicy> c = policies;
+    if (c == null) {
+      return List.of();
+    }
+    try {
+      return c.list().toList();
+    } catch (RuntimeException notStarted) {
+      return List.of();
+    }
   }
 
   /** Closes the HBase connections (operator shutdown). */

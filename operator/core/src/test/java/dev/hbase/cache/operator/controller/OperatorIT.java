@@ -778,6 +778,38 @@ class OperatorIT {
                 HttpResponse.BodyHandlers.ofString())
             .body();
     assertThat(metrics).contains("reconciliations").contains("jvm_memory_used_bytes");
+    // reconcile time as a histogram (its p99 in Prometheus); the failure counters appear with
+    // the first failure
+    assertThat(metrics)
+        .contains("operator_sdk_controllers_execution_reconcile_seconds_bucket")
+        .contains("operator_sdk_controllers_execution_reconcile_success_total");
+    // the policy's status as gauges, once its figures are in the status
+    String l = "namespace=\"" + ns + "\",policy=\"metrics\",statefulset=\"rs\"";
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        http.send(
+                                HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
+                                HttpResponse.BodyHandlers.ofString())
+                            .body()
+                            .lines())
+                    .contains(
+                        "hbase_cache_policy_info{" + l + ",mode=\"MetaOnly\"} 1",
+                        "hbase_cache_condition{" + l + ",type=\"Valid\",status=\"True\"} 1",
+                        "hbase_cache_roll_phase{" + l + ",phase=\"Idle\"} 1",
+                        "hbase_cache_roll_pods{" + l + "} 3",
+                        "hbase_cache_roll_pods_updated{" + l + "} 3",
+                        "hbase_cache_regionserver_ready{" + l + ",pod=\"rs-0\"} 1",
+                        "hbase_cache_regionserver_up_to_date{" + l + ",pod=\"rs-2\"} 1"));
+    var scrape =
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(scrape.headers().firstValue("Content-Type"))
+        .hasValue("text/plain; version=0.0.4; charset=utf-8");
+    assertThat(scrape.body()).containsPattern("hbase_cache_capacity_bytes\\{" + l + "\\} [1-9]");
   }
 
   @Test

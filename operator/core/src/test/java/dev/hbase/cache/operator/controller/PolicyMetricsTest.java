@@ -1,0 +1,195 @@
+package dev.hbase.cache.operator.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
+import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
+import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
+import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
+import dev.hbase.cache.api.v1alpha1.status.RollSummary;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+class PolicyMetricsTest {
+
+  private static final String L = "namespace=\"hbase\",policy=\"pf\",statefulset=\"hbase-rs\"";
+
+  static BlockCachePolicy policy(String ns, String name, BlockCachePolicyStatus status) {
+    BlockCachePolicy p = new BlockCachePolicy();
+    p.setMetadata(new ObjectMetaBuilder().withNamespace(ns).withName(name).build());
+    BlockCachePolicySpec spec = new BlockCachePolicySpec();
+    spec.setMode(CacheMode.PersistentFile);
+    TargetRef t = new TargetRef();
+    t.setName("hbase-rs");
+    spec.setTargetRef(t);
+    p.setSpec(spec);
+    p.setStatus(status);
+    return p;
+  }
+
+  static BlockCachePolicyStatus rolling() {
+    BlockCachePolicyStatus s = new BlockCachePolicyStatus();
+    s.getConditions().add(new ConditionBuilder().withType("Ready").withStatus("False").build());
+    s.setPlan(new PlanStatus().setMode("PersistentFile").setConfigHash("not-the-revision"));
+    s.setCache(
+        new CacheStatus()
+            .setHitRatio(0.9875)
+            .setL1HitRatio(0.5)
+            .setL2HitRatio(0.99)
+            .setCumulativeHitRatio(0.97)
+            .setSizeBytes(3L << 30)
+            .setUsedBytes(1L << 30)
+            .setEvictions(12L)
+            .setFailedInsertions(3L));
+    RolloutStatus r =
+        new RolloutStatus()
+            .setPhase(RolloutStatus.Phase.Rolling)
+            .setRevision("abc")
+            .setTotal(3)
+            .setUpdated(1)
+            .setCurrent(new RollSummary().setCachedReadRatio(0.995))
+            .setLastRoll(
+                new RollSummary()
+                    .setSeconds(58L)
+                    .setCachedReadRatio(0.9999)
+                    .setRestarts(3)
+                    .setColdRestarts(0)
+                    .setSlowestPodSeconds(14.9)
+                    .setFinishedAt("2026-11-23T10:00:00Z"));
+    r.getInFlight().add(new PodRoll().setPod("hbase-rs-1").setStep(PodRoll.Step.Reloading));
+    s.setRollout(r);
+    s.getRegionServers()
+        .add(
+            new RegionServerStatus()
+                .setPod("hbase-rs-0")
+                .setReady(true)
+                .setConfigHash("abc")
+                .setHitRatio(1.0)
+                .setL2UsedBytes(100L)
+                .setFailedInsertions(0L)
+                .setRetainedFraction(1.0));
+    s.getRegionServers()
+        .add(new RegionServerStatus().setPod("hbase-rs-1").setReady(false).setConfigHash("old"));
+    return s;
+  }
+
+  @Test
+  void aRollingPolicysFiguresAreItsStatus() {
+    String text = PolicyMetrics.render(List.of(policy("hbase", "pf", rolling())));
+
+    assertThat(text.lines())
+        .contains(
+            "hbase_cache_policy_info{" + L + ",mode=\"PersistentFile\"} 1",
+            "hbase_cache_condition{" + L + ",type=\"Ready\",status=\"True\"} 0",
+            "hbase_cache_condition{" + L + ",type=\"Ready\",status=\"False\"} 1",
+            "hbase_cache_hit_ratio{" + L + "} 0.9875",
+            "hbase_cache_capacity_bytes{" + L + "} 3221225472",
+            "hbase_cache_evictions_total{" + L + "} 12",
+            "hbase_cache_failed_insertions_total{" + L + "} 3",
+            "hbase_cache_roll_phase{" + L + ",phase=\"Rolling\"} 1",
+            "hbase_cache_roll_phase{" + L + ",phase=\"Idle\"} 0",
+            "hbase_cache_roll_pods{" + L + "} 3",
+            "hbase_cache_roll_pods_updated{" + L + "} 1",
+            "hbase_cache_roll_pods_in_flight{" + L + "} 1",
+            "hbase_cache_roll_pod_step{" + L + ",pod=\"hbase-rs-1\",step=\"Reloading\"} 1",
+            "hbase_cache_roll_pod_step{" + L + ",pod=\"hbase-rs-1\",step=\"Draining\"} 0",
+            "hbase_cache_roll_cached_read_ratio{" + L + "} 0.995",
+            "hbase_cache_last_roll_duration_seconds{" + L + "} 58",
+            "hbase_cache_last_roll_cached_read_ratio{" + L + "} 0.9999",
+            "hbase_cache_last_roll_slowest_pod_seconds{" + L + "} 14.9",
+            "hbase_cache_last_roll_finish_timestamp_seconds{" + L + "} 1795428000",
+            "hbase_cache_regionserver_ready{" + L + ",pod=\"hbase-rs-0\"} 1",
+            "hbase_cache_regionserver_ready{" + L + ",pod=\"hbase-rs-1\"} 0",
+            "hbase_cache_regionserver_up_to_date{" + L + ",pod=\"hbase-rs-0\"} 1",
+            "hbase_cache_regionserver_up_to_date{" + L + ",pod=\"hbase-rs-1\"} 0",
+            "hbase_cache_regionserver_hit_ratio{" + L + ",pod=\"hbase-rs-0\"} 1.0",
+            "hbase_cache_regionserver_retained_ratio{" + L + ",pod=\"hbase-rs-0\"} 1.0",
+            "# TYPE hbase_cache_evictions_total counter",
+            "# TYPE hbase_cache_hit_ratio gauge");
+    // a figure the status does not have is no series (not a 0 that would read as a fact)
+    assertThat(text)
+        .doesNotContain("hbase_cache_regionserver_hit_ratio{" + L + ",pod=\"hbase-rs-1\"}");
+    assertWellFormed(text);
+  }
+
+  @Test
+  void twoPoliciesShareEachFamilyOnceAndAPolicyWithoutStatusIsOnlyItsInfo() {
+    String text =
+        PolicyMetrics.render(
+            List.of(
+                policy("b", "second", rolling()),
+                policy("a", "first", rolling()),
+                policy("a", "new", null)));
+
+    assertThat(text.lines().filter(l -> l.equals("# TYPE hbase_cache_hit_ratio gauge"))).hasSize(1);
+    List<String> hits = text.lines().filter(l -> l.startsWith("hbase_cache_hit_ratio{")).toList();
+    assertThat(hits).hasSize(2);
+    assertThat(hits.get(0)).contains("namespace=\"a\",policy=\"first\"");
+    assertThat(text)
+        .contains(
+            "hbase_cache_policy_info{namespace=\"a\",policy=\"new\",statefulset=\"hbase-rs\",mode=\"PersistentFile\"} 1");
+    assertThat(text).doesNotContain("policy=\"new\",statefulset=\"hbase-rs\"} ");
+    assertWellFormed(text);
+  }
+
+  @Test
+  void labelValuesAreEscaped() {
+    assertThat(PolicyMetrics.label("reason", "a \"b\"\\c\nd"))
+        .isEqualTo("reason=\"a \\\"b\\\"\\\\c\\nd\"");
+  }
+
+  @Test
+  void noPoliciesNoText() {
+    assertThat(PolicyMetrics.render(List.of())).isEmpty();
+  }
+
+  private static final Pattern SAMPLE =
+      Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)\\{([^}]*)\\} (\\S+)");
+
+  /**
+   * The text exposition format as Prometheus parses it: each family's HELP and TYPE once, before
+   * its samples, all its samples together, no series twice, numbers that parse.
+   */
+  static void assertWellFormed(String text) {
+    Set<String> typed = new HashSet<>();
+    Set<String> series = new HashSet<>();
+    List<String> order = new ArrayList<>();
+    String current = null;
+    for (String line : text.lines().toList()) {
+      if (line.startsWith("# HELP ")) {
+        continue;
+      }
+      if (line.startsWith("# TYPE ")) {
+        current = line.split(" ")[2];
+        assertThat(typed.add(current)).as("TYPE twice: %s", current).isTrue();
+        assertThat(line.split(" ")[3]).isIn("gauge", "counter");
+        order.add(current);
+        continue;
+      }
+      Matcher m = SAMPLE.matcher(line);
+      assertThat(m.matches()).as("a sample line: %s", line).isTrue();
+      assertThat(m.group(1)).as("sample under its family's TYPE").isEqualTo(current);
+      assertThat(series.add(m.group(1) + "{" + m.group(2) + "}"))
+          .as("series twice: %s", line)
+          .isTrue();
+      Double.parseDouble(m.group(3));
+      if (current.endsWith("_total")) {
+        assertThat(text).contains("# TYPE " + current + " counter");
+      }
+    }
+    assertThat(order).isNotEmpty();
+  }
+}
