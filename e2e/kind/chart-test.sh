@@ -2,8 +2,9 @@
 # Chart checks without a cluster: `helm lint` of both charts (several value sets, the values
 # schemas), the operator chart's crds/ identical to the generated crds/, then the helm-unittest
 # suites in charts/*/tests: every assertion on rendered templates lives there (helm-unittest is built
-# into ./bin on first use; CHART_UNITTEST=0 skips them). Prints "N passed, M failed"; exits non-zero
-# on any failure.
+# into ./bin on first use; CHART_UNITTEST=0 skips them), and promtool's checks and unit tests of the
+# operator chart's alerts (promtool from Debian's prometheus package into ./bin; PROMTOOL=0 skips
+# them). Prints "N passed, M failed"; exits non-zero on any failure.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 have helm || "$E2E_KIND_DIR/tools.sh" helm >/dev/null
 HB=$REPO_ROOT/charts/hbase
@@ -18,6 +19,7 @@ check "lint charts/hbase" helm lint --strict "$HB"
 check "lint charts/hbase (1 RegionServer, extra site properties)" helm lint --strict "$HB" --set regionserver.replicas=1 --set siteProperties.hbase\\.regionserver\\.handler\\.count=8
 check "lint charts/hbase-cache-operator" helm lint --strict "$OP"
 check "lint charts/hbase-cache-operator (namespaced)" helm lint --strict "$OP" --set 'watchNamespaces={hbase,other}'
+check "lint charts/hbase-cache-operator (monitoring objects on)" helm lint --strict "$OP" --set monitoring.serviceMonitor.enabled=true --set monitoring.podMonitor.enabled=true --set monitoring.prometheusRule.enabled=true --set monitoring.grafanaDashboard.enabled=true
 check "schema rejects a bad heap size" bash -c "! helm lint '$HB' --set regionserver.heapSize=lots"
 check "schema rejects unknown operator values" bash -c "! helm lint '$OP' --set nosuch=1"
 
@@ -34,6 +36,23 @@ if [ "${CHART_UNITTEST:-1}" != 0 ]; then
     echo "$out" | grep -vE '^\s*$' | tail -40
     bad "helm-unittest: $(grep -E '^Tests:' <<<"$out" | sed 's/  */ /g')"
   fi
+fi
+
+if [ "${PROMTOOL:-1}" != 0 ]; then
+  echo "alerts (promtool on the PrometheusRule's spec, charts/hbase-cache-operator/tests/alerts)"
+  "$E2E_KIND_DIR/tools.sh" prometheus >/dev/null || die "could not install promtool (PROMTOOL=0 skips it)"
+  rules=$(mktemp -d)
+  helm template hco "$OP" --set monitoring.prometheusRule.enabled=true \
+    --show-only templates/prometheusrule.yaml | awk '/^spec:/{f=1;next} f{sub(/^  /,""); print}' >"$rules/rules.yaml"
+  cp "$OP/tests/alerts/alerts_test.yaml" "$rules/"
+  check "promtool check rules: the PrometheusRule's rules parse" "$BIN_DIR/promtool" check rules "$rules/rules.yaml"
+  if out=$("$BIN_DIR/promtool" test rules "$rules/alerts_test.yaml" 2>&1); then
+    ok "promtool test rules: each alert fires when meant to, and only then"
+  else
+    echo "$out" | tail -30
+    bad "promtool test rules"
+  fi
+  rm -rf "$rules"
 fi
 
 echo "$pass passed, $fail failed"

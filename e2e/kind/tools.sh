@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install kind and helm into ./bin of the repo with `go install` when missing (or of another
-# version), and helm-unittest when asked. Needs only Go and the Go module proxy.
-# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest ...]   (default: kind helm)
+# version), and helm-unittest when asked. Needs only Go and the Go module proxy. prometheus (with
+# promtool) comes from Debian's package instead (apt-get download; building it from Go modules
+# takes many minutes).
+# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest|prometheus ...]   (default: kind helm)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 have go || die "go not found (install Go >= 1.24, e.g. apt-get install golang-go or from go.dev)"
 mkdir -p "$BIN_DIR"
@@ -47,13 +49,32 @@ install_helm_unittest() {
   log "helm-unittest built in $((SECONDS - t0))s"
 }
 
+# Prometheus and promtool from Debian's package, unpacked (not installed: no service, no user).
+install_prometheus() {
+  if [ -x "$BIN_DIR/promtool" ] && [ -x "$BIN_DIR/prometheus" ]; then
+    return 0
+  fi
+  have apt-get || die "apt-get not found: put prometheus and promtool (2.x) into $BIN_DIR"
+  local d; d=$(mktemp -d)
+  log "apt-get download prometheus -> $BIN_DIR/{prometheus,promtool}"
+  if ! (cd "$d" && apt-get download prometheus >/dev/null 2>&1); then
+    [ "$(id -u)" = 0 ] || die "apt-get download prometheus failed (run apt-get update as root?)"
+    apt-get update -qq >/dev/null && (cd "$d" && apt-get download prometheus >/dev/null) \
+      || die "apt-get download prometheus failed"
+  fi
+  dpkg-deb -x "$d"/prometheus_*.deb "$d/x" || die "dpkg-deb -x failed"
+  install -m 0755 "$d/x/usr/bin/prometheus" "$d/x/usr/bin/promtool" "$BIN_DIR/"
+  rm -rf "$d"
+}
+
 want=${*:-kind helm}
 for t in $want; do
   case $t in
     kind) install_kind ;;
     helm) install_helm ;;
     helm-unittest) install_helm_unittest ;;
-    *) die "unknown tool $t (kind|helm|helm-unittest)" ;;
+    prometheus) install_prometheus ;;
+    *) die "unknown tool $t (kind|helm|helm-unittest|prometheus)" ;;
   esac
 done
 for t in $want; do
@@ -61,5 +82,6 @@ for t in $want; do
     kind) "$BIN_DIR/kind" version ;;
     helm) "$BIN_DIR/helm" version --short ;;
     helm-unittest) echo "helm-unittest: $BIN_DIR/helm-unittest" ;;
+    prometheus) "$BIN_DIR/promtool" --version | head -1 ;;
   esac
 done

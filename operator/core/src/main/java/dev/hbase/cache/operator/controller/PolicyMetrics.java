@@ -99,6 +99,15 @@ public final class PolicyMetrics {
         "1 per policy; mode as planned (the spec's until a plan exists).",
         l + "," + label("mode", mode(p)),
         1);
+    var rollout = p.getSpec().getRollout();
+    out.add(
+        "expected_hit_ratio",
+        Type.gauge,
+        "The policy's rollout.warmGate.minHitRatio, where set (the alert on hit_ratio compares).",
+        l,
+        rollout == null || rollout.getWarmGate() == null
+            ? null
+            : rollout.getWarmGate().getMinHitRatio());
     BlockCachePolicyStatus s = p.getStatus();
     if (s == null) {
       return;

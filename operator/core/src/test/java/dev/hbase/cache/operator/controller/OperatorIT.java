@@ -809,6 +809,12 @@ class OperatorIT {
             HttpResponse.BodyHandlers.ofString());
     assertThat(scrape.headers().firstValue("Content-Type"))
         .hasValue("text/plain; version=0.0.4; charset=utf-8");
+    // the framework's figures the chart's dashboard queries are there (a failure counter appears
+    // with the first failure: its success twin, registered with it, stands for it here)
+    assertThat(ChartQueries.metricNames())
+        .filteredOn(n -> n.startsWith("operator_sdk_"))
+        .isNotEmpty()
+        .allMatch(n -> scrape.body().contains(n.replace("_failed_total", "_success_total") + "{"));
     assertThat(scrape.body()).containsPattern("hbase_cache_capacity_bytes\\{" + l + "\\} [1-9]");
   }
 

@@ -6,7 +6,9 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
+import dev.hbase.cache.api.v1alpha1.spec.WarmGate;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
@@ -35,6 +37,7 @@ class PolicyMetricsTest {
     TargetRef t = new TargetRef();
     t.setName("hbase-rs");
     spec.setTargetRef(t);
+    spec.setRollout(new RolloutSpec().setWarmGate(new WarmGate().setMinHitRatio(0.9)));
     p.setSpec(spec);
     p.setStatus(status);
     return p;
@@ -96,6 +99,7 @@ class PolicyMetricsTest {
             "hbase_cache_condition{" + L + ",type=\"Ready\",status=\"True\"} 0",
             "hbase_cache_condition{" + L + ",type=\"Ready\",status=\"False\"} 1",
             "hbase_cache_hit_ratio{" + L + "} 0.9875",
+            "hbase_cache_expected_hit_ratio{" + L + "} 0.9",
             "hbase_cache_capacity_bytes{" + L + "} 3221225472",
             "hbase_cache_evictions_total{" + L + "} 12",
             "hbase_cache_failed_insertions_total{" + L + "} 3",
@@ -126,7 +130,7 @@ class PolicyMetricsTest {
   }
 
   @Test
-  void twoPoliciesShareEachFamilyOnceAndAPolicyWithoutStatusIsOnlyItsInfo() {
+  void twoPoliciesShareEachFamilyOnceAndAPolicyWithoutStatusOnlyItsSpec() {
     String text =
         PolicyMetrics.render(
             List.of(
@@ -141,8 +145,40 @@ class PolicyMetricsTest {
     assertThat(text)
         .contains(
             "hbase_cache_policy_info{namespace=\"a\",policy=\"new\",statefulset=\"hbase-rs\",mode=\"PersistentFile\"} 1");
-    assertThat(text).doesNotContain("policy=\"new\",statefulset=\"hbase-rs\"} ");
+    // without a status: what the spec says, nothing else
+    assertThat(text.lines().filter(l -> l.contains("policy=\"new\"")))
+        .extracting(l -> l.substring(0, l.indexOf('{')))
+        .containsExactlyInAnyOrder("hbase_cache_policy_info", "hbase_cache_expected_hit_ratio");
     assertWellFormed(text);
+  }
+
+  /**
+   * The chart's dashboard and alerts query only what exists: each hbase_cache_* name they use is a
+   * family rendered here; every other name belongs to a source another test checks (operator_sdk_*:
+   * OperatorIT on a live /metrics; HBase's server_* and jvm_metrics_*: hbase-it's
+   * PrometheusEndpointIT on a real RegionServer).
+   */
+  @Test
+  void everyOperatorFigureTheChartQueriesIsRendered() {
+    Set<String> names = ChartQueries.metricNames();
+    assertThat(names)
+        .contains("hbase_cache_hit_ratio", "hbase_cache_roll_pod_step", "server_read_request_count")
+        .allMatch(
+            n ->
+                n.startsWith("hbase_cache_")
+                    || n.startsWith("operator_sdk_")
+                    || n.startsWith("server_")
+                    || n.startsWith("jvm_metrics_"),
+            "a name from a known exporter");
+    Set<String> families =
+        PolicyMetrics.render(List.of(policy("hbase", "pf", rolling())))
+            .lines()
+            .filter(l -> l.startsWith("# TYPE "))
+            .map(l -> l.split(" ")[2])
+            .collect(java.util.stream.Collectors.toSet());
+    assertThat(names.stream().filter(n -> n.startsWith("hbase_cache_")))
+        .isNotEmpty()
+        .allMatch(families::contains, "rendered by PolicyMetrics");
   }
 
   @Test

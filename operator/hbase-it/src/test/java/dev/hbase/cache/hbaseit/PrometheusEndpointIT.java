@@ -1,0 +1,81 @@
+package dev.hbase.cache.hbaseit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator chart's PodMonitor scrapes the RegionServers' own {@code /prometheus} (HBase's info
+ * port): every HBase metric its Grafana dashboard and alerts query is there on a real RegionServer
+ * of the planned PersistentFile mode, under the name the chart uses. The operator's own names are
+ * checked in core (PolicyMetricsTest, OperatorIT).
+ */
+class PrometheusEndpointIT {
+  static final Path CHART = Path.of("../../charts/hbase-cache-operator");
+
+  @Test
+  void everyHBaseMetricTheChartQueriesIsServedByARegionServer() throws Exception {
+    Set<String> wanted = new TreeSet<>();
+    for (Path p :
+        Set.of(
+            CHART.resolve("dashboards/hbase-cache.json"),
+            CHART.resolve("templates/prometheusrule.yaml"))) {
+      Matcher m =
+          Pattern.compile("\\b((?:server|jvm_metrics)_[a-z0-9_]+)\\b").matcher(Files.readString(p));
+      while (m.find()) {
+        wanted.add(m.group(1));
+      }
+    }
+    assertThat(wanted).contains("server_read_request_count", "server_block_cache_data_hit_count");
+
+    try (LocalHBase hbase = LocalHBase.start("prometheus", 1)) {
+      hbase.startRegionServer(
+          0,
+          Plans.settings(
+              Plans.plan(
+                  CacheMode.PersistentFile, Files.createDirectories(hbase.dir.resolve("cache")))));
+      try (AdminHBaseCluster admin = hbase.admin()) {
+        hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
+        TestTable.create(hbase.connection(), "scraped", 200, 2);
+        HttpResponse<String> r =
+            HttpClient.newHttpClient()
+                .send(
+                    HttpRequest.newBuilder(
+                            URI.create(
+                                "http://"
+                                    + LocalHBase.HOST
+                                    + ":"
+                                    + hbase.regionServerInfoPort(0)
+                                    + "/prometheus"))
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        Set<String> served =
+            r.body()
+                .lines()
+                .filter(l -> !l.startsWith("#") && !l.isBlank())
+                .map(l -> l.split("[{ ]", 2)[0])
+                .collect(Collectors.toSet());
+        assertThat(served).as("HBase's /prometheus").containsAll(wanted);
+        System.out.printf(
+            "RESULT a RegionServer's /prometheus: %d metric names, the %d the chart queries all"
+                + " there: %s%n",
+            served.size(), wanted.size(), wanted);
+      }
+    }
+  }
+}
