@@ -77,6 +77,7 @@ class KindE2ETest {
   Report report;
   PodWatch watch;
   JmxSampler sampler;
+  Prometheus prometheus;
   Workload workload;
   boolean failed;
   Instant readerStart;
@@ -103,6 +104,16 @@ class KindE2ETest {
       pods.add(Cluster.pod(i));
     }
     sampler = new JmxSampler(client, cluster.ns, pods, Duration.ofSeconds(5));
+    Path bin = repo.resolve("bin/prometheus");
+    if (!Files.isExecutable(bin)) {
+      Shell.Result r = Shell.run(repo, 300, List.of("e2e/kind/tools.sh", "prometheus"));
+      assertThat(r.code()).as("e2e/kind/tools.sh prometheus: %s", r.output()).isZero();
+    }
+    // the chart's fullname: the release name when it contains the chart's name
+    String release = settings.operatorRelease();
+    String fullname = release.contains("hbase-cache-operator") ? release : release + "-hbase-cache-operator";
+    prometheus = Prometheus.start(bin, target.resolve("prometheus"), client.getConfiguration(), cluster.opNs, fullname + "-metrics",
+        cluster.ns, pods);
   }
 
   @AfterAll
@@ -145,6 +156,9 @@ class KindE2ETest {
     } finally {
       if (sampler != null) {
         sampler.close();
+      }
+      if (prometheus != null) {
+        prometheus.close();
       }
       if (watch != null) {
         watch.close();
@@ -931,6 +945,32 @@ class KindE2ETest {
     } catch (org.awaitility.core.ConditionTimeoutException e) {
       throw new AssertionError(what + ": " + seen.get(), e);
     }
+  }
+
+  @Test
+  @Order(17)
+  void prometheusAnswersEveryDashboardQueryFromTheRun() {
+    step("17. Prometheus scraped the operator and the RegionServers: every query of the chart's Grafana dashboard has series", () -> {
+      report.line("- Prometheus (Debian's 2.x, on the host) since %s, through the API server's proxy: the operator's metrics Service "
+          + "(as the chart's ServiceMonitor, honorLabels) every %d s, each RegionServer's /prometheus (as its PodMonitor)",
+          prometheus.started, Prometheus.SCRAPE.toSeconds());
+      prometheus.targets().forEach(t -> report.line("  - target %s", t));
+      List<Map<String, Object>> saved = new ArrayList<>();
+      List<String> empty = new ArrayList<>();
+      for (Prometheus.Series q : Prometheus.dashboardQueries(repo.resolve("charts/hbase-cache-operator/dashboards/hbase-cache.json"))) {
+        var result = prometheus.range(q.expr(), prometheus.started, Duration.ofSeconds(15));
+        report.line("- %s: `%s`: %d series", q.panel(), q.expr(), result.size());
+        if (result.isEmpty()) {
+          empty.add(q.panel() + ": " + q.expr());
+        }
+        saved.add(Map.of("panel", q.panel(), "expr", q.expr(), "legend", q.legend(), "result", result));
+      }
+      Files.writeString(target.resolve("prometheus-panels.json"),
+          new com.fasterxml.jackson.databind.ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(saved));
+      report.line("- every panel's series saved to e2e/target/prometheus-panels.json (`make dashboard-plot` draws them)");
+      assertThat(empty).as("dashboard queries without a series over the run").isEmpty();
+      summary.add(String.format("Prometheus: all %d queries of the chart's dashboard answered with series from the run", saved.size()));
+    });
   }
 
   interface Body {
