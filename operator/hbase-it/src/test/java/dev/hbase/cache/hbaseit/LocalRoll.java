@@ -133,7 +133,8 @@ final class LocalRoll {
             null,
             Duration.ofMinutes(2),
             true,
-            false);
+            false,
+            0); // the planned L2 capacity is not checked here (the servers run the plan)
     RolloutStatus state = null;
     Map<String, PodRoll> lastSeen = new TreeMap<>();
     List<String> events = new ArrayList<>();
@@ -235,7 +236,10 @@ final class LocalRoll {
         CacheSample c = scraper.scrape(LocalHBase.HOST, hbase.regionServerInfoPort(p.ordinal()));
         out.put(
             p.name(),
-            new CacheView(c.l2UsedBytes(), CacheRatios.dataReadHitRatio(c.data(), c.hasL2())));
+            new CacheView(
+                c.l2UsedBytes(),
+                CacheRatios.dataReadHitRatio(c.data(), c.hasL2()),
+                c.hasL2() ? c.l2CapacityBytes() : null));
       } catch (Exception e) {
         // not answering (yet)
       }

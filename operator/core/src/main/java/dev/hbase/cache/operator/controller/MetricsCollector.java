@@ -54,7 +54,10 @@ final class MetricsCollector {
       if (s != null) {
         out.put(
             p.name(),
-            new CacheView(s.l2UsedBytes(), CacheRatios.dataReadHitRatio(s.data(), s.hasL2())));
+            new CacheView(
+                s.l2UsedBytes(),
+                CacheRatios.dataReadHitRatio(s.data(), s.hasL2()),
+                s.hasL2() ? s.l2CapacityBytes() : null));
       }
     }
     return out;

@@ -143,7 +143,8 @@ final class RollStep {
         w.getMinHitRatio(),
         Durations.parse(w.getTimeout(), "5m"),
         plan.persistentPath() != null,
-        cacheReset);
+        cacheReset,
+        plan.bucketCache());
   }
 
   private ClusterSnapshot snapshot(BlockCachePolicy policy, Observed o, Instant now) {

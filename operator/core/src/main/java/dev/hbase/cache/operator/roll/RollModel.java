@@ -62,14 +62,20 @@ public final class RollModel {
     }
   }
 
-  /** A fresh cache sample of a pod: L2 used bytes and its data-block hit ratio since start. */
-  public record CacheView(Long l2UsedBytes, Double hitRatioSinceStart) {}
+  /**
+   * A fresh cache sample of a pod: L2 used bytes, its data-block hit ratio since start, and its L2
+   * capacity (null: unknown or no L2).
+   */
+  public record CacheView(Long l2UsedBytes, Double hitRatioSinceStart, Long l2CapacityBytes) {}
 
   /**
    * The roll's knobs, from the spec and the plan.
    *
    * @param cacheReset the plan drops the persisted caches (CacheResetPending): the warm gate does
    *     not wait for a retained fraction that cannot come
+   * @param plannedL2Bytes the plan's L2 capacity (0: none or unknown): HBase drops a persisted L2
+   *     of another capacity at start, so a pod running another one comes back cold whatever the
+   *     plan's history says (a policy new to the StatefulSet, a size changed outside the operator)
    */
   public record Settings(
       String revision,
@@ -81,7 +87,8 @@ public final class RollModel {
       Double minHitRatio,
       Duration warmTimeout,
       boolean persistent,
-      boolean cacheReset) {}
+      boolean cacheReset,
+      long plannedL2Bytes) {}
 
   /**
    * What one roller step sees.

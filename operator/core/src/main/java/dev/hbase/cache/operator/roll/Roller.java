@@ -488,6 +488,19 @@ public final class Roller {
       requeue(FAST);
     }
 
+    /**
+     * The pod runs an L2 of another capacity than the plan's (more than 2% apart; HBase reports the
+     * configured size within 0.2%): HBase 2.6.4 refuses a persisted cache of another capacity at
+     * start ({@code BucketCache.verifyCapacityAndClasses}: "Mismatched cache capacity"), so the
+     * restarted pod starts with an empty L2.
+     */
+    boolean l2DroppedAtStart(CacheView c) {
+      long planned = s.plannedL2Bytes();
+      return c.l2CapacityBytes() != null
+          && planned > 0
+          && Math.abs(c.l2CapacityBytes() - planned) > planned / 50;
+    }
+
     void warmGate(PodRoll r, Optional<PodView> pod) {
       CacheView c = in.caches().get(r.getPod());
       Double retained = null;
@@ -791,7 +804,9 @@ public final class Roller {
                               ? TEMPLATE_CHANGED
                               : null);
       CacheView c = in.caches().get(pod.name());
-      r.setL2UsedBytesBefore(c == null ? null : c.l2UsedBytes());
+      // nothing to retain when HBase will drop the pod's L2 at start (another capacity than
+      // planned)
+      r.setL2UsedBytesBefore(c == null ? null : l2DroppedAtStart(c) ? 0L : c.l2UsedBytes());
       Optional<ServerState> server = servesNothing ? Optional.empty() : serverFor(in.hbase(), pod);
       st.getInFlight().add(r);
       // With no other RegionServer at all (a single one), a drain would wait forever: the pod is

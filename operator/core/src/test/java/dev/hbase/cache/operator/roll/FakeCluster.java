@@ -133,13 +133,16 @@ final class FakeCluster {
         .toList();
   }
 
+  /** The L2 capacity every RegionServer reports (null: not known, as before a first sample). */
+  Long l2Capacity;
+
   Map<String, CacheView> caches() {
     Map<String, CacheView> m = new HashMap<>();
     // the operator scrapes every running pod that is not stuck: its RegionServer answers once
     // registered
     pods.values().stream()
         .filter(p -> !p.terminating && p.stuck == null && hbase.registered(p.name))
-        .forEach(p -> m.put(p.name, new CacheView(hbase.l2Used(p.name), 0.97)));
+        .forEach(p -> m.put(p.name, new CacheView(hbase.l2Used(p.name), 0.97, l2Capacity)));
     return m;
   }
 
@@ -154,7 +157,8 @@ final class FakeCluster {
         null,
         Duration.ofMinutes(5),
         true,
-        false);
+        false,
+        0);
   }
 
   RollModel.Input input(RollModel.Settings s) {

@@ -53,7 +53,8 @@ class RollerTest {
         s.minHitRatio(),
         s.warmTimeout(),
         s.persistent(),
-        s.cacheReset());
+        s.cacheReset(),
+        s.plannedL2Bytes());
   }
 
   static RollModel.Settings withCacheReset(RollModel.Settings s) {
@@ -67,7 +68,23 @@ class RollerTest {
         s.minHitRatio(),
         s.warmTimeout(),
         s.persistent(),
-        true);
+        true,
+        s.plannedL2Bytes());
+  }
+
+  static RollModel.Settings withPlannedL2(RollModel.Settings s, long bytes) {
+    return new RollModel.Settings(
+        s.revision(),
+        s.strategy(),
+        s.maxUnavailable(),
+        s.paused(),
+        s.podReadyTimeout(),
+        s.minRetainedFraction(),
+        s.minHitRatio(),
+        s.warmTimeout(),
+        s.persistent(),
+        s.cacheReset(),
+        bytes);
   }
 
   @Test
@@ -649,6 +666,53 @@ class RollerTest {
         .allSatisfy(e -> assertThat(e.message()).contains("cache reset as planned"));
   }
 
+  /**
+   * A policy new to a StatefulSet whose pods run another L2 size (seen on kind: a policy created
+   * after another one was deleted): HBase drops the persisted L2 at start, nothing announced it,
+   * and the gate waited its whole timeout on every pod for retained bytes that could not come.
+   */
+  @Test
+  void aPodRunningAnotherL2CapacityThanPlannedDoesNotWaitForRetainedBytes() {
+    FakeCluster c = threeServers();
+    c.hbase.retainOnRestart = 0; // HBase refuses the persisted map of another capacity
+    c.l2Capacity = 512L << 20;
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s =
+        c.run(
+            null,
+            withPlannedL2(FakeCluster.settings(NEW), 640L << 20),
+            500,
+            st -> idle(st) && c.allAt(NEW),
+            log);
+    assertThat(idle(s)).isTrue();
+    assertThat(Duration.between(Instant.parse("2026-11-21T10:00:00Z"), c.now))
+        .as("no pod waited out the 5 min warm timeout")
+        .isLessThan(Duration.ofMinutes(5));
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .extracting(RollModel.Event::reason)
+        .doesNotContain("PodRestartedCold");
+  }
+
+  /** The same capacity as planned: the cache is expected back, and the gate waits for it. */
+  @Test
+  void aPodRunningThePlannedL2CapacityStillWaitsForItsCache() {
+    FakeCluster c = threeServers();
+    c.hbase.retainOnRestart = 0; // lost although it should not have been
+    c.l2Capacity = (640L << 20) - (1L << 20); // HBase reports a little under the configured size
+    List<Roller.Decision> log = new ArrayList<>();
+    c.run(
+        null,
+        withPlannedL2(FakeCluster.settings(NEW), 640L << 20),
+        500,
+        st -> idle(st) && c.allAt(NEW),
+        log);
+    assertThat(log)
+        .flatExtracting(Roller.Decision::events)
+        .extracting(RollModel.Event::reason)
+        .contains("PodRestartedCold");
+  }
+
   @Test
   void gateWaitsWhileRegionsAreInTransition() {
     FakeCluster c = threeServers();
@@ -866,7 +930,8 @@ class RollerTest {
             null,
             Duration.ofMinutes(5),
             false,
-            false);
+            false,
+            0);
     List<Roller.Decision> log = new ArrayList<>();
     c.run(null, s, 500, st -> idle(st) && c.allAt(NEW), log);
     assertThat(log)
