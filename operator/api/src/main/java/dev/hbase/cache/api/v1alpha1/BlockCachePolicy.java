@@ -36,6 +36,21 @@ import io.fabric8.kubernetes.model.annotation.Version;
     jsonPath = ".status.rollout.lastRoll.seconds",
     type = AdditionalPrinterColumn.Type.INTEGER)
 @AdditionalPrinterColumn(
+    name = "Ready",
+    jsonPath = ".status.conditions[?(@.type==\"Ready\")].status",
+    type = AdditionalPrinterColumn.Type.STRING)
+// -o wide
+@AdditionalPrinterColumn(
+    name = "Cache Used",
+    jsonPath = ".status.cache.usedBytes",
+    type = AdditionalPrinterColumn.Type.INTEGER,
+    priority = 1)
+@AdditionalPrinterColumn(
+    name = "Last Roll Cached",
+    jsonPath = ".status.rollout.lastRoll.cachedReadRatio",
+    type = AdditionalPrinterColumn.Type.NUMBER,
+    priority = 1)
+@AdditionalPrinterColumn(
     name = "Age",
     jsonPath = ".metadata.creationTimestamp",
     type = AdditionalPrinterColumn.Type.DATE)

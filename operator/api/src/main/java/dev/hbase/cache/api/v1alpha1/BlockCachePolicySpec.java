@@ -77,7 +77,14 @@ import lombok.experimental.Accessors;
 public class BlockCachePolicySpec {
 
   @Required
-  @JsonPropertyDescription("The RegionServer StatefulSet in the policy's namespace.")
+  // A policy moved to another StatefulSet would leave the first one with the operator's update
+  // strategy, config and cache volume, and roll the second without a plan of its own.
+  @ValidationRule(
+      value = "self == oldSelf",
+      message =
+          "targetRef is immutable: delete this policy (its StatefulSet, pods and PVCs stay) and"
+              + " create one for the other StatefulSet")
+  @JsonPropertyDescription("The RegionServer StatefulSet in the policy's namespace. Immutable.")
   private TargetRef targetRef;
 
   @JsonPropertyDescription(
@@ -104,11 +111,34 @@ public class BlockCachePolicySpec {
           + " exists in HBase 2.x.")
   private CacheMode mode;
 
+  @JsonPropertyDescription(
+      "Memory split of the RegionServer container: heap, direct memory, L1 and L2 sizes. All"
+          + " optional; the planner derives what is not set from the container's memory limit.")
   private MemorySpec memory;
+
+  @JsonPropertyDescription(
+      "The cache volume of the File and PersistentFile modes: a PVC per RegionServer (size,"
+          + " StorageClass, medium, mount path).")
   private StorageSpec storage;
+
+  @JsonPropertyDescription(
+      "BucketCache tuning: bucket sizes, writer threads and queue, compressed caching, prefetch"
+          + " on open, persistence interval.")
   private TuningSpec tuning;
+
+  @JsonPropertyDescription("The RegionServer JVM: garbage collector and extra options.")
   private JvmSpec jvm;
+
+  @JsonPropertyDescription(
+      "How the operator restarts RegionServers: strategy, maxUnavailable, paused, podReadyTimeout,"
+          + " the warm gate and the PodDisruptionBudget.")
   private RolloutSpec rollout;
+
+  @JsonPropertyDescription(
+      "How the operator reaches HBase (ZooKeeper quorum, znode parent, info port). Unset: read"
+          + " from the base hbase-site.xml.")
   private HBaseSpec hbase;
+
+  @JsonPropertyDescription("How often the operator samples the RegionServers' cache metrics.")
   private MetricsSpec metrics;
 }

@@ -4,16 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.spec.MetricsSpec;
 import dev.hbase.cache.operator.plan.BadPolicies;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.FileInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
@@ -146,6 +149,77 @@ class CrdValidationTest {
   }
 
   @Test
+  void targetRefCannotBeChangedButTheRestOfTheSpecCan() {
+    String yaml = BadPolicies.CASES.get(0).document().replace("  mode: Heap\n", "  mode: Lru\n");
+    BlockCachePolicy p = createAccepted(yaml, "moved");
+    String target = p.getSpec().getTargetRef().getName();
+    var policies =
+        client.resources(BlockCachePolicy.class).inNamespace("default").withName("moved");
+    assertThatThrownBy(
+            () ->
+                policies.edit(
+                    x -> {
+                      x.getSpec().getTargetRef().setName(target + "-other");
+                      return x;
+                    }))
+        .isInstanceOf(KubernetesClientException.class)
+        .satisfies(e -> assertThat(((KubernetesClientException) e).getCode()).isEqualTo(422))
+        .hasMessageContaining("targetRef is immutable");
+    BlockCachePolicy edited =
+        policies.edit(
+            x -> {
+              x.getSpec().setMetrics(new MetricsSpec().setInterval("1m"));
+              return x;
+            });
+    assertThat(edited.getSpec().getTargetRef().getName()).isEqualTo(target);
+    assertThat(edited.getSpec().getMetrics().getInterval()).isEqualTo("1m");
+    policies.delete();
+  }
+
+  /** {@code kubectl explain blockcachepolicy.spec...} explains every field (issue 13). */
+  @Test
+  void everySpecFieldHasADescription() {
+    var schema =
+        client
+            .apiextensions()
+            .v1()
+            .customResourceDefinitions()
+            .withName("blockcachepolicies.cache.hbase.dev")
+            .get()
+            .getSpec()
+            .getVersions()
+            .get(0)
+            .getSchema()
+            .getOpenAPIV3Schema()
+            .getProperties()
+            .get("spec");
+    List<String> undescribed = new ArrayList<>();
+    List<String> described = new ArrayList<>();
+    walk(schema, "spec", undescribed, described);
+    assertThat(described).hasSizeGreaterThan(40);
+    assertThat(undescribed).as("spec fields without a description").isEmpty();
+  }
+
+  private static void walk(
+      JSONSchemaProps node, String path, List<String> undescribed, List<String> described) {
+    if (node.getProperties() != null) {
+      node.getProperties()
+          .forEach(
+              (name, child) -> {
+                String p = path + "." + name;
+                (child.getDescription() == null || child.getDescription().isBlank()
+                        ? undescribed
+                        : described)
+                    .add(p);
+                walk(child, p, undescribed, described);
+              });
+    }
+    if (node.getItems() != null && node.getItems().getSchema() != null) {
+      walk(node.getItems().getSchema(), path + "[]", undescribed, described);
+    }
+  }
+
+  @Test
   void printerColumnsAndShortName() {
     var crd =
         client
@@ -157,6 +231,11 @@ class CrdValidationTest {
     assertThat(crd.getSpec().getNames().getShortNames()).containsExactly("bcp");
     assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
         .extracting(c -> c.getName().toUpperCase())
-        .contains("MODE", "TARGET", "HIT RATIO", "UPDATED", "PHASE", "AGE");
+        .contains("MODE", "TARGET", "HIT RATIO", "UPDATED", "PHASE", "READY", "AGE");
+    // -o wide adds the cache used and the last roll's cached share
+    assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
+        .filteredOn(c -> c.getPriority() != null && c.getPriority() == 1)
+        .extracting(c -> c.getName())
+        .containsExactlyInAnyOrder("Cache Used", "Last Roll Cached");
   }
 }

@@ -47,6 +47,8 @@ public class RolloutSpec {
   @JsonPropertyDescription("How long a restarted pod may take to be Ready before the roll blocks.")
   private String podReadyTimeout;
 
+  @JsonPropertyDescription(
+      "What a restarted pod must show (cache retained, hit ratio) before the next pod restarts.")
   private WarmGate warmGate;
 
   @Default("true")
