@@ -21,8 +21,9 @@ k delete pod hbase-smoke --ignore-not-found >/dev/null
 k create configmap hbase-smoke-jar --from-file=smoke.jar="$build/smoke.jar" --dry-run=client -o yaml | k apply -f - >/dev/null
 overrides=$(jq -n --arg img "$HBASE_IMAGE" --arg site "$site" --arg rows "$ROWS" '{spec: {
   restartPolicy: "Never",
-  securityContext: {runAsUser: 10001, runAsGroup: 0, runAsNonRoot: true},
+  securityContext: {runAsUser: 10001, runAsGroup: 0, runAsNonRoot: true, seccompProfile: {type: "RuntimeDefault"}},
   containers: [{name: "smoke", image: $img, imagePullPolicy: "IfNotPresent",
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: ["ALL"]}},
     command: ["bash", "-c", "exec java -Xmx256m -Dsun.net.inetaddr.ttl=1 --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/java.lang=ALL-UNNAMED -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true -Dlog4j2.configurationFile=/opt/hbase/conf/log4j2.properties -Dhbase.root.logger=WARN,console -cp /smoke/smoke.jar:$(/opt/hbase/entrypoint.sh classpath) HBaseSmoke \($rows)"],
     resources: {requests: {cpu: "50m", memory: "384Mi"}, limits: {memory: "512Mi"}},
     volumeMounts: [{name: "site", mountPath: "/etc/hbase"}, {name: "jar", mountPath: "/smoke"}]}],

@@ -10,6 +10,11 @@ CTX=$KUBE_CONTEXT
 docker image inspect "$HBASE_IMAGE" >/dev/null 2>&1 || die "image $HBASE_IMAGE not built (make hbase-image)"
 "$E2E_KIND_DIR/load-images.sh" "$HBASE_IMAGE"
 t0=$SECONDS
+# The namespace enforces Pod Security "restricted": the API server refuses any pod of the chart,
+# the operator or the test clients that does not meet it.
+kubectl --context "$CTX" create namespace "$NS" --dry-run=client -o yaml | kubectl --context "$CTX" apply -f - >/dev/null
+kubectl --context "$CTX" label --overwrite namespace "$NS" pod-security.kubernetes.io/enforce=restricted \
+  pod-security.kubernetes.io/warn=restricted >/dev/null
 # shellcheck disable=SC2086
 helm --kube-context "$CTX" upgrade --install "$REL" "$REPO_ROOT/charts/hbase" -n "$NS" --create-namespace \
   --set image.repository="${HBASE_IMAGE%:*}" --set image.tag="${HBASE_IMAGE##*:}" \

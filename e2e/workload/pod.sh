@@ -23,8 +23,9 @@ k delete pod "$name" --ignore-not-found --wait=true >/dev/null
 cmd="exec java -Xmx$heap -XX:+UseSerialGC -Dsun.net.inetaddr.ttl=1 --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/java.lang=ALL-UNNAMED -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true -Dlog4j2.configurationFile=/opt/hbase/conf/log4j2.properties -Dhbase.root.logger=WARN,console -cp /workload/workload.jar:\$(/opt/hbase/entrypoint.sh classpath) Workload $*"
 overrides=$(jq -n --arg img "$img" --arg cmd "$cmd" --arg site "${HBASE_SITE_CM:-hbase-site}" '{spec: {
   restartPolicy: "Never",
-  securityContext: {runAsUser: 10001, runAsGroup: 0, runAsNonRoot: true},
+  securityContext: {runAsUser: 10001, runAsGroup: 0, runAsNonRoot: true, seccompProfile: {type: "RuntimeDefault"}},
   containers: [{name: "workload", image: $img, imagePullPolicy: "IfNotPresent",
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: ["ALL"]}},
     command: ["bash", "-c", $cmd],
     resources: {requests: {cpu: "50m", memory: "384Mi"}, limits: {memory: "640Mi"}},
     volumeMounts: [{name: "site", mountPath: "/etc/hbase"}, {name: "jar", mountPath: "/workload"}]}],
