@@ -131,10 +131,23 @@ bench-roll: hbase-lib ## two rolls of three real RegionServers, HBase's drain vs
 	  -Dtest=RollBench -Dsurefire.failIfNoSpecifiedTests=false
 	cp operator/hbase-it/target/bench/roll.md docs/bench-roll.md
 
+.PHONY: plot-venv
+plot-venv: ## matplotlib (PyPI) in bin/bench-venv for the plots; Debian's python3-venv is installed when root and missing
+	@test -x $(BIN)/bench-venv/bin/python || python3 -m venv $(BIN)/bench-venv 2>/dev/null \
+	  || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq python3-venv >/dev/null && rm -rf $(BIN)/bench-venv && python3 -m venv $(BIN)/bench-venv; }
+	@$(BIN)/bench-venv/bin/python -c 'import matplotlib' 2>/dev/null || $(BIN)/bench-venv/bin/pip install -q matplotlib
+
+.PHONY: dashboard-plot
+dashboard-plot: plot-venv ## the Grafana dashboard's panels as make e2e's Prometheus answered them: docs/dashboard-kind.png
+	$(BIN)/bench-venv/bin/python e2e/dashboard-plot.py e2e/target/prometheus-panels.json docs/dashboard-kind.png
+
+.PHONY: roll-plot
+roll-plot: plot-venv ## make e2e's rolls as a picture (reads/s, p99, the cluster's reads from cache, each restart): docs/roll-kind.png
+	$(BIN)/bench-venv/bin/python e2e/roll-plot.py e2e/target docs/roll-kind.png $(ROLL_WINDOW)
+
 .PHONY: bench-cache
 bench-cache: hbase-lib ## cache benchmark on real HBase (~20 min, not a test): docs/benchmarks.md and plots
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
 	  -Dtest=CacheBench -Dsurefire.failIfNoSpecifiedTests=false
-	@test -x $(BIN)/bench-venv/bin/python || python3 -m venv $(BIN)/bench-venv
-	@$(BIN)/bench-venv/bin/python -c 'import matplotlib' 2>/dev/null || $(BIN)/bench-venv/bin/pip install -q matplotlib
+	@$(MAKE) --no-print-directory plot-venv
 	$(BIN)/bench-venv/bin/python operator/hbase-it/bench/report.py operator/hbase-it/target/bench/results.json docs

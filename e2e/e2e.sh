@@ -55,6 +55,14 @@ cleanup() {
     "$E2E_KIND_DIR/cluster-down.sh" || true
     phases+=("| delete cluster | $((SECONDS - t0)) s |")
   fi
+  if [ -f "$TARGET/jmx-samples.csv" ]; then
+    # the run as a picture (reads/s, p99, the cluster's reads from cache, each restart): a report
+    # artifact, not a check
+    { make -C "$REPO_ROOT" --no-print-directory plot-venv >/dev/null 2>&1 \
+      && "$BIN_DIR/bench-venv/bin/python" "$REPO_ROOT/e2e/roll-plot.py" "$TARGET" "$TARGET/roll.png" >&2 \
+      && [ -f "$TARGET/e2e-report.md" ] && printf '\n![the run, per second](roll.png)\n' >>"$TARGET/e2e-report.md"; } \
+      || log "no picture of the run (matplotlib from PyPI into $BIN_DIR/bench-venv failed)"
+  fi
   [ -f "$TARGET/e2e-report.md" ] && write_phases
   [ -f "$TARGET/e2e-report.md" ] && log "report: $TARGET/e2e-report.md"
   if [ $rc = 0 ]; then log "make e2e PASSED in $((SECONDS - t_all))s"; else log "make e2e FAILED (rc=$rc) after $((SECONDS - t_all))s"; fi
