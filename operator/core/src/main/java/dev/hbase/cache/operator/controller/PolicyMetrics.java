@@ -99,15 +99,15 @@ public final class PolicyMetrics {
         "1 per policy; mode as planned (the spec's until a plan exists).",
         l + "," + label("mode", mode(p)),
         1);
-    var rollout = p.getSpec().getRollout();
+    var rolloutSpec = p.getSpec().getRollout();
     out.add(
         "expected_hit_ratio",
         Type.gauge,
         "The policy's rollout.warmGate.minHitRatio, where set (the alert on hit_ratio compares).",
         l,
-        rollout == null || rollout.getWarmGate() == null
+        rolloutSpec == null || rolloutSpec.getWarmGate() == null
             ? null
-            : rollout.getWarmGate().getMinHitRatio());
+            : rolloutSpec.getWarmGate().getMinHitRatio());
     BlockCachePolicyStatus s = p.getStatus();
     if (s == null) {
       return;
@@ -117,8 +117,8 @@ public final class PolicyMetrics {
         out.add(
             "condition",
             Type.gauge,
-            "The policy's conditions (Ready, Valid, Applied, Progressing, Degraded, ...): 1 on the"
-                + " current status.",
+            "The policy's conditions (Valid, Ready, Progressing, Degraded, CacheResetPending): 1"
+                + " on the current status.",
             l + "," + label("type", c.getType()) + "," + label("status", v),
             v.equals(c.getStatus()) ? 1 : 0);
       }
