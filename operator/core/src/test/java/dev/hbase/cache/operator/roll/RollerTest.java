@@ -43,6 +43,24 @@ class RollerTest {
 
   static RollModel.Settings with(
       RollModel.Settings s, RolloutSpec.Strategy strategy, int maxUnavailable, boolean paused) {
+    return copy(s, strategy, maxUnavailable, paused, s.cacheReset(), s.plannedL2Bytes());
+  }
+
+  static RollModel.Settings withCacheReset(RollModel.Settings s) {
+    return copy(s, s.strategy(), s.maxUnavailable(), s.paused(), true, s.plannedL2Bytes());
+  }
+
+  static RollModel.Settings withPlannedL2(RollModel.Settings s, long bytes) {
+    return copy(s, s.strategy(), s.maxUnavailable(), s.paused(), s.cacheReset(), bytes);
+  }
+
+  private static RollModel.Settings copy(
+      RollModel.Settings s,
+      RolloutSpec.Strategy strategy,
+      int maxUnavailable,
+      boolean paused,
+      boolean cacheReset,
+      long plannedL2Bytes) {
     return new RollModel.Settings(
         s.revision(),
         strategy,
@@ -53,38 +71,8 @@ class RollerTest {
         s.minHitRatio(),
         s.warmTimeout(),
         s.persistent(),
-        s.cacheReset(),
-        s.plannedL2Bytes());
-  }
-
-  static RollModel.Settings withCacheReset(RollModel.Settings s) {
-    return new RollModel.Settings(
-        s.revision(),
-        s.strategy(),
-        s.maxUnavailable(),
-        s.paused(),
-        s.podReadyTimeout(),
-        s.minRetainedFraction(),
-        s.minHitRatio(),
-        s.warmTimeout(),
-        s.persistent(),
-        true,
-        s.plannedL2Bytes());
-  }
-
-  static RollModel.Settings withPlannedL2(RollModel.Settings s, long bytes) {
-    return new RollModel.Settings(
-        s.revision(),
-        s.strategy(),
-        s.maxUnavailable(),
-        s.paused(),
-        s.podReadyTimeout(),
-        s.minRetainedFraction(),
-        s.minHitRatio(),
-        s.warmTimeout(),
-        s.persistent(),
-        s.cacheReset(),
-        bytes);
+        cacheReset,
+        plannedL2Bytes);
   }
 
   @Test
