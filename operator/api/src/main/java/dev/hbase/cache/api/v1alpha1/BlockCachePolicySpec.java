@@ -52,10 +52,12 @@ import lombok.experimental.Accessors;
     value =
         "!(self.mode == 'File' || self.mode == 'PersistentFile')"
             + " || (has(self.memory) && has(self.memory.bucketCache))"
-            + " || (has(self.storage) && has(self.storage.size))",
+            + " || (has(self.storage) && has(self.storage.size))"
+            + " || (has(self.storage) && has(self.storage.medium) && self.storage.medium == 'Memory')",
     message =
         "File and PersistentFile modes need the L2 size: set memory.bucketCache, or storage.size"
-            + " and the cache is sized to fit the volume")
+            + " and the cache is sized to fit the volume (with storage.medium Memory it is sized"
+            + " from the memory limit)")
 @ValidationRule(
     value =
         "!has(self.tuning) || self.mode == 'Offheap' || self.mode == 'File'"

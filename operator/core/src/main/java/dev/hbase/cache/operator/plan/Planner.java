@@ -190,15 +190,12 @@ public final class Planner {
         l2 = storageSize - pvcBuffer(storageSize);
       } else if (storageSize != null) {
         l2 = storageSize - TMPFS_BUFFER;
+      } else if (tmpfs) {
+        // the cache file lives in the pod's memory: sized from the limit as an off-heap L2 is
+        l2 = inMemoryL2(limit, overhead, directReserve, heapAsked);
       }
     } else if (mode == CacheMode.Offheap) {
-      if (l2Asked != null) {
-        l2 = l2Asked;
-      } else {
-        long rest = limit - overhead - directReserve;
-        long heap = heapAsked != null ? heapAsked : autoOffheapHeap(rest);
-        l2 = rest - heap;
-      }
+      l2 = l2Asked != null ? l2Asked : inMemoryL2(limit, overhead, directReserve, heapAsked);
     }
     l2 = Sizes.floorMiB(l2);
 
@@ -617,12 +614,13 @@ public final class Planner {
     }
     if (mode.isFile()
         && mem.getBucketCache() == null
-        && (storage == null || storage.getSize() == null)) {
+        && (storage == null || storage.getSize() == null)
+        && (storage == null || !StorageSpec.MEDIUM_MEMORY.equals(storage.getMedium()))) {
       reasons.add(
           "mode "
               + mode
               + " needs the L2 size: set memory.bucketCache, or storage.size and the cache is sized"
-              + " to fit the volume");
+              + " to fit the volume (with storage.medium Memory it is sized from the memory limit)");
     }
     if (!mode.hasL2()
         && (tuning.getBucketSizes() != null
@@ -703,6 +701,13 @@ public final class Planner {
       reasons.add(field + " must be a quantity like 4Gi or 512Mi, got \"" + q + "\"");
       return null;
     }
+  }
+
+  /** An L2 in the pod's memory (off-heap, or a tmpfs file): what the heap leaves of the limit. */
+  private static long inMemoryL2(long limit, long overhead, long directReserve, Long heapAsked) {
+    long rest = limit - overhead - directReserve;
+    long heap = heapAsked != null ? heapAsked : autoOffheapHeap(rest);
+    return rest - heap;
   }
 
   private static long autoOffheapHeap(long rest) {

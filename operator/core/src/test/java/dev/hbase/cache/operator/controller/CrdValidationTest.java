@@ -149,6 +149,17 @@ class CrdValidationTest {
   }
 
   @Test
+  void aTmpfsFileCacheNeedsNoSize() {
+    String yaml =
+        BadPolicies.CASES
+            .get(0)
+            .document()
+            .replace("  mode: Heap\n", "  mode: File\n  storage:\n    medium: Memory\n");
+    assertThat(createAccepted(yaml, "tmpfs-unsized").getSpec().getStorage().getMedium())
+        .isEqualTo("Memory");
+  }
+
+  @Test
   void targetRefCannotBeChangedButTheRestOfTheSpecCan() {
     String yaml = BadPolicies.CASES.get(0).document().replace("  mode: Heap\n", "  mode: Lru\n");
     BlockCachePolicy p = createAccepted(yaml, "moved");

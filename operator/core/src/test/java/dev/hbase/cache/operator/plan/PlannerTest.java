@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class PlannerTest {
 
@@ -221,6 +222,25 @@ class PlannerTest {
     Plan fit = planned("  mode: File\n  storage:\n    size: 20Gi\n", "8Gi");
     assertThat(fit.bucketCache()).isEqualTo(18 * GiB); // 20Gi - 10%
     assertThat(fit.pvcSize()).isEqualTo(20 * GiB);
+  }
+
+  /**
+   * File on tmpfs without a size (issue 13): the cache lives in the pod's memory, so the L2 is what
+   * an off-heap L2 would get at the same limit, with the same heap; the tmpfs limit holds it.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"4Gi", "16Gi", "64Gi"})
+  void tmpfsWithoutASizeIsSizedFromTheLimitLikeOffheap(String limit) {
+    Plan tmpfs = planned("  mode: File\n  storage:\n    medium: Memory\n", limit);
+    Plan offheap = planned("  mode: Offheap\n", limit);
+    assertThat(tmpfs.bucketCache()).isPositive().isEqualTo(offheap.bucketCache());
+    assertThat(tmpfs.heap()).isEqualTo(offheap.heap());
+    assertThat(tmpfs.volume().memory()).isTrue();
+    assertThat(tmpfs.volume().size()).isGreaterThanOrEqualTo(tmpfs.bucketCache());
+    long lim = Sizes.parse(limit);
+    long used = tmpfs.heap() + tmpfs.directMemory() + tmpfs.overhead() + tmpfs.bucketCache();
+    assertThat(used).isLessThanOrEqualTo(lim);
+    assertThat(lim - used).isLessThan(2 * MiB);
   }
 
   @Test
