@@ -158,6 +158,12 @@ public final class SimulatedHBase implements HBaseCluster {
   }
 
   /** The RegionServers' /jmx, by pod IP. */
+  /**
+   * The L2 capacity every RegionServer reports. A test whose plan changes nothing about the L2 sets
+   * the plan's: HBase drops a persisted L2 of another capacity at start, and the roller knows it.
+   */
+  public volatile long l2Capacity = 256L << 20;
+
   public CacheProbe probe() {
     return (host, port) -> {
       synchronized (this) {
@@ -179,7 +185,7 @@ public final class SimulatedHBase implements HBaseCluster {
             1 << 20,
             9 << 20,
             s.l2Used,
-            (256L << 20) - s.l2Used,
+            l2Capacity - s.l2Used,
             10,
             8,
             0,
