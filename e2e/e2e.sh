@@ -81,6 +81,9 @@ reset_cluster() {
 }
 
 cluster() {
+  # kind first: without it (a new checkout's ./bin) the check below sees no cluster and a leftover
+  # one would be reused as it is (seen: a kept cluster's policy made step 2 fail with 409)
+  have kind || "$E2E_KIND_DIR/tools.sh" kind >/dev/null
   if kind get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER"; then
     if [ "${REUSE_CLUSTER:-0}" = 1 ]; then
       log "reusing cluster $KIND_CLUSTER: removing the previous run's installs"
