@@ -957,7 +957,7 @@ class KindE2ETest {
       prometheus.targets().forEach(t -> report.line("  - target %s", t));
       List<Map<String, Object>> saved = new ArrayList<>();
       List<String> empty = new ArrayList<>();
-      for (Prometheus.Series q : Prometheus.dashboardQueries(repo.resolve("charts/hbase-cache-operator/dashboards/hbase-cache.json"))) {
+      for (Prometheus.Query q : Prometheus.dashboardQueries(repo.resolve("charts/hbase-cache-operator/dashboards/hbase-cache.json"))) {
         var result = prometheus.range(q.expr(), prometheus.started, Duration.ofSeconds(15));
         report.line("- %s: `%s`: %d series", q.panel(), q.expr(), result.size());
         if (result.isEmpty()) {

@@ -37,8 +37,8 @@ final class Prometheus implements AutoCloseable {
   private final String url;
   private final HttpClient http = HttpClient.newHttpClient();
 
-  /** One dashboard query's answer over a time range. */
-  record Series(String panel, String expr, String legend, List<JsonNode> result) {}
+  /** One query of a dashboard panel. */
+  record Query(String panel, String expr, String legend) {}
 
   private Prometheus(Path dir, Process process, String url) {
     this.dir = dir;
@@ -135,12 +135,12 @@ final class Prometheus implements AutoCloseable {
    * Every target query of the dashboard's panels, with the dashboard's variables at "All" ({@code
    * $namespace}, {@code $policy} as {@code .*}).
    */
-  static List<Series> dashboardQueries(Path dashboard) throws IOException {
-    List<Series> out = new ArrayList<>();
+  static List<Query> dashboardQueries(Path dashboard) throws IOException {
+    List<Query> out = new ArrayList<>();
     for (JsonNode p : JSON.readTree(dashboard.toFile()).path("panels")) {
       for (JsonNode t : p.path("targets")) {
         String expr = t.path("expr").asText().replace("$namespace", ".*").replace("$policy", ".*");
-        out.add(new Series(p.path("title").asText(), expr, t.path("legendFormat").asText(), List.of()));
+        out.add(new Query(p.path("title").asText(), expr, t.path("legendFormat").asText()));
       }
     }
     return out;
