@@ -890,7 +890,7 @@ class KindE2ETest {
     }
     assertThat(m.pvcsUnchanged()).as("PVC UIDs unchanged").isTrue();
     // one event per restart, also when a later roll repeats an earlier roll's texts
-    assertThat(m.restartEventPods()).as("pods named by this roll's PodRestarted events").containsExactlyInAnyOrderElementsOf(m.pods().keySet());
+    assertThat(m.restartEventPods()).as("pods named by this roll's PodRestarted events (%s)", m.eventsNote()).containsExactlyInAnyOrderElementsOf(m.pods().keySet());
     assertThat(m.coldRestarts()).as("PodRestartedCold events").isZero();
     m.pods().values().forEach(p -> assertThat(p.retainedFraction()).as("retainedFraction of %s", p.pod()).isNotNull().isGreaterThanOrEqualTo(0.95));
     // every pod whose window saw reads; and at least the last pod restarted (its window is never cut short)

@@ -27,11 +27,13 @@ import java.util.SortedMap;
  *     (and the {@link RollObserver#COUNTER_LAG} HBase takes to publish its counters): this suite's own /jmx samples
  * @param operatorCached the same figure as the operator reports it ({@code status.rollout.lastRoll.cachedReadRatio})
  * @param homeSeconds per pod, seconds from its delete to all its regions back (the roll's state in the status)
+ * @param eventsNote null, or how the restart events were late or missing (with the policy's events and the operator's log
+ *     about them)
  */
 record RollMeasurement(String label, Instant start, Instant end, Map<Integer, Set<String>> uids, int maxDown, String maxDownAt,
     boolean pvcsUnchanged, SortedMap<String, PodRestart> pods, List<String> restartEvents, List<String> restartEventPods,
     long coldRestarts, Workload.Stats steady, Workload.Stats during, List<String> timeline, Double clusterCached,
-    Double operatorCached, SortedMap<String, Double> homeSeconds) {
+    Double operatorCached, SortedMap<String, Double> homeSeconds, String eventsNote) {
 
   /**
    * One pod in the roll.
@@ -68,6 +70,9 @@ record RollMeasurement(String label, Instant start, Instant end, Map<Integer, Se
     report.line("  - reader during the roll: %s", during.summary());
     during.errors().stream().limit(10).forEach(e -> report.line("    - `%s`", e));
     restartEvents.forEach(e -> report.line("  - event %s", e));
+    if (eventsNote != null) {
+      report.line("  - %s", eventsNote);
+    }
     report.line("  - PVC UIDs unchanged: %s; pod timeline:", pvcsUnchanged);
     timeline.forEach(t -> report.line("    - %s", t));
   }
