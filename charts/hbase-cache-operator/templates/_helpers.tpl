@@ -65,7 +65,8 @@ The rules the operator needs in every namespace it watches: only the verbs it us
 - apiGroups: ["policy"]
   resources: ["poddisruptionbudgets"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
+# events: the same event again counts up on its object (get, then patch count and lastTimestamp)
 - apiGroups: ["", "events.k8s.io"]
   resources: ["events"]
-  verbs: ["create", "patch"]
+  verbs: ["get", "create", "patch"]
 {{- end -}}
