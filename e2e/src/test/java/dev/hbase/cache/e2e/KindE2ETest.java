@@ -198,8 +198,10 @@ class KindE2ETest {
       Map<Integer, String> uidsBefore = cluster.podUids();
       BlockCachePolicy p = client.resources(BlockCachePolicy.class).load(repo.resolve("examples/persistent-file.yaml").toFile()).item();
       p.getMetadata().setNamespace(cluster.ns);
-      // the only change to the example: hit ratios every 10 s instead of 30 s (a shorter test)
+      // the only changes to the example: hit ratios every 10 s instead of 30 s, sizing advice every 3 min instead of
+      // every hour (a shorter test)
       p.getSpec().setMetrics(new MetricsSpec().setInterval("10s"));
+      p.getSpec().setAutoTune(new dev.hbase.cache.api.v1alpha1.spec.AutoTuneSpec().setWindow("3m"));
       Instant t0 = Instant.now();
       client.resource(p).create();
       BlockCachePolicy done = cluster.awaitRollDone("first roll", null, ROLL_TIMEOUT);
@@ -814,6 +816,17 @@ class KindE2ETest {
   @Order(16)
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
     step("16. deleting the policy leaves RegionServers and PVCs", () -> {
+      // the sizing advice the run's reads gave (autoTune.window 3m): real RegionServers' counters and JVM GC time
+      var advice = cluster.policy().getStatus().getRecommendation();
+      report.line("- status.recommendation before the delete: %s", advice == null ? "none"
+          : String.format("mode %s, bucketCache %s, differs %s, since %s: %s; evidence %s", advice.getMode(), advice.getBucketCache(),
+              advice.getDiffers(), advice.getSince(), advice.getMessage(), advice.getEvidence()));
+      assertThat(advice).as("status.recommendation after the run's reads").isNotNull();
+      assertThat(advice.getEvidence()).as("its evidence").isNotNull();
+      assertThat(advice.getEvidence().getDataReads()).as("data reads in its window").isGreaterThanOrEqualTo(1000);
+      assertThat(advice.getEvidence().getGcTimeFraction()).as("GC share from the RegionServers' JvmMetrics").isNotNull();
+      summary.add(String.format("sizing advice (3 min windows): %s %s (%s)", advice.getMode(),
+          advice.getBucketCache() == null ? "" : advice.getBucketCache(), Boolean.TRUE.equals(advice.getDiffers()) ? "a change" : "as set"));
       Map<Integer, String> uids = cluster.podUids();
       Map<String, String> pvcs = cluster.pvcUids();
       String stsUid = cluster.regionServers().getMetadata().getUid();
@@ -892,6 +905,11 @@ class KindE2ETest {
     // one event per restart, also when a later roll repeats an earlier roll's texts
     assertThat(m.restartEventPods()).as("pods named by this roll's PodRestarted events (%s)", m.eventsNote()).containsExactlyInAnyOrderElementsOf(m.pods().keySet());
     assertThat(m.coldRestarts()).as("PodRestartedCold events").isZero();
+    // an event the operator could not record (seen: 403 on reading back an event it counts up) is lost to users
+    String opLog = safe(cluster::operatorLogs);
+    assertThat(opLog == null ? List.<String>of() : opLog.lines().filter(l -> l.contains("could not record event"))
+        .filter(l -> l.length() > 24 && l.substring(0, 24).compareTo(m.start().toString().substring(0, 19)) >= 0).toList())
+        .as("events the operator could not record during the roll").isEmpty();
     m.pods().values().forEach(p -> assertThat(p.retainedFraction()).as("retainedFraction of %s", p.pod()).isNotNull().isGreaterThanOrEqualTo(0.95));
     // every pod whose window saw reads; and at least the last pod restarted (its window is never cut short)
     m.pods().values().stream().filter(p -> p.hitAfter() != null).forEach(p -> assertThat(p.hitAfter())
