@@ -2,9 +2,11 @@ package dev.hbase.cache.operator;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.hbase.cache.operator.controller.BlockCachePolicyReconciler;
+import dev.hbase.cache.operator.controller.CacheProbe;
 import dev.hbase.cache.operator.controller.HBaseConnector;
 import dev.hbase.cache.operator.controller.PolicyMetrics;
 import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
+import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -194,10 +196,22 @@ public final class BlockCacheOperator {
           }
         };
     JmxScraper scraper = new JmxScraper(Duration.ofSeconds(5));
+    CacheProbe probe =
+        new CacheProbe() {
+          @Override
+          public CacheSample scrape(String host, int infoPort) throws IOException {
+            return scraper.scrape(host, infoPort);
+          }
+
+          @Override
+          public Long gcTimeMillis(String host, int infoPort) throws IOException {
+            return scraper.gcTimeMillis(host, infoPort);
+          }
+        };
     return new BlockCachePolicyReconciler(
         Clock.systemUTC(),
         connector,
-        scraper::scrape,
+        probe,
         Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_JVM_AGENTS", "false")));
   }
 

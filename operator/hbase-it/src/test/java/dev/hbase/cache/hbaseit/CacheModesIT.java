@@ -3,19 +3,30 @@ package dev.hbase.cache.hbaseit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.api.v1alpha1.spec.MemorySpec;
+import dev.hbase.cache.api.v1alpha1.status.Evidence;
 import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.plan.Plan;
+import dev.hbase.cache.operator.plan.Recommender;
+import dev.hbase.cache.operator.plan.Recommender.Advice;
+import dev.hbase.cache.operator.plan.Recommender.ServerInterval;
+import io.fabric8.kubernetes.api.model.Quantity;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -145,6 +156,76 @@ class CacheModesIT {
         }
       }
       saveSample(mode, infoPort);
+    } finally {
+      assertThat(hbase.stopRegionServer(0)).as("clean SIGTERM exit").isEqualTo(143);
+    }
+  }
+
+  /**
+   * Sizing advice on a real RegionServer: an Lru policy whose LRU (3% of a 512Mi heap, ~15Mi) is
+   * far under the table (40,000 rows of 1,000 bytes) read at random. The operator's scraper and GC
+   * probe every 5 s, turned into a window the way the operator does: the LRU is full and evicting,
+   * the working-set estimate lands near the table's size, and the advice is an L2 that holds it.
+   */
+  @Test
+  void anLruThatTheWorkingSetOutgrowsGetsAnL2Recommended() throws Exception {
+    BlockCachePolicySpec spec = Plans.policy(CacheMode.Lru, null);
+    spec.setMemory(new MemorySpec().setHeap(new Quantity("512Mi")).setBlockCacheFraction(0.03));
+    Plan plan = Plans.plan(spec);
+    hbase.startRegionServer(0, Plans.settings(plan));
+    try {
+      hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
+      awaitTableOnline();
+      int infoPort = hbase.regionServerInfoPort(0);
+      CacheSample last = TestTable.settledSample(scraper, infoPort);
+      long gc = scraper.gcTimeMillis(LocalHBase.HOST, infoPort);
+      Random random = new Random(11);
+      Evidence window = null;
+      Instant end = Instant.now().plusSeconds(45);
+      while (Instant.now().isBefore(end)) {
+        Instant next = Instant.now().plusSeconds(5);
+        List<String> rows = new ArrayList<>();
+        while (Instant.now().isBefore(next)) {
+          rows.clear();
+          for (int i = 0; i < 200; i++) {
+            rows.add(TestTable.row(random.nextInt(ROWS)));
+          }
+          table.get(rows);
+        }
+        CacheSample s = scraper.scrape(LocalHBase.HOST, infoPort);
+        long gcNow = scraper.gcTimeMillis(LocalHBase.HOST, infoPort);
+        window =
+            Recommender.add(
+                window,
+                List.of(
+                    new ServerInterval(
+                        "rs-0",
+                        s.at(),
+                        CacheRatios.between(last, s),
+                        s.hasL2(),
+                        s.l1CapacityBytes(),
+                        s.l1UsedBytes(),
+                        s.l2CapacityBytes(),
+                        s.l2UsedBytes(),
+                        gcNow - gc)),
+                s.at());
+        last = s;
+        gc = gcNow;
+      }
+      System.out.printf("Lru under churn, window: %s%n", window);
+      Advice advice = Recommender.advise(spec, plan, window, 0.95, false);
+      System.out.printf("advice: %s%n", advice);
+      assertThat(window.getEvictions()).as("LRU evictions").isPositive();
+      assertThat(window.getL1UsedFraction()).as("LRU fill").isGreaterThanOrEqualTo(0.8);
+      assertThat(window.getDataHitRatio()).as("data hit ratio").isBetween(0.05, 0.9);
+      assertThat(window.getGcTimeFraction()).as("GC share, from the real JvmMetrics").isNotNull();
+      long tableBytes = (long) ROWS * TestTable.VALUE_BYTES;
+      assertThat(window.getWorkingSetBytes())
+          .as("working set estimate vs the table's %d bytes of values", tableBytes)
+          .isBetween(tableBytes / 2, tableBytes * 2);
+      assertThat(advice.mode()).isIn(CacheMode.Offheap, CacheMode.PersistentFile);
+      assertThat(advice.differs()).isTrue();
+      assertThat(advice.bucketCache()).isGreaterThanOrEqualTo((long) (0.95 * tableBytes / 2));
     } finally {
       assertThat(hbase.stopRegionServer(0)).as("clean SIGTERM exit").isEqualTo(143);
     }

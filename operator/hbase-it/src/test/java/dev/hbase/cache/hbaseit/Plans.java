@@ -58,7 +58,7 @@ final class Plans {
     return plan(spec);
   }
 
-  private static Plan plan(BlockCachePolicySpec spec) {
+  static Plan plan(BlockCachePolicySpec spec) {
     CacheMode mode = spec.getMode();
     PlanResult result = Planner.plan(spec, MEMORY_LIMIT, null);
     if (result instanceof Refusal refusal) {

@@ -51,6 +51,16 @@ import io.fabric8.kubernetes.model.annotation.Version;
     type = AdditionalPrinterColumn.Type.NUMBER,
     priority = 1)
 @AdditionalPrinterColumn(
+    name = "Advice",
+    jsonPath = ".status.recommendation.mode",
+    type = AdditionalPrinterColumn.Type.STRING,
+    priority = 1)
+@AdditionalPrinterColumn(
+    name = "Advised L2",
+    jsonPath = ".status.recommendation.bucketCache",
+    type = AdditionalPrinterColumn.Type.STRING,
+    priority = 1)
+@AdditionalPrinterColumn(
     name = "Age",
     jsonPath = ".metadata.creationTimestamp",
     type = AdditionalPrinterColumn.Type.DATE)

@@ -2,6 +2,7 @@ package dev.hbase.cache.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import dev.hbase.cache.api.v1alpha1.spec.AutoTuneSpec;
 import dev.hbase.cache.api.v1alpha1.spec.HBaseSpec;
 import dev.hbase.cache.api.v1alpha1.spec.JvmSpec;
 import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
@@ -143,4 +144,9 @@ public class BlockCachePolicySpec {
 
   @JsonPropertyDescription("How often the operator samples the RegionServers' cache metrics.")
   private MetricsSpec metrics;
+
+  @JsonPropertyDescription(
+      "Sizing advice in status.recommendation from the observed caches (Recommend, the default)"
+          + " or none (Off). Never applied by the operator.")
+  private AutoTuneSpec autoTune;
 }

@@ -3,6 +3,7 @@ package dev.hbase.cache.api.v1alpha1;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
+import dev.hbase.cache.api.v1alpha1.status.Recommendation;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import io.fabric8.kubernetes.api.model.Condition;
@@ -23,5 +24,6 @@ public class BlockCachePolicyStatus {
   private PlanStatus plan;
   private RolloutStatus rollout;
   private CacheStatus cache;
+  private Recommendation recommendation;
   private List<RegionServerStatus> regionServers = new ArrayList<>();
 }

@@ -58,8 +58,9 @@ import org.slf4j.LoggerFactory;
  *   <li>plan ({@link PlanStep}): the memory plan, derived hbase-site and revision, or a refusal;
  *   <li>apply ({@link ApplyStep}): derived ConfigMaps, cache volume, StatefulSet fields, master;
  *   <li>roll ({@link RollStep}): one {@link Roller} step and its actions;
- *   <li>status ({@link StatusAggregator}, {@link MetricsCollector}): conditions and hit ratios,
- *       written once, also when a step throws ({@link #updateErrorStatus}).
+ *   <li>status ({@link StatusAggregator}, {@link MetricsCollector}, {@link RecommendStep}):
+ *       conditions, hit ratios and sizing advice, written once, also when a step throws ({@link
+ *       #updateErrorStatus}).
  * </ol>
  *
  * An invalid policy touches nothing.
@@ -95,6 +96,7 @@ public class BlockCachePolicyReconciler
   private final HBaseClusters clusters;
   private final MetricsCollector metrics;
   private final RollStep roll;
+  private final RecommendStep recommend;
 
   private InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets;
   private InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
@@ -121,6 +123,7 @@ public class BlockCachePolicyReconciler
     this.clusters = new HBaseClusters(connector);
     this.metrics = new MetricsCollector(probe);
     this.roll = new RollStep(clusters, metrics, events);
+    this.recommend = new RecommendStep(events, allowJvmAgents);
   }
 
   // ------------------------------------------------------------------ watches
@@ -299,7 +302,8 @@ public class BlockCachePolicyReconciler
     }
     status.rolled(d.get());
 
-    metrics.update(policy, status.status(), observed.pods(), now);
+    var intervals = metrics.update(policy, status.status(), observed.pods(), now);
+    recommend.update(client, policy, status.status(), planned.plan(), intervals, now);
     return write(
         ctx, policy, status, min(metricsInterval(policy.getSpec()), d.get().requeueAfter()));
   }

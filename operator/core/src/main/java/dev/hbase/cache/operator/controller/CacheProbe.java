@@ -7,4 +7,12 @@ import java.io.IOException;
 @FunctionalInterface
 public interface CacheProbe {
   CacheSample scrape(String host, int infoPort) throws IOException;
+
+  /**
+   * Milliseconds the RegionServer's JVM spent in GC since it started (sizing advice); null when
+   * this probe cannot tell.
+   */
+  default Long gcTimeMillis(String host, int infoPort) throws IOException {
+    return null;
+  }
 }

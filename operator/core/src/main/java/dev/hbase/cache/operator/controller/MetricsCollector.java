@@ -8,6 +8,7 @@ import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.plan.Recommender.ServerInterval;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import java.io.IOException;
@@ -39,6 +40,9 @@ final class MetricsCollector {
   /** policy uid -> pod -> last interval sample. */
   private final Map<String, Map<String, CacheSample>> previous = new ConcurrentHashMap<>();
 
+  /** policy uid -> pod -> {start time, GC ms} at the last sample (sizing advice only). */
+  private final Map<String, Map<String, long[]>> gcPrevious = new ConcurrentHashMap<>();
+
   MetricsCollector(CacheProbe probe) {
     this.probe = probe;
   }
@@ -63,8 +67,13 @@ final class MetricsCollector {
     return out;
   }
 
-  /** Refreshes status.regionServers and status.cache when the interval is due. */
-  void update(
+  /**
+   * Refreshes status.regionServers and status.cache when the interval is due.
+   *
+   * @return each Ready RegionServer's activity since its previous sample (for sizing advice); empty
+   *     when the interval was not due
+   */
+  List<ServerInterval> update(
       BlockCachePolicy policy, BlockCachePolicyStatus status, List<PodView> podViews, Instant now) {
     Map<String, RegionServerStatus> byPod = new HashMap<>();
     status.getRegionServers().forEach(r -> byPod.put(r.getPod(), r));
@@ -95,8 +104,12 @@ final class MetricsCollector {
     if (!rollBaseline
         && last != null
         && Duration.between(last, now).compareTo(every.minusSeconds(1)) < 0) {
-      return;
+      return List.of();
     }
+    boolean advice = RecommendStep.enabled(policy.getSpec());
+    Map<String, long[]> gcBefore =
+        gcPrevious.computeIfAbsent(policy.getMetadata().getUid(), k -> new ConcurrentHashMap<>());
+    List<ServerInterval> intervals = new ArrayList<>();
     List<CacheDelta> deltas = new ArrayList<>();
     List<CacheDelta> cumulative = new ArrayList<>();
     Reads reads = new Reads();
@@ -109,6 +122,7 @@ final class MetricsCollector {
           podViews.stream().filter(v -> v.name().equals(r.getPod())).findFirst().orElseThrow();
       if (!p.ready() || p.ip() == null) {
         prev.remove(p.name());
+        gcBefore.remove(p.name());
         continue;
       }
       CacheSample s = scrape(policy, p);
@@ -122,6 +136,20 @@ final class MetricsCollector {
       if (d != null) {
         deltas.add(d);
         reads.add(d, s.hasL2());
+      }
+      Long gc = advice ? gcSince(policy, p, s, gcBefore) : null;
+      if (d != null && d.restarts() == 0) {
+        intervals.add(
+            new ServerInterval(
+                p.name(),
+                s.at(),
+                d,
+                s.hasL2(),
+                s.l1CapacityBytes(),
+                s.l1UsedBytes(),
+                s.l2CapacityBytes(),
+                s.l2UsedBytes(),
+                gc));
       }
       if (roll != null) {
         // a server restarted by the roll and Ready again: everything it counted is in the roll
@@ -149,7 +177,7 @@ final class MetricsCollector {
       }
     }
     if (cumulative.isEmpty()) {
-      return;
+      return intervals;
     }
     CacheDelta sum = CacheRatios.aggregate(deltas);
     CacheDelta all = CacheRatios.aggregate(cumulative);
@@ -167,6 +195,27 @@ final class MetricsCollector {
     next.setSampledAt(
         cache != null && sameFigures(cache, next) ? cache.getSampledAt() : now.toString());
     status.setCache(next);
+    return intervals;
+  }
+
+  /** GC milliseconds of this instance since its previous sample; null if unknown or restarted. */
+  private Long gcSince(
+      BlockCachePolicy policy, PodView p, CacheSample s, Map<String, long[]> gcBefore) {
+    Long total;
+    try {
+      total = probe.gcTimeMillis(p.ip(), infoPort(policy));
+    } catch (IOException | RuntimeException e) {
+      log.debug("GC time of {} not read: {}", p.name(), e.toString());
+      total = null;
+    }
+    if (total == null) {
+      gcBefore.remove(p.name());
+      return null;
+    }
+    long[] before = gcBefore.put(p.name(), new long[] {s.startTime(), total});
+    return before == null || before[0] != s.startTime() || total < before[1]
+        ? null
+        : total - before[1];
   }
 
   /**
@@ -180,7 +229,7 @@ final class MetricsCollector {
 
     void add(CacheDelta d, boolean hasL2) {
       served += d.data().hits();
-      total += d.data().hits() + (hasL2 ? d.data().misses() / 2.0 : d.data().misses());
+      total += CacheRatios.dataReads(d.data(), hasL2);
     }
 
     Double ratio() {
@@ -200,15 +249,18 @@ final class MetricsCollector {
 
   void forget(BlockCachePolicy policy) {
     previous.remove(policy.getMetadata().getUid());
+    gcPrevious.remove(policy.getMetadata().getUid());
+  }
+
+  private static int infoPort(BlockCachePolicy policy) {
+    return policy.getSpec().getHbase() == null || policy.getSpec().getHbase().getInfoPort() == null
+        ? 16030
+        : policy.getSpec().getHbase().getInfoPort();
   }
 
   private CacheSample scrape(BlockCachePolicy policy, PodView p) {
-    int port =
-        policy.getSpec().getHbase() == null || policy.getSpec().getHbase().getInfoPort() == null
-            ? 16030
-            : policy.getSpec().getHbase().getInfoPort();
     try {
-      return probe.scrape(p.ip(), port);
+      return probe.scrape(p.ip(), infoPort(policy));
     } catch (IOException | RuntimeException e) {
       log.debug("scrape of {} failed: {}", p.name(), e.toString());
       return null;

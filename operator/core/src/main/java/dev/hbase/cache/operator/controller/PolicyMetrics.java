@@ -4,9 +4,11 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.Recommendation;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
 import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.plan.Sizes;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -125,6 +127,7 @@ public final class PolicyMetrics {
     }
     cache(out, l, s.getCache());
     rollout(out, l, s.getRollout());
+    recommendation(out, l, s.getRecommendation());
     String planned = s.getRollout() == null ? null : s.getRollout().getRevision();
     for (RegionServerStatus r :
         s.getRegionServers() == null ? List.<RegionServerStatus>of() : s.getRegionServers()) {
@@ -181,6 +184,36 @@ public final class PolicyMetrics {
         "Blocks the L2 writer queues dropped, summed as evictions_total.",
         l,
         c.getFailedInsertions());
+  }
+
+  private static void recommendation(Out out, String l, Recommendation r) {
+    if (r == null || r.getMode() == null) {
+      return;
+    }
+    out.add(
+        "recommendation_info",
+        Type.gauge,
+        "1 per policy with sizing advice (status.recommendation): the recommended mode, and"
+            + " differs=\"true\" when following it changes the spec.",
+        l
+            + ","
+            + label("mode", r.getMode())
+            + ","
+            + label("differs", String.valueOf(Boolean.TRUE.equals(r.getDiffers()))),
+        1);
+    out.add(
+        "recommended_l2_bytes",
+        Type.gauge,
+        "The recommended L2 (memory.bucketCache) per RegionServer; 0 for no L2.",
+        l,
+        r.getBucketCache() == null ? 0 : Sizes.parse(r.getBucketCache()));
+    var e = r.getEvidence();
+    out.add(
+        "recommendation_working_set_bytes",
+        Type.gauge,
+        "The working set per RegionServer estimated over the advice's window.",
+        l,
+        e == null ? null : e.getWorkingSetBytes());
   }
 
   private static void rollout(Out out, String l, RolloutStatus r) {

@@ -86,8 +86,13 @@ public final class CacheRatios {
     if (!hasL2) {
       return data.ratioOrNull();
     }
-    double reads = data.hits() + data.misses() / 2.0;
+    double reads = dataReads(data, hasL2);
     return reads == 0 ? null : data.hits() / reads;
+  }
+
+  /** Data-block reads behind these counts, a cold read counted once ({@link #dataReadHitRatio}). */
+  public static double dataReads(HitCounts data, boolean hasL2) {
+    return data.hits() + (hasL2 ? data.misses() / 2.0 : data.misses());
   }
 
   /**
@@ -124,7 +129,7 @@ public final class CacheRatios {
       }
       HitCounts data = base == null ? last.data() : last.data().minus(base.data());
       served += data.hits();
-      reads += data.hits() + (last.hasL2() ? data.misses() / 2.0 : data.misses());
+      reads += dataReads(data, last.hasL2());
     }
     return reads == 0 ? null : served / reads;
   }

@@ -1,5 +1,7 @@
 package dev.hbase.cache.operator.hbase;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -15,6 +17,7 @@ public final class JmxScraper {
 
   public static final int DEFAULT_INFO_PORT = 16030;
 
+  private static final ObjectMapper JSON = new ObjectMapper();
   private final HttpClient http;
   private final Duration timeout;
   private final Clock clock;
@@ -37,9 +40,12 @@ public final class JmxScraper {
 
   /** The URL scraped for a RegionServer at host:infoPort. */
   public static URI uri(String host, int infoPort) {
+    return uri(host, infoPort, CacheSample.BEAN);
+  }
+
+  static URI uri(String host, int infoPort, String bean) {
     String h = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
-    return URI.create(
-        "http://" + h + ":" + infoPort + "/jmx?qry=" + CacheSample.BEAN.replace(" ", "%20"));
+    return URI.create("http://" + h + ":" + infoPort + "/jmx?qry=" + bean.replace(" ", "%20"));
   }
 
   public CacheSample scrape(String host, int infoPort) throws ScrapeException {
@@ -47,6 +53,39 @@ public final class JmxScraper {
   }
 
   public CacheSample scrape(URI uri) throws ScrapeException {
+    String body = get(uri);
+    Instant at = clock.instant();
+    try {
+      return CacheSample.fromJmxJson(body, at);
+    } catch (IOException e) {
+      throw new ScrapeException(uri, e.getMessage(), e);
+    }
+  }
+
+  /** The bean with the RegionServer JVM's garbage collection time. */
+  public static final String JVM_BEAN = "Hadoop:service=HBase,name=JvmMetrics";
+
+  /**
+   * Milliseconds the RegionServer's JVM spent in garbage collection since it started ({@code
+   * GcTimeMillis} of {@value #JVM_BEAN}): a second, small request, made only for sizing advice.
+   */
+  public long gcTimeMillis(String host, int infoPort) throws ScrapeException {
+    URI uri = uri(host, infoPort, JVM_BEAN);
+    String body = get(uri);
+    try {
+      JsonNode beans = JSON.readTree(body).path("beans");
+      for (JsonNode bean : beans) {
+        if (JVM_BEAN.equals(bean.path("name").asText()) && bean.path("GcTimeMillis").isNumber()) {
+          return bean.path("GcTimeMillis").asLong();
+        }
+      }
+      throw new IOException("no GcTimeMillis in " + JVM_BEAN);
+    } catch (IOException e) {
+      throw new ScrapeException(uri, e.getMessage(), e);
+    }
+  }
+
+  private String get(URI uri) throws ScrapeException {
     HttpRequest request =
         HttpRequest.newBuilder(uri)
             .timeout(timeout)
@@ -67,12 +106,7 @@ public final class JmxScraper {
     if (response.statusCode() != 200) {
       throw new ScrapeException(uri, "HTTP " + response.statusCode(), null);
     }
-    Instant at = clock.instant();
-    try {
-      return CacheSample.fromJmxJson(response.body(), at);
-    } catch (IOException e) {
-      throw new ScrapeException(uri, e.getMessage(), e);
-    }
+    return response.body();
   }
 
   /** A RegionServer's cache figures could not be read; the message names the URL and why. */

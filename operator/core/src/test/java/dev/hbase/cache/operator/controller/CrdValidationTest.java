@@ -243,10 +243,10 @@ class CrdValidationTest {
     assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
         .extracting(c -> c.getName().toUpperCase())
         .contains("MODE", "TARGET", "HIT RATIO", "UPDATED", "PHASE", "READY", "AGE");
-    // -o wide adds the cache used and the last roll's cached share
+    // -o wide adds the cache used, the last roll's cached share and the sizing advice
     assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
         .filteredOn(c -> c.getPriority() != null && c.getPriority() == 1)
         .extracting(c -> c.getName())
-        .containsExactlyInAnyOrder("Cache Used", "Last Roll Cached");
+        .containsExactlyInAnyOrder("Cache Used", "Last Roll Cached", "Advice", "Advised L2");
   }
 }

@@ -1284,6 +1284,75 @@ class OperatorIT {
     assertThat(kube.deletes).isEmpty();
   }
 
+  /**
+   * Sizing advice on a real API server: an hour's rule in a one-minute window. Every RegionServer's
+   * 1Gi L2 is full and evicts at a hit ratio of 0.5 (working set ~2Gi): the status recommends a
+   * 2560Mi L2 (0.95 of 2Gi with a quarter to spare, in 256Mi steps) with its evidence, an event
+   * says so, and nothing is applied.
+   */
+  @Test
+  void aFullL2UnderChurnGetsABiggerOneRecommendedAndNothingIsApplied() throws Exception {
+    cluster("4Gi", false);
+    hbase.l2Capacity = 1L << 30;
+    operator(null);
+    policy(
+        "advice",
+        "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n"
+            + "  autoTune:\n    window: 1m\n");
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("advice"));
+    String revision = get("advice").getStatus().getRollout().getRevision();
+    List<String> deletes = List.copyOf(kube.deletes);
+    assertThat(get("advice").getStatus().getRecommendation())
+        .as("no recommendation before any read")
+        .isNull();
+    var load = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    closeAfter.add(0, load::shutdownNow);
+    // per pod and second: 50 reads from cache, 50 cold ones (each evicting a block), 100 ms of GC
+    load.scheduleAtFixedRate(
+        () -> {
+          for (int i = 0; i < 3; i++) {
+            hbase.churn(STS + "-" + i, 50, 50, 100);
+          }
+        },
+        0,
+        1,
+        java.util.concurrent.TimeUnit.SECONDS);
+    await()
+        .atMost(Duration.ofSeconds(150))
+        .pollInterval(Duration.ofSeconds(2))
+        .until(
+            () ->
+                get("advice").getStatus().getRecommendation() != null
+                    && get("advice").getStatus().getRecommendation().getMode() != null);
+    var r = get("advice").getStatus().getRecommendation();
+    assertThat(r.getMode()).isEqualTo("PersistentFile");
+    assertThat(r.getBucketCache()).isEqualTo("2560Mi");
+    assertThat(r.getDiffers()).isTrue();
+    assertThat(r.getMessage())
+        .contains("the L2 (1Gi per RegionServer) is full and evicting at a hit ratio of 0.500");
+    var e = r.getEvidence();
+    assertThat(e.getDataReads()).isGreaterThan(1000);
+    assertThat(e.getDataHitRatio()).isEqualTo(0.5);
+    assertThat(e.getL2UsedFraction()).isGreaterThan(0.99);
+    assertThat(e.getGcTimeFraction()).isBetween(0.05, 0.15);
+    assertThat(e.getWorkingSetBytes()).isEqualTo(2L << 30);
+    assertThat(Duration.between(Instant.parse(e.getFrom()), Instant.parse(e.getTo())))
+        .isGreaterThanOrEqualTo(Duration.ofMinutes(1));
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .filteredOn(x -> "RecommendationChanged".equals(x.getReason()))
+        .singleElement()
+        .satisfies(
+            x ->
+                assertThat(x.getMessage())
+                    .startsWith("recommended: mode PersistentFile, memory.bucketCache 2560Mi: "));
+    // advice only: the spec, the plan and the pods stay
+    BlockCachePolicy after = get("advice");
+    assertThat(after.getSpec().getMemory().getBucketCache()).isEqualTo(new Quantity("1Gi"));
+    assertThat(after.getStatus().getRollout().getRevision()).isEqualTo(revision);
+    assertThat(after.getStatus().getRollout().getPhase()).isEqualTo(Phase.Idle);
+    assertThat(kube.deletes).isEqualTo(deletes);
+  }
+
   LeaderElectionConfiguration leader(String identity) {
     return new LeaderElectionConfiguration(
         "hbase-cache-operator",

@@ -10,8 +10,10 @@ import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
 import dev.hbase.cache.api.v1alpha1.spec.WarmGate;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
+import dev.hbase.cache.api.v1alpha1.status.Evidence;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.Recommendation;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
 import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
@@ -86,6 +88,12 @@ class PolicyMetricsTest {
                 .setRetainedFraction(1.0));
     s.getRegionServers()
         .add(new RegionServerStatus().setPod("hbase-rs-1").setReady(false).setConfigHash("old"));
+    s.setRecommendation(
+        new Recommendation()
+            .setMode("PersistentFile")
+            .setBucketCache("2560Mi")
+            .setDiffers(true)
+            .setEvidence(new Evidence().setWorkingSetBytes(2L << 30)));
     return s;
   }
 
@@ -121,6 +129,9 @@ class PolicyMetricsTest {
             "hbase_cache_regionserver_up_to_date{" + L + ",pod=\"hbase-rs-1\"} 0",
             "hbase_cache_regionserver_hit_ratio{" + L + ",pod=\"hbase-rs-0\"} 1.0",
             "hbase_cache_regionserver_retained_ratio{" + L + ",pod=\"hbase-rs-0\"} 1.0",
+            "hbase_cache_recommendation_info{" + L + ",mode=\"PersistentFile\",differs=\"true\"} 1",
+            "hbase_cache_recommended_l2_bytes{" + L + "} 2684354560",
+            "hbase_cache_recommendation_working_set_bytes{" + L + "} 2147483648",
             "# TYPE hbase_cache_evictions_total counter",
             "# TYPE hbase_cache_hit_ratio gauge");
     // a figure the status does not have is no series (not a 0 that would read as a fact)

@@ -44,6 +44,8 @@ public final class SimulatedHBase implements HBaseCluster {
 
     long dataHits;
     long dataMisses;
+    long evictions;
+    long gcMillis;
 
     Server(ServerId id, String ip, Instant reportAt) {
       this.id = id;
@@ -157,6 +159,21 @@ public final class SimulatedHBase implements HBaseCluster {
     s.dataMisses += 2 * cold;
   }
 
+  /**
+   * A full L2 under churn on a pod: reads, of which {@code cold} evict a block each, its L2 filled
+   * to capacity, and {@code gcMillis} more GC time.
+   */
+  public synchronized void churn(String pod, long warm, long cold, long gcMillis) {
+    Server s = servers.get(pod);
+    if (s == null) {
+      return;
+    }
+    reads(pod, warm, cold);
+    s.evictions += cold;
+    s.gcMillis += gcMillis;
+    s.l2Used = l2Capacity - (1 << 20);
+  }
+
   /** The RegionServers' /jmx, by pod IP. */
   /**
    * The L2 capacity every RegionServer reports. A test whose plan changes nothing about the L2 sets
@@ -165,33 +182,48 @@ public final class SimulatedHBase implements HBaseCluster {
   public volatile long l2Capacity = 256L << 20;
 
   public CacheProbe probe() {
-    return (host, port) -> {
-      synchronized (this) {
-        Server s =
-            servers.values().stream()
-                .filter(r -> r.ip.equals(host))
-                .findFirst()
-                .orElseThrow(() -> new IOException("connection refused: " + host));
-        HitCounts data = new HitCounts(s.dataHits, s.dataMisses);
-        scrapes++;
-        return new CacheSample(
-            clock.get(),
-            s.id.startCode(),
-            s.id.toString(),
-            data,
-            data,
-            HitCounts.ZERO,
-            data,
-            1 << 20,
-            9 << 20,
-            s.l2Used,
-            l2Capacity - s.l2Used,
-            10,
-            8,
-            0,
-            0);
+    return new CacheProbe() {
+      @Override
+      public CacheSample scrape(String host, int infoPort) throws IOException {
+        return sample(host);
+      }
+
+      @Override
+      public Long gcTimeMillis(String host, int infoPort) throws IOException {
+        synchronized (SimulatedHBase.this) {
+          return at(host).gcMillis;
+        }
       }
     };
+  }
+
+  private Server at(String host) throws IOException {
+    return servers.values().stream()
+        .filter(r -> r.ip.equals(host))
+        .findFirst()
+        .orElseThrow(() -> new IOException("connection refused: " + host));
+  }
+
+  private synchronized CacheSample sample(String host) throws IOException {
+    Server s = at(host);
+    HitCounts data = new HitCounts(s.dataHits, s.dataMisses);
+    scrapes++;
+    return new CacheSample(
+        clock.get(),
+        s.id.startCode(),
+        s.id.toString(),
+        data,
+        data,
+        HitCounts.ZERO,
+        data,
+        1 << 20,
+        9 << 20,
+        s.l2Used,
+        l2Capacity - s.l2Used,
+        10,
+        8,
+        s.evictions,
+        0);
   }
 
   // ------------------------------------------------------------------ HBaseCluster

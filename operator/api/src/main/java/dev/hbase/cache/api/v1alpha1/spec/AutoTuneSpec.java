@@ -1,0 +1,54 @@
+package dev.hbase.cache.api.v1alpha1.spec;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Default;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.ValidationRule;
+import lombok.Data;
+import lombok.experimental.Accessors;
+
+/**
+ * Sizing advice from what the RegionServers' caches do over a window ({@code
+ * status.recommendation}). The operator never changes the policy itself: the user applies a
+ * recommendation by editing the spec, which rolls through the same safe roll.
+ */
+@Data
+@Accessors(chain = true)
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public class AutoTuneSpec {
+  public enum Mode {
+    /** No advice, and no JVM metrics scraped for it. */
+    Off,
+    /** status.recommendation and a RecommendationChanged event; nothing applied (default). */
+    Recommend
+  }
+
+  @Default("Recommend")
+  @JsonPropertyDescription(
+      "Off | Recommend. Recommend (default): status.recommendation gives the mode and L2 size the"
+          + " observed hit ratios, evictions, L2 fill, failed insertions and GC time call for, and"
+          + " an event says when it changes. Nothing is applied: edit the spec to follow it.")
+  private Mode mode;
+
+  @Default("1h")
+  @Pattern(RolloutSpec.DURATION)
+  @ValidationRule(
+      value = "duration(self) >= duration('1m') && duration(self) <= duration('168h')",
+      message =
+          "autoTune.window must be between 1m and 168h: advice from seconds of reads follows"
+              + " noise (1h or more in production)")
+  @JsonPropertyDescription(
+      "How long the evidence is gathered before a recommendation is made (then a new window"
+          + " starts). Default 1h.")
+  private String window;
+
+  @Min(0.5)
+  @Max(1)
+  @JsonPropertyDescription(
+      "The data-block hit ratio (share of data reads served from cache) the advice aims for."
+          + " Default 0.95.")
+  private Double targetHitRatio;
+}
