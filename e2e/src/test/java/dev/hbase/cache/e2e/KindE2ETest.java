@@ -202,6 +202,9 @@ class KindE2ETest {
       // every hour (a shorter test)
       p.getSpec().setMetrics(new MetricsSpec().setInterval("10s"));
       p.getSpec().setAutoTune(new dev.hbase.cache.api.v1alpha1.spec.AutoTuneSpec().setWindow("3m"));
+      // and the cache volumes on storage as a CSI driver gives it: root-owned, not world-writable (kind's local-path
+      // directories are 0777 and would hide a RegionServer, user 10001, that cannot write its cache file)
+      p.getSpec().getStorage().setStorageClassName(rootOwnedVolumes(p.getSpec().getStorage().getSize().toString()));
       Instant t0 = Instant.now();
       client.resource(p).create();
       BlockCachePolicy done = cluster.awaitRollDone("first roll", null, ROLL_TIMEOUT);
@@ -230,8 +233,59 @@ class KindE2ETest {
         assertThat((double) j.l2Capacity()).as("L2 capacity of %s", pod).isCloseTo(l2, within(l2 * 0.05));
         assertThat((double) (j.l1Used() + j.l1Free())).as("L1 capacity of %s", pod).isCloseTo(l1, within(l1 * 0.10));
       }
-      summary.add(String.format("first roll (policy applied): %d s; L2 capacity = plan within 5%% on all %d RegionServers", secs, REPLICAS));
+      // the operator's fsGroup: the kubelet made each root-owned 0755 volume group-writable, and HBase wrote its cache there
+      var podSecurity = cluster.regionServers().getSpec().getTemplate().getSpec().getSecurityContext();
+      report.line("- pod template securityContext (fsGroup from the operator): fsGroup %s, fsGroupChangePolicy %s",
+          podSecurity.getFsGroup(), podSecurity.getFsGroupChangePolicy());
+      assertThat(podSecurity.getFsGroup()).as("fsGroup of the RegionServers' pod template").isNotNull();
+      for (int i = 0; i < REPLICAS; i++) {
+        String dir = ROOT_OWNED_DIR + "/cache-" + i;
+        Shell.Result st = Shell.run(settings.repo(), 60, settings.env(), List.of("docker", "exec", settings.kindCluster() + "-control-plane",
+            "sh", "-c", "stat -c '%u:%g %a' " + dir + " && ls -ln " + dir));
+        report.line("- node `%s` (created root:root 0755): `%s`", dir, st.output().strip().replace("\n", "; "));
+        assertThat(st.code()).as("stat %s: %s", dir, st.output()).isZero();
+        String[] head = st.output().strip().lines().findFirst().orElseThrow().split(" ");
+        assertThat(head[0]).as("owner of %s", dir).isEqualTo("0:" + podSecurity.getFsGroup());
+        int mode = Integer.parseInt(head[1], 8);
+        assertThat(mode & 0020).as("group-writable %s (mode %s)", dir, head[1]).isNotZero();
+        assertThat(st.output()).as("the cache file HBase wrote in %s", dir).contains("bucketcache.data");
+      }
+      summary.add(String.format("first roll (policy applied): %d s; L2 capacity = plan within 5%% on all %d RegionServers; cache volumes"
+          + " root-owned 0755 before, written by the RegionServers through the operator's fsGroup", secs, REPLICAS));
     });
+  }
+
+  /** Where the cache volumes of {@link #rootOwnedVolumes} live on the kind node. */
+  static final String ROOT_OWNED_DIR = "/var/lib/hbase-cache-e2e";
+
+  /**
+   * A StorageClass without a provisioner and one {@code local} PersistentVolume per RegionServer, each a directory on
+   * the kind node owned by root with mode 0755, as a CSI driver's fresh volume is (a local volume, unlike a hostPath one,
+   * gets the pod's fsGroup from the kubelet). Returns the class's name.
+   */
+  String rootOwnedVolumes(String size) {
+    String node = settings.kindCluster() + "-control-plane";
+    String cls = "e2e-root-owned";
+    Shell.Result mk = Shell.run(settings.repo(), 60, settings.env(), List.of("docker", "exec", node, "sh", "-c",
+        "for i in $(seq 0 " + (REPLICAS - 1) + "); do d=" + ROOT_OWNED_DIR + "/cache-$i; rm -rf $d && mkdir -p $d && chown 0:0 $d"
+            + " && chmod 0755 $d; done"));
+    assertThat(mk.code()).as("directories on the node: %s", mk.output()).isZero();
+    client.storage().v1().storageClasses().resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
+        .withNewMetadata().withName(cls).endMetadata().withProvisioner("kubernetes.io/no-provisioner")
+        .withVolumeBindingMode("WaitForFirstConsumer").withReclaimPolicy("Retain").build()).serverSideApply();
+    for (int i = 0; i < REPLICAS; i++) {
+      client.persistentVolumes().resource(new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
+          .withNewMetadata().withName(cls + "-" + i).endMetadata()
+          .withNewSpec().withStorageClassName(cls).withCapacity(Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity(size)))
+          .withAccessModes("ReadWriteOnce").withPersistentVolumeReclaimPolicy("Retain")
+          .withNewLocal().withPath(ROOT_OWNED_DIR + "/cache-" + i).endLocal()
+          .withNewNodeAffinity().withNewRequired().addNewNodeSelectorTerm().addNewMatchExpression().withKey("kubernetes.io/hostname")
+          .withOperator("In").withValues(node).endMatchExpression().endNodeSelectorTerm().endRequired().endNodeAffinity()
+          .endSpec().build()).serverSideApply();
+    }
+    report.line("- StorageClass `%s` (no provisioner): %d local PersistentVolumes of %s, directories on the node root:root 0755",
+        cls, REPLICAS, size);
+    return cls;
   }
 
   @Test

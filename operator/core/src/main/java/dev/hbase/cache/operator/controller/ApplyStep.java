@@ -80,7 +80,13 @@ final class ApplyStep {
     }
     boolean patched = ensureOnDelete(client, o.target());
     StatefulSet patch =
-        Desired.regionServerPatch(policy, p.plan(), p.revision(), o.container(), o.configVolume());
+        Desired.regionServerPatch(
+            policy,
+            p.plan(),
+            p.revision(),
+            o.container(),
+            o.configVolume(),
+            o.target().getSpec().getTemplate().getSpec().getSecurityContext());
     if (!InSync.covers(o.target(), patch)) {
       apply(client, patch);
       patched = true;

@@ -10,6 +10,8 @@ import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
+import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Volume;
@@ -133,6 +135,20 @@ public final class Desired {
       String revision,
       Container regionServer,
       String configVolume) {
+    return regionServerPatch(policy, plan, revision, regionServer, configVolume, null);
+  }
+
+  /**
+   * The same, for a pod template with this security context: a cache volume on a PVC gets an {@link
+   * #cacheVolumeGroup fsGroup} when the template sets none.
+   */
+  public static StatefulSet regionServerPatch(
+      BlockCachePolicy policy,
+      Plan plan,
+      String revision,
+      Container regionServer,
+      String configVolume,
+      PodSecurityContext podSecurity) {
     String containerName = regionServer.getName();
     List<EnvVar> env = new ArrayList<>();
     plan.env().forEach((k, v) -> env.add(new EnvVar(k, v, null)));
@@ -179,6 +195,15 @@ public final class Desired {
         .addToAnnotations(HASH_ANNOTATION, revision)
         .endMetadata()
         .withNewSpec()
+        .withSecurityContext(
+            cacheVolumeGroup(plan, podSecurity, regionServer)
+                .map(
+                    g ->
+                        new PodSecurityContextBuilder()
+                            .withFsGroup(g)
+                            .withFsGroupChangePolicy("OnRootMismatch")
+                            .build())
+                .orElse(null))
         .withTerminationGracePeriodSeconds(plan.terminationGracePeriodSeconds())
         .withInitContainers(cacheMapGuard(plan, regionServer).stream().toList())
         .withContainers(c)
@@ -187,6 +212,40 @@ public final class Desired {
         .endTemplate()
         .endSpec()
         .build();
+  }
+
+  /**
+   * The group the cache volume is given (pod {@code securityContext.fsGroup}), so that a
+   * RegionServer running as a non-root user can write its cache file on any storage: a fresh CSI
+   * volume is root-owned and not world-writable (kind's local-path directories are, which hides
+   * it). The kubelet then makes the volume's root group-owned and group-writable, and adds the
+   * group to the container's processes ({@code OnRootMismatch}: only when the root does not show it
+   * already, so a large cache is not walked at every start). The group is the container's {@code
+   * runAsGroup}, else its user's id; nothing when the template sets another fsGroup (its choice),
+   * the cache is tmpfs or absent, or the container runs as root or as the image's unknown user.
+   */
+  public static Optional<Long> cacheVolumeGroup(
+      Plan plan, PodSecurityContext pod, Container regionServer) {
+    if (plan.volume() == null || plan.volume().memory()) {
+      return Optional.empty();
+    }
+    var c = regionServer.getSecurityContext();
+    Long user = c != null && c.getRunAsUser() != null ? c.getRunAsUser() : null;
+    Long group = c != null && c.getRunAsGroup() != null ? c.getRunAsGroup() : null;
+    if (pod != null) {
+      user = user != null ? user : pod.getRunAsUser();
+      group = group != null ? group : pod.getRunAsGroup();
+    }
+    if (user == null || user == 0) {
+      return Optional.empty();
+    }
+    long g = group != null ? group : user;
+    // an fsGroup of another value is the template's own choice; the same value may be the
+    // operator's from an earlier apply, which it must keep applying or the apply would drop it
+    if (pod != null && pod.getFsGroup() != null && pod.getFsGroup() != g) {
+      return Optional.empty();
+    }
+    return Optional.of(g);
   }
 
   /**
