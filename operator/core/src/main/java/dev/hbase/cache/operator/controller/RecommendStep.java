@@ -68,6 +68,12 @@ final class RecommendStep {
     if (r.getWindow() == null) {
       return; // no read yet
     }
+    if (!Recommender.gatheredUnder(r.getWindow(), plan)) {
+      // the plan changed since the window began: its evidence is of other settings
+      r.setWindow(null);
+      status.setRecommendation(r.getMode() == null ? null : r);
+      return;
+    }
     if (Recommender.complete(r.getWindow(), window, now)) {
       Advice advice = Recommender.advise(spec, plan, r.getWindow(), target, allowJvmAgents);
       String bucketCache = advice.mode().hasL2() ? Sizes.quantity(advice.bucketCache()) : null;

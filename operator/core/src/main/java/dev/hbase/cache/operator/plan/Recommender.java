@@ -135,6 +135,22 @@ public final class Recommender {
     return derive(w);
   }
 
+  /**
+   * Whether the window was gathered under this plan: its servers' L2 within 2% of the plan's (HBase
+   * reports it within 0.2%), or none for none, and their LRU within 15% (HBase sizes it from the
+   * heap the JVM reports, a bit under -Xmx). A plan changed since (a roll pending or just done)
+   * makes the window evidence of other settings: it is not advised on.
+   */
+  public static boolean gatheredUnder(Evidence w, Plan plan) {
+    long l2 = w.getL2CapacityBytes() == null ? 0 : w.getL2CapacityBytes();
+    boolean l2Same =
+        plan.bucketCache() == 0
+            ? l2 == 0
+            : Math.abs(l2 - plan.bucketCache()) <= plan.bucketCache() / 50;
+    long l1 = w.getL1CapacityBytes() == null ? 0 : w.getL1CapacityBytes();
+    return l2Same && Math.abs(l1 - plan.l1()) <= plan.l1() * 0.15;
+  }
+
   /** Whether the window is complete. */
   public static boolean complete(Evidence w, Duration length, Instant now) {
     return w != null && !Instant.parse(w.getFrom()).plus(length).isAfter(now);

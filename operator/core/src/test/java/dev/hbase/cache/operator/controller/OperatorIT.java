@@ -1302,6 +1302,9 @@ class OperatorIT {
     await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("advice"));
     String revision = get("advice").getStatus().getRollout().getRevision();
     List<String> deletes = List.copyOf(kube.deletes);
+    // the servers report the planned LRU (advice is only given on a window of the plan's sizes)
+    hbase.l1Capacity =
+        dev.hbase.cache.operator.plan.Sizes.parse(get("advice").getStatus().getPlan().getL1Size());
     assertThat(get("advice").getStatus().getRecommendation())
         .as("no recommendation before any read")
         .isNull();

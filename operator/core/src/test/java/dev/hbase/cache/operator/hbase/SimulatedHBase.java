@@ -181,6 +181,9 @@ public final class SimulatedHBase implements HBaseCluster {
    */
   public volatile long l2Capacity = 256L << 20;
 
+  /** The L1 capacity every RegionServer reports (sizing advice compares it with the plan's). */
+  public volatile long l1Capacity = 10L << 20;
+
   public CacheProbe probe() {
     return new CacheProbe() {
       @Override
@@ -217,7 +220,7 @@ public final class SimulatedHBase implements HBaseCluster {
         HitCounts.ZERO,
         data,
         1 << 20,
-        9 << 20,
+        l1Capacity - (1 << 20),
         s.l2Used,
         l2Capacity - s.l2Used,
         10,

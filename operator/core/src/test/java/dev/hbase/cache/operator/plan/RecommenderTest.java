@@ -292,6 +292,23 @@ class RecommenderTest {
   }
 
   @Test
+  void aWindowGatheredUnderAnotherPlanIsNotAdvisedOn() {
+    // seen on kind: a window of 640Mi L2s advised on after the plan had become 512Mi
+    BlockCachePolicySpec spec = spec(CacheMode.PersistentFile, "640Mi");
+    Plan p = plan(spec, "4Gi");
+    Evidence w =
+        window(
+            new Load(100, 0.99, 0, 0, 5, p.l1(), 0.3, p.bucketCache(), 0.3), Duration.ofMinutes(5));
+    assertThat(Recommender.gatheredUnder(w, p)).isTrue();
+    // HBase reports a bit less than planned: still the same settings
+    w.setL2CapacityBytes(p.bucketCache() - (1L << 20)).setL1CapacityBytes((long) (p.l1() * 0.93));
+    assertThat(Recommender.gatheredUnder(w, p)).isTrue();
+    assertThat(Recommender.gatheredUnder(w, plan(spec(CacheMode.PersistentFile, "512Mi"), "4Gi")))
+        .isFalse();
+    assertThat(Recommender.gatheredUnder(w, plan(spec(CacheMode.Lru, null), "4Gi"))).isFalse();
+  }
+
+  @Test
   void aServerWithOtherCacheSizesStartsANewWindow() {
     long l1 = 1L << 30;
     Evidence w = window(new Load(100, 0.8, 0, 0, 5, l1, 0.5, 0, 0), HOUR);
