@@ -127,11 +127,10 @@ public final class Recommender {
       l1Used = Math.max(l1Used, fraction(x.l1UsedBytes(), x.l1CapacityBytes()));
       l2Used = Math.max(l2Used, fraction(x.l2UsedBytes(), x.l2CapacityBytes()));
     }
-    if (!intervals.isEmpty()) {
-      w.setL1UsedFraction(round(l1Used));
-      w.setL2UsedFraction(round(l2Used));
-      w.setTo(now.toString());
-    }
+    // intervals is not empty here: an empty list has no reads and returned above
+    w.setL1UsedFraction(round(l1Used));
+    w.setL2UsedFraction(round(l2Used));
+    w.setTo(now.toString());
     return derive(w);
   }
 
