@@ -540,7 +540,9 @@ class KindE2ETest {
       String draining = mid.getInFlight().get(0).getPod();
       String victim = java.util.stream.IntStream.range(0, REPLICAS).mapToObj(Cluster::pod).filter(p -> !p.equals(draining))
           .reduce((a, b) -> b).orElseThrow();
-      int restartsBefore = containerRestarts(victim);
+      Pod victimPod = client.pods().inNamespace(cluster.ns).withName(victim).get();
+      String victimUid = victimPod.getMetadata().getUid();
+      int restartsBefore = containerRestarts(victimPod);
       Instant killed = Instant.now();
       // the JVM is the container's PID 1, which ignores a SIGKILL sent from inside the container: the kill comes from the
       // kind node, through the container runtime's view of the process
@@ -552,6 +554,17 @@ class KindE2ETest {
       assertThat(kill.code()).as("kill -9 of %s's RegionServer on the node: %s", victim, kill.output()).isZero();
       report.line("- `%s` at step %s; killed the RegionServer in `%s` (SIGKILL) at %s", draining, mid.getInFlight().get(0).getStep(),
           victim, killed);
+      // the kubelet restarts the killed container in the same pod; the roll deletes that pod later
+      // (its turn may come after the kill), so the restart is read from the pod the kill hit
+      await(victim + " restarted by the kubelet or replaced").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
+          .until(() -> {
+            Pod p = client.pods().inNamespace(cluster.ns).withName(victim).get();
+            return p == null || !victimUid.equals(p.getMetadata().getUid()) || containerRestarts(p) > restartsBefore;
+          });
+      Pod afterKill = client.pods().inNamespace(cluster.ns).withName(victim).get();
+      assertThat(afterKill == null ? null : afterKill.getMetadata().getUid())
+          .as("%s is the pod the kill hit (not deleted before the kubelet restarted its container)", victim).isEqualTo(victimUid);
+      int restartsAfterKill = containerRestarts(afterKill);
       RollMeasurement m = record(roll.awaitDone());
       // the victim's outage from the kill: no deletion started in it
       List<long[]> outages = watch.downtimes().getOrDefault(Cluster.ordinalOf(victim), List.of()).stream()
@@ -562,9 +575,9 @@ class KindE2ETest {
       List<Integer> deletedMeanwhile = watch.deletionsBetween(outage[0] + 3000, outage[1]);
       report.line("- `%s` down from %s to %s (%d s); pods deleted by the roll meanwhile: %s; its container restarts %d -> %d",
           victim, Instant.ofEpochMilli(outage[0]), Instant.ofEpochMilli(outage[1]), (outage[1] - outage[0]) / 1000, deletedMeanwhile,
-          restartsBefore, containerRestarts(victim));
+          restartsBefore, restartsAfterKill);
       assertThat(deletedMeanwhile).as("pods deleted while %s was down", victim).isEmpty();
-      assertThat(containerRestarts(victim)).as("%s's container restarted once (the kill)", victim).isEqualTo(restartsBefore + 1);
+      assertThat(restartsAfterKill).as("%s's container restarted once (the kill)", victim).isEqualTo(restartsBefore + 1);
       for (int i = 0; i < REPLICAS; i++) {
         assertThat(m.uids().get(i)).as("pod UIDs of ordinal %d: deleted once by the roll", i).hasSize(2);
       }
@@ -579,8 +592,8 @@ class KindE2ETest {
     });
   }
 
-  int containerRestarts(String pod) {
-    return client.pods().inNamespace(cluster.ns).withName(pod).get().getStatus().getContainerStatuses().stream()
+  static int containerRestarts(Pod pod) {
+    return pod.getStatus().getContainerStatuses().stream()
         .filter(c -> "regionserver".equals(c.getName())).mapToInt(c -> c.getRestartCount()).sum();
   }
 
