@@ -131,6 +131,18 @@ bench-roll: hbase-lib ## two rolls of three real RegionServers, HBase's drain vs
 	  -Dtest=RollBench -Dsurefire.failIfNoSpecifiedTests=false
 	cp operator/hbase-it/target/bench/roll.md docs/bench-roll.md
 
+.PHONY: slowfs
+slowfs: ## build bin/slowfs from Go modules: a FUSE loopback whose reads wait a fixed latency (bench-restart's storage)
+	@test -x $(BIN)/slowfs -a $(BIN)/slowfs -nt operator/hbase-it/bench/slowfs/main.go \
+	  || (cd operator/hbase-it/bench/slowfs && GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -o $(BIN)/slowfs .)
+
+.PHONY: bench-restart
+bench-restart: hbase-lib slowfs ## the first minute after a RegionServer restart, File vs PersistentFile, HFiles on slowfs (~15 min, root): docs/bench-restart.md
+	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
+	  -Dtest=RestartBench -Dsurefire.failIfNoSpecifiedTests=false $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory plot-venv
+	$(BIN)/bench-venv/bin/python operator/hbase-it/bench/restart-report.py operator/hbase-it/target/bench/restart.json docs
+
 .PHONY: plot-venv
 plot-venv: ## matplotlib (PyPI) in bin/bench-venv for the plots; Debian's python3-venv is installed when root and missing
 	@test -x $(BIN)/bench-venv/bin/python || python3 -m venv $(BIN)/bench-venv 2>/dev/null \

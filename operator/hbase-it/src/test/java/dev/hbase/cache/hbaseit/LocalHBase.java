@@ -39,6 +39,7 @@ final class LocalHBase implements AutoCloseable {
   record RegionServerSettings(Map<String, String> env, Map<String, String> site) {}
 
   final Path dir;
+  private Path rootDir;
   private final int zkPort;
   private final int masterPort;
   private final int masterInfoPort;
@@ -76,6 +77,16 @@ final class LocalHBase implements AutoCloseable {
   /** Same, with extra hbase-site keys for the HMaster (balancer class and timings, say). */
   static LocalHBase start(String name, int maxRegionServers, Map<String, String> masterSite)
       throws IOException {
+    return start(name, maxRegionServers, masterSite, null);
+  }
+
+  /**
+   * Same, with the HBase root dir (HFiles, WALs) at {@code rootDir} instead of under the test's
+   * directory: on a {@link SlowStorage} mount, say.
+   */
+  static LocalHBase start(
+      String name, int maxRegionServers, Map<String, String> masterSite, Path rootDir)
+      throws IOException {
     if (!Files.isRegularFile(LIB_DIR.resolve("hbase-server-2.6.4-hadoop3.jar"))) {
       throw new IllegalStateException(
           "no HBase classpath in "
@@ -85,6 +96,7 @@ final class LocalHBase implements AutoCloseable {
     Path dir = IT_DIR.resolve(name + "-" + System.currentTimeMillis()).toAbsolutePath();
     Files.createDirectories(dir.resolve("logs"));
     LocalHBase hbase = new LocalHBase(dir, maxRegionServers);
+    hbase.rootDir = rootDir != null ? rootDir : dir.resolve("root");
     try {
       hbase.zk =
           hbase.daemon(
@@ -265,6 +277,9 @@ final class LocalHBase implements AutoCloseable {
       zk.stop(15);
     }
     deleteDataKeepLogs();
+    if (!rootDir.startsWith(dir)) {
+      delete(rootDir);
+    }
   }
 
   /** Removes root dir, caches and ZooKeeper data (hundreds of MB); keeps logs and JMX captures. */
@@ -273,11 +288,17 @@ final class LocalHBase implements AutoCloseable {
       for (Path p : entries.toList()) {
         String n = p.getFileName().toString();
         if (Files.isDirectory(p) && !n.equals("logs") && !n.startsWith("conf-")) {
-          try (var walk = Files.walk(p)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-          }
+          delete(p);
         }
       }
+    } catch (IOException e) {
+      // best effort: target/ is cleaned by mvn clean
+    }
+  }
+
+  private static void delete(Path tree) {
+    try (var walk = Files.walk(tree)) {
+      walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
     } catch (IOException e) {
       // best effort: target/ is cleaned by mvn clean
     }
@@ -304,7 +325,7 @@ final class LocalHBase implements AutoCloseable {
   private Map<String, String> commonSite() {
     Map<String, String> s = new LinkedHashMap<>();
     s.put("hbase.cluster.distributed", "true");
-    s.put("hbase.rootdir", dir.resolve("root").toUri().toString());
+    s.put("hbase.rootdir", rootDir.toUri().toString());
     s.put("hbase.tmp.dir", dir.resolve("tmp").toString());
     s.put("hbase.unsafe.stream.capability.enforce", "false");
     s.put("hbase.wal.provider", "filesystem");

@@ -9,7 +9,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.Get;
 import org.apache.hadoop.hbase.client.Result;
@@ -26,7 +25,9 @@ final class Reader implements AutoCloseable {
   /** One read: when it was due (epoch ms), how long it took (µs), whether it failed. */
   record Read(long dueMillis, long micros, boolean failed, String error) {}
 
-  private final List<Read> reads = new CopyOnWriteArrayList<>();
+  // appended from every thread; read through snapshot() (a copy-on-write list copies per read:
+  // quadratic at thousands of reads per second)
+  private final List<Read> reads = java.util.Collections.synchronizedList(new ArrayList<>());
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean stop;
 
@@ -83,10 +84,50 @@ final class Reader implements AutoCloseable {
     }
   }
 
+  private List<Read> snapshot() {
+    synchronized (reads) {
+      return new ArrayList<>(reads);
+    }
+  }
+
+  /**
+   * Second by second from {@code from}: {reads completed in it, p50 ms and p99 ms of the reads due
+   * in it, reads due in it that failed}.
+   */
+  List<double[]> perSecond(Instant from, int seconds) {
+    long[] completed = new long[seconds];
+    long[] failed = new long[seconds];
+    List<List<Long>> micros = new ArrayList<>();
+    for (int i = 0; i < seconds; i++) {
+      micros.add(new ArrayList<>());
+    }
+    for (Read r : snapshot()) {
+      long due = r.dueMillis() - from.toEpochMilli();
+      int done = (int) Math.floorDiv(due + r.micros() / 1000, 1000L);
+      if (done >= 0 && done < seconds) {
+        completed[done]++;
+      }
+      int d = (int) Math.floorDiv(due, 1000L);
+      if (d >= 0 && d < seconds) {
+        micros.get(d).add(r.micros());
+        failed[d] += r.failed() ? 1 : 0;
+      }
+    }
+    List<double[]> out = new ArrayList<>();
+    for (int i = 0; i < seconds; i++) {
+      long[] m = micros.get(i).stream().mapToLong(Long::longValue).sorted().toArray();
+      out.add(
+          new double[] {
+            completed[i], percentile(m, 0.5) / 1000.0, percentile(m, 0.99) / 1000.0, failed[i]
+          });
+    }
+    return out;
+  }
+
   /** Seconds in [from, to) whose p99 was above {@code micros}: "time reads p99 max slow". */
   List<String> slowSeconds(Instant from, Instant to, long micros) {
     Map<Long, List<Read>> bySecond = new TreeMap<>();
-    reads.stream()
+    snapshot().stream()
         .filter(r -> r.dueMillis() >= from.toEpochMilli() && r.dueMillis() < to.toEpochMilli())
         .forEach(
             r -> bySecond.computeIfAbsent(r.dueMillis() / 1000, k -> new ArrayList<>()).add(r));
@@ -113,7 +154,7 @@ final class Reader implements AutoCloseable {
   /** What the reads due in [from, to) saw. */
   Stats stats(Instant from, Instant to) {
     List<Read> in =
-        reads.stream()
+        snapshot().stream()
             .filter(r -> r.dueMillis() >= from.toEpochMilli() && r.dueMillis() < to.toEpochMilli())
             .toList();
     long[] micros = in.stream().mapToLong(Read::micros).sorted().toArray();
