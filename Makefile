@@ -158,8 +158,8 @@ roll-plot: plot-venv ## make e2e's rolls as a picture (reads/s, p99, the cluster
 	$(BIN)/bench-venv/bin/python e2e/roll-plot.py e2e/target docs/roll-kind.png $(ROLL_WINDOW)
 
 .PHONY: bench-cache
-bench-cache: hbase-lib ## cache benchmark on real HBase (~20 min, not a test): docs/benchmarks.md and plots
+bench-cache: hbase-lib slowfs ## cache benchmark on real HBase, HFiles on slowfs (~25 min, not a test, root): docs/benchmarks.md and plots
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
-	  -Dtest=CacheBench -Dsurefire.failIfNoSpecifiedTests=false
+	  -Dtest=CacheBench -Dsurefire.failIfNoSpecifiedTests=false $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory plot-venv
 	$(BIN)/bench-venv/bin/python operator/hbase-it/bench/report.py operator/hbase-it/target/bench/results.json docs

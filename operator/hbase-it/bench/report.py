@@ -52,6 +52,13 @@ def machine():
     }
 
 
+def gc(r):
+    if r.get("gcTimeFraction") is None:
+        return "n/a | n/a | n/a | n/a"
+    return (f"{100 * r['gcTimeFraction']:.1f}% | {r['gcPauses']} | {r['gcPauseP99Millis']:.1f} ms | "
+            f"{r['gcPauseMaxMillis']:.1f} ms")
+
+
 def throughput_plot(runs, path):
     fig, ax = plt.subplots(figsize=(8, 4))
     width = 0.38
@@ -123,9 +130,21 @@ def main():
     out.append("## Setup")
     out.append("")
     out.append(f"- Machine: {m['cpu']}, {m['memory']} RAM, {m['os']}, {m['java']}.")
-    out.append("- HBase 2.6.4-hadoop3 (the Maven-built classpath of images/hbase), one ZooKeeper, one "
-               "HMaster and one RegionServer as local processes started through "
-               "`images/hbase/entrypoint.sh`, root dir on the local filesystem, loopback only.")
+    st = res.get("storage")
+    if st:
+        out.append("- HBase 2.6.4-hadoop3 (the Maven-built classpath of images/hbase), one ZooKeeper, one "
+                   "HMaster and one RegionServer as local processes started through "
+                   "`images/hbase/entrypoint.sh`, loopback only. The root dir (HFiles, WALs) is on "
+                   "`slowfs` (`make slowfs`, a FUSE loopback): every read of an HFile waits "
+                   f"{st['latencyConfiguredMillis']} ms and bypasses the page cache, as a read from an "
+                   "object store or from HDFS on other nodes does; writes pass at local speed. Measured "
+                   f"through the mount: random {st['probeReadBytes'] // 1024} KiB reads from "
+                   f"{st['probeThreads']} threads, p50 {st['readP50Millis']:.1f} ms, p99 "
+                   f"{st['readP99Millis']:.1f} ms, {st['megabytesPerSecond']:.1f} MiB/s.")
+    else:
+        out.append("- HBase 2.6.4-hadoop3 (the Maven-built classpath of images/hbase), one ZooKeeper, one "
+                   "HMaster and one RegionServer as local processes started through "
+                   "`images/hbase/entrypoint.sh`, root dir on the local filesystem, loopback only.")
     out.append("- RegionServer settings: what the operator's planner renders for a 2 GiB container, "
                "with a block cache of about 256 MiB in each mode (Lru: heap 640 MiB, L1 = 0.4 x heap; "
                "Offheap/File/PersistentFile: `memory.bucketCache: 256Mi`; MetaOnly: no data cache).")
@@ -139,13 +158,16 @@ def main():
                "'large': every row (~3x the cache).")
     out.append("- Hit ratios come from the RegionServer's /jmx counters (deltas over the measured "
                "interval). 'Data reads from cache' corrects the raw data ratio for the double-counted "
-               "misses of HBase 2.6.4's combined L1+L2 cache (see `CacheSample`).")
+               "misses of HBase 2.6.4's combined L1+L2 cache (see `CacheSample`). GC: the "
+               "RegionServer JVM's `GcTimeMillis` (JMX) over the measured interval, and the pauses its "
+               "GC log (`-Xlog:gc`) records in it.")
     out.append("")
     out.append("## Throughput and hit ratios")
     out.append("")
     out.append("| mode | working set | cache | gets/s | data reads from cache | raw data hit ratio "
-               "| L1 hit ratio | L2 hit ratio | evictions | failed insertions |")
-    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+               "| L1 hit ratio | L2 hit ratio | evictions | failed insertions | GC time | GC pauses "
+               "| pause p99 | pause max |")
+    out.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for mode in MODES:
         for loading in ["fits", "large"]:
             r = next((r for r in runs if r["mode"] == mode and r["loading"] == loading), None)
@@ -156,7 +178,7 @@ def main():
                 f"{mib(r['cacheBytes']) if mode != 'MetaOnly' else 'index/bloom only'} | "
                 f"{r['opsPerSecond']:,.0f} | {pct(r['dataReadHitRatio'])} | {pct(r['dataHitRatio'])} | "
                 f"{pct(r['l1HitRatio'])} | {pct(r['l2HitRatio'])} | {r['evictions']:,} | "
-                f"{r['failedInsertions']:,} |")
+                f"{r['failedInsertions']:,} | {gc(r)} |")
     out.append("")
     out.append("![throughput](benchmarks-throughput.png)")
     out.append("")
@@ -180,11 +202,20 @@ def main():
     out.append("")
     out.append("## Reading these numbers")
     out.append("")
-    out.append("- The HFiles sit on the local filesystem of a machine with plenty of RAM, so a block "
-               "cache miss is served from the OS page cache, not from disk or HDFS: misses cost CPU "
-               "(read, checksum, decode) rather than I/O latency. On real storage the gap between "
-               "cached and uncached reads, and between PersistentFile and File after a restart, is "
-               "much larger than here.")
+    if st:
+        out.append(f"- A miss costs a {st['latencyConfiguredMillis']} ms storage read, a hit well under a "
+                   "millisecond: throughput follows the share of data reads served from cache, and "
+                   "MetaOnly (no data cache) is bound by the storage. The restart table below is the "
+                   "first minute after a restart with the 'fits' working set; `make bench-restart` "
+                   "measures it with a working set the storage cannot serve in a minute "
+                   "([bench-restart.md](bench-restart.md)).")
+    else:
+        out.append("- The HFiles sit on the local filesystem of a machine with plenty of RAM, so a block "
+                   "cache miss is served from the OS page cache, not from disk or HDFS: misses cost CPU "
+                   "(read, checksum, decode) rather than I/O latency. On real storage the gap between "
+                   "cached and uncached reads, and between PersistentFile and File after a restart, is "
+                   "much larger than here (`make bench-cache` runs on slowfs unless "
+                   "`BENCH_ARGS=-Dbench.latencyMillis=0`).")
     loads = [r["loadAverage"] for r in runs + restarts if r.get("loadAverage") is not None]
     busy = (f" The machine's 1-minute load average at the end of the runs was "
             f"{min(loads):.1f} to {max(loads):.1f}." if loads else "")

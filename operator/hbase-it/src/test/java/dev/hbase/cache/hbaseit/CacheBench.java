@@ -40,7 +40,10 @@ import org.junit.jupiter.api.Test;
  * and time-bounded random gets from 4 client threads: a working set that fits in the cache (the
  * first half-cache of rows) and one several times the cache (every row). For File and
  * PersistentFile, the throughput of the first minute after a graceful restart too. Every
- * measurement follows a warm-up of the same random gets (JIT of client and server). Writes
+ * measurement follows a warm-up of the same random gets (JIT of client and server). HBase's root
+ * dir is on {@link SlowStorage} (every HFile read waits {@code bench.latencyMillis}, 30 ms by
+ * default, uncached; 0: the local filesystem), so a miss costs what it costs on a remote store; the
+ * RegionServer's GC time (JMX) and its pauses (GC log) are measured per run. Writes
  * target/bench/results.json.
  */
 class CacheBench {
@@ -55,7 +58,13 @@ class CacheBench {
   static final Duration BUCKET = Duration.ofSeconds(5);
   static final int THREADS = 4;
 
+  /** The wait of each HFile read on {@link SlowStorage}; 0: the local filesystem, page cache on. */
+  static final int LATENCY_MILLIS = Integer.getInteger("bench.latencyMillis", 30);
+
   final JmxScraper scraper = new JmxScraper(Duration.ofSeconds(5));
+
+  /** The GC log of the running RegionServer. */
+  private Path gcLog;
 
   @Test
   void benchmark() throws Exception {
@@ -66,12 +75,24 @@ class CacheBench {
     results.put("threads", THREADS);
     results.put("measureSeconds", MEASURE.toSeconds());
     results.put("warmupSeconds", WARMUP.toSeconds());
+    results.put("latencyMillis", LATENCY_MILLIS);
     List<Map<String, Object>> runs = new ArrayList<>();
     List<Map<String, Object>> restarts = new ArrayList<>();
     results.put("runs", runs);
     results.put("restarts", restarts);
 
-    try (LocalHBase hbase = LocalHBase.start("bench", 1)) {
+    Path base =
+        Files.createDirectories(LocalHBase.IT_DIR.resolve("bench-" + System.currentTimeMillis()));
+    try (SlowStorage storage =
+            LATENCY_MILLIS > 0
+                ? SlowStorage.mount(base.resolve("slowfs"), Duration.ofMillis(LATENCY_MILLIS))
+                : null;
+        LocalHBase hbase =
+            LocalHBase.start(
+                "bench", 1, Map.of(), storage == null ? null : storage.mount.resolve("hbase"))) {
+      if (storage != null) {
+        results.put("storage", storage.measure(THREADS, Duration.ofSeconds(10)));
+      }
       hbase.startRegionServer(0, Plans.settings(plan(CacheMode.Lru, hbase.dir)));
       AdminHBaseCluster admin = hbase.admin();
       hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(90));
@@ -85,17 +106,17 @@ class CacheBench {
       for (CacheMode mode : CacheMode.values()) {
         Path cacheDir = Files.createDirectories(hbase.dir.resolve("cache-" + mode));
         Plan plan = plan(mode, cacheDir);
-        hbase.startRegionServer(0, Plans.settings(plan));
+        startRegionServer(hbase, mode, plan);
         awaitServing(hbase, admin);
         long capacity = cacheCapacity(TestTable.settledSample(scraper, infoPort), plan);
 
         // working set that fits: warm it with a scan of its rows, then random gets
-        table.scanRows(0, FITS_ROWS);
+        table.scanInParallel(0, FITS_ROWS, 8);
         runs.add(run(mode, "fits", capacity, connection, table, FITS_ROWS, infoPort, WARMUP));
 
         if (mode.isFile()) {
           hbase.stopRegionServer(0);
-          hbase.startRegionServer(0, Plans.settings(plan));
+          startRegionServer(hbase, mode, plan);
           awaitServing(hbase, admin);
           restarts.add(afterRestart(mode, connection, table, infoPort));
         }
@@ -110,6 +131,15 @@ class CacheBench {
     Files.createDirectories(out.getParent());
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(out.toFile(), results);
     System.out.println("RESULTS " + out.toAbsolutePath());
+  }
+
+  /** Starts RegionServer 0 with the plan's settings, its GC logged to a new {@link #gcLog}. */
+  private void startRegionServer(LocalHBase hbase, CacheMode mode, Plan plan) throws Exception {
+    gcLog = hbase.dir.resolve("logs").resolve("gc-" + mode + "-" + System.nanoTime() + ".log");
+    LocalHBase.RegionServerSettings s = Plans.settings(plan);
+    Map<String, String> env = new LinkedHashMap<>(s.env());
+    env.put("SERVER_GC_OPTS", GcLog.option(gcLog));
+    hbase.startRegionServer(0, new LocalHBase.RegionServerSettings(env, s.site()));
   }
 
   /** The bench policies: a block cache of about 256 MiB in every mode but MetaOnly. */
@@ -142,7 +172,11 @@ class CacheBench {
       load(c, table, rows, warmup);
     }
     CacheSample before = TestTable.settledSample(scraper, infoPort);
+    long gcBefore = scraper.gcTimeMillis(LocalHBase.HOST, infoPort);
+    Instant from = Instant.now();
     long[] buckets = load(c, table, rows, MEASURE);
+    Instant to = Instant.now();
+    long gcAfter = scraper.gcTimeMillis(LocalHBase.HOST, infoPort);
     CacheSample after = TestTable.settledSample(scraper, infoPort);
     CacheDelta d = CacheRatios.between(before, after);
     long ops = java.util.Arrays.stream(buckets).sum();
@@ -159,6 +193,8 @@ class CacheBench {
     r.put("evictions", d.evictions());
     r.put("failedInsertions", d.failedInsertions());
     r.put("l2UsedBytes", after.l2UsedBytes());
+    r.put("gcTimeFraction", (gcAfter - gcBefore) / (double) Duration.between(from, to).toMillis());
+    r.putAll(GcLog.pauses(gcLog, from, to));
     r.put("loadAverage", loadAverage());
     System.out.printf("RUN %s%n", r);
     return r;

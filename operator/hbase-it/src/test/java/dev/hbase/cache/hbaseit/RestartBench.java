@@ -20,9 +20,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.apache.hadoop.hbase.client.Connection;
 import org.junit.jupiter.api.Test;
 
@@ -94,7 +91,7 @@ class RestartBench {
     hbase.startRegionServer(0, Plans.settings(plan));
     awaitServing(hbase, admin);
     Instant warm = Instant.now();
-    scanInParallel(table);
+    table.scanInParallel(0, table.rows, 8);
     long warmSeconds = Duration.between(warm, Instant.now()).toSeconds();
     CacheSample warmed = TestTable.settledSample(scraper, infoPort);
 
@@ -177,27 +174,6 @@ class RestartBench {
         m.put("dataReadHitRatios", ratios);
       }
       return m;
-    }
-  }
-
-  /** Scans the table in eight parallel row ranges: every block read once, cached. */
-  private static void scanInParallel(TestTable table) throws Exception {
-    int parts = 8;
-    ExecutorService pool = Executors.newFixedThreadPool(parts);
-    try {
-      List<Future<Long>> futures = new ArrayList<>();
-      for (int i = 0; i < parts; i++) {
-        int from = table.rows / parts * i;
-        int to = i == parts - 1 ? table.rows : table.rows / parts * (i + 1);
-        futures.add(pool.submit(() -> table.scanRows(from, to)));
-      }
-      long n = 0;
-      for (Future<Long> f : futures) {
-        n += f.get();
-      }
-      assertThat(n).as("rows scanned").isEqualTo(table.rows);
-    } finally {
-      pool.shutdownNow();
     }
   }
 

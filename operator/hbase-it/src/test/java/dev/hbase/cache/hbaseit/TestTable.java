@@ -107,6 +107,32 @@ final class TestTable {
   }
 
   /**
+   * Reads rows [from, to) once in {@code parts} parallel scans that cache their blocks: on slow
+   * storage, the cache warms {@code parts} times as fast as with one scan.
+   */
+  void scanInParallel(int from, int to, int parts) throws Exception {
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(parts);
+    try {
+      List<java.util.concurrent.Future<Long>> futures = new ArrayList<>();
+      for (int i = 0; i < parts; i++) {
+        int a = from + (to - from) / parts * i;
+        int b = i == parts - 1 ? to : from + (to - from) / parts * (i + 1);
+        futures.add(pool.submit(() -> scanRows(a, b)));
+      }
+      long n = 0;
+      for (java.util.concurrent.Future<Long> f : futures) {
+        n += f.get();
+      }
+      if (n != to - from) {
+        throw new IllegalStateException("scanned " + n + " rows of " + (to - from));
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /**
    * One row in each of {@code count} distinct data blocks, at a random place within each stride;
    * strides {@code first..first+count-1}.
    */

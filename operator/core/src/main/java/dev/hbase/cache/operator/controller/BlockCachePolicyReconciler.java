@@ -280,6 +280,7 @@ public class BlockCachePolicyReconciler
       events.warn(client, policy, "CacheResetPending", StatusAggregator.cacheResetMessage(planned));
     }
     status.planned(planned);
+    RecommendStep.followed(status.status(), policy.getSpec(), planned.plan());
 
     ApplyStep.Outcome applied = apply.apply(client, observed, planned);
     if (applied instanceof StorageBlocked b) {

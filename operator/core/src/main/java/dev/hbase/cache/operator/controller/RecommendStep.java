@@ -43,6 +43,21 @@ final class RecommendStep {
         || spec.getAutoTune().getMode() == AutoTuneSpec.Mode.Recommend;
   }
 
+  /**
+   * Called on every plan, before anything is applied (a roll, a storage change or a blocked volume
+   * may end the reconcile before {@link #update}): a standing recommendation the user followed (or
+   * that the policy's new settings answer otherwise) no longer differs, at once rather than after
+   * the next window.
+   */
+  static void followed(BlockCachePolicyStatus status, BlockCachePolicySpec spec, Plan plan) {
+    Recommendation standing = status.getRecommendation();
+    if (standing != null
+        && Boolean.TRUE.equals(standing.getDiffers())
+        && !Recommender.stillDiffers(standing, spec, plan)) {
+      standing.setDiffers(false);
+    }
+  }
+
   void update(
       KubernetesClient client,
       BlockCachePolicy policy,

@@ -6,6 +6,7 @@ import dev.hbase.cache.api.v1alpha1.CacheMode;
 import dev.hbase.cache.api.v1alpha1.spec.MemorySpec;
 import dev.hbase.cache.api.v1alpha1.spec.TuningSpec;
 import dev.hbase.cache.api.v1alpha1.status.Evidence;
+import dev.hbase.cache.api.v1alpha1.status.Recommendation;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -148,6 +149,28 @@ public final class Recommender {
             : Math.abs(l2 - plan.bucketCache()) <= plan.bucketCache() / 50;
     long l1 = w.getL1CapacityBytes() == null ? 0 : w.getL1CapacityBytes();
     return l2Same && Math.abs(l1 - plan.l1()) <= plan.l1() * 0.15;
+  }
+
+  /**
+   * Whether a standing recommendation still asks for a change of the policy as it is now: after the
+   * user follows it (or changes the policy otherwise) it may not, long before the next window
+   * completes. The L2 counts as followed within 2% (the planner rounds).
+   */
+  public static boolean stillDiffers(Recommendation r, BlockCachePolicySpec spec, Plan current) {
+    if (r.getMode() == null || !Boolean.TRUE.equals(r.getDiffers())) {
+      return false;
+    }
+    if (!r.getMode().equals(current.mode().name())) {
+      return true;
+    }
+    long l2 = r.getBucketCache() == null ? 0 : Sizes.parse(r.getBucketCache());
+    if (Math.abs(l2 - current.bucketCache()) > Math.max(l2, current.bucketCache()) / 50) {
+      return true;
+    }
+    TuningSpec t = spec.getTuning() == null ? new TuningSpec() : spec.getTuning();
+    return (r.getWriterThreads() != null && !r.getWriterThreads().equals(t.getWriterThreads()))
+        || (r.getWriterQueueLength() != null
+            && !r.getWriterQueueLength().equals(t.getWriterQueueLength()));
   }
 
   /** Whether the window is complete. */

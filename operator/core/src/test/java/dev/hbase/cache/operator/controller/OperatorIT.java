@@ -1288,7 +1288,7 @@ class OperatorIT {
    * Sizing advice on a real API server: an hour's rule in a one-minute window. Every RegionServer's
    * 1Gi L2 is full and evicts at a hit ratio of 0.5 (working set ~2Gi): the status recommends a
    * 2560Mi L2 (0.95 of 2Gi with a quarter to spare, in 256Mi steps) with its evidence, an event
-   * says so, and nothing is applied.
+   * says so, and nothing is applied; once the user follows it, it no longer differs.
    */
   @Test
   void aFullL2UnderChurnGetsABiggerOneRecommendedAndNothingIsApplied() throws Exception {
@@ -1354,6 +1354,22 @@ class OperatorIT {
     assertThat(after.getStatus().getRollout().getRevision()).isEqualTo(revision);
     assertThat(after.getStatus().getRollout().getPhase()).isEqualTo(Phase.Idle);
     assertThat(kube.deletes).isEqualTo(deletes);
+    // the user follows it: the standing recommendation no longer differs, at once (not after the
+    // next window: the roll and a new window take longer)
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName("advice")
+        .edit(
+            p -> {
+              p.getSpec().getMemory().setBucketCache(new Quantity("2560Mi"));
+              return p;
+            });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> Boolean.FALSE.equals(get("advice").getStatus().getRecommendation().getDiffers()));
+    assertThat(get("advice").getStatus().getRecommendation().getBucketCache()).isEqualTo("2560Mi");
   }
 
   LeaderElectionConfiguration leader(String identity) {

@@ -9,6 +9,7 @@ import dev.hbase.cache.api.v1alpha1.spec.StorageSpec;
 import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
 import dev.hbase.cache.api.v1alpha1.spec.TuningSpec;
 import dev.hbase.cache.api.v1alpha1.status.Evidence;
+import dev.hbase.cache.api.v1alpha1.status.Recommendation;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.HitCounts;
@@ -326,5 +327,31 @@ class RecommenderTest {
     assertThat(next.getFrom()).isEqualTo(at.toString());
     assertThat(next.getDataReads()).isEqualTo(100 * 30L);
     assertThat(next.getL1CapacityBytes()).isEqualTo(2 * l1);
+  }
+
+  @Test
+  void aRecommendationTheUserFollowedNoLongerDiffers() {
+    BlockCachePolicySpec spec = spec(CacheMode.Lru, null);
+    long l1 = plan(spec, "4Gi").l1();
+    Advice a = advise(spec, "4Gi", new Load(500, 0.1, 100, 0, 5, l1, 0.99, 0, 0));
+    Recommendation r =
+        new Recommendation()
+            .setMode(a.mode().name())
+            .setBucketCache(Sizes.quantity(a.bucketCache()))
+            .setDiffers(a.differs());
+    assertThat(Recommender.stillDiffers(r, spec, plan(spec, "4Gi"))).isTrue();
+    // followed: the mode and the size it names
+    BlockCachePolicySpec followed = Recommender.candidate(spec, a.mode(), a.bucketCache());
+    assertThat(Recommender.stillDiffers(r, followed, plan(followed, "4Gi"))).isFalse();
+    // the mode, but half the size
+    BlockCachePolicySpec half = Recommender.candidate(spec, a.mode(), a.bucketCache() / 2);
+    assertThat(Recommender.stillDiffers(r, half, plan(half, "4Gi"))).isTrue();
+    // more writer threads: followed only once the policy names them
+    r.setWriterThreads(5);
+    assertThat(Recommender.stillDiffers(r, followed, plan(followed, "4Gi"))).isTrue();
+    followed.setTuning(new TuningSpec().setWriterThreads(5));
+    assertThat(Recommender.stillDiffers(r, followed, plan(followed, "4Gi"))).isFalse();
+    // a recommendation to keep the settings never differs
+    assertThat(Recommender.stillDiffers(r.setDiffers(false), spec, plan(spec, "4Gi"))).isFalse();
   }
 }
