@@ -124,6 +124,7 @@ class RestartBench {
   static Plan plan(CacheMode mode, Path cacheDir) {
     BlockCachePolicySpec spec = Plans.policy(mode, cacheDir);
     spec.getMemory().setBucketCache(new Quantity("1280Mi"));
+    spec.getStorage().setSize(new Quantity("3Gi")); // the L2 plus the planner's 1Gi for map and fs
     return Plans.plan(spec);
   }
 
