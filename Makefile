@@ -157,6 +157,13 @@ dashboard-plot: plot-venv ## the Grafana dashboard's panels as make e2e's Promet
 roll-plot: plot-venv ## make e2e's rolls as a picture (reads/s, p99, the cluster's reads from cache, each restart): docs/roll-kind.png
 	$(BIN)/bench-venv/bin/python e2e/roll-plot.py e2e/target docs/roll-kind.png $(ROLL_WINDOW)
 
+.PHONY: bench-operator
+bench-operator: kube-api-test-binaries ## the operator at 3, 52 and 200 simulated RegionServers on a real kube-apiserver (~15 min, not a test): docs/bench-operator.md
+	cd operator && $(MVN) $(MVN_FLAGS) -pl core -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
+	  -Dit.test=OperatorScaleBench -Dfailsafe.failIfNoSpecifiedTests=false $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory plot-venv
+	$(BIN)/bench-venv/bin/python operator/core/bench/operator-report.py operator/core/target/bench/operator.json docs
+
 .PHONY: bench-cache
 bench-cache: hbase-lib slowfs ## cache benchmark on real HBase, HFiles on slowfs (~25 min, not a test, root): docs/benchmarks.md and plots
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \

@@ -48,6 +48,12 @@ final class FakeKube implements AutoCloseable {
   final Set<String> pvcUidsSeen = ConcurrentHashMap.newKeySet();
   volatile Duration readyAfter = Duration.ofMillis(800);
 
+  /** How often it looks (set before {@link #start}): many of them at once look less often. */
+  Duration tick = Duration.ofMillis(150);
+
+  /** The pods' IPs are this prefix and 10 + ordinal (set before {@link #start}). */
+  String subnet = "10.0.0.";
+
   /**
    * A real StatefulSet controller and garbage collector run ({@link ControllerManager}): play only
    * the kubelet (Ready after {@link #readyAfter}, the RegionServer registers).
@@ -71,7 +77,7 @@ final class FakeKube implements AutoCloseable {
   }
 
   FakeKube start() {
-    loop.scheduleWithFixedDelay(this::safeTick, 0, 150, TimeUnit.MILLISECONDS);
+    loop.scheduleWithFixedDelay(this::safeTick, 0, tick.toMillis(), TimeUnit.MILLISECONDS);
     return this;
   }
 
@@ -224,8 +230,8 @@ final class FakeKube implements AutoCloseable {
     return pod + "." + sts + "." + ns + ".svc.cluster.local";
   }
 
-  static String ip(int ordinal) {
-    return "10.0.0." + (10 + ordinal);
+  String ip(int ordinal) {
+    return subnet + (10 + ordinal);
   }
 
   boolean allReadyAndRegistered(int n) {

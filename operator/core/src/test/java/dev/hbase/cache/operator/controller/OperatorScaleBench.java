@@ -1,0 +1,638 @@
+package dev.hbase.cache.operator.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.BlockCacheOperator;
+import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.hbase.SimulatedHBase;
+import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.http.BasicBuilder;
+import io.fabric8.kubernetes.client.http.HttpRequest;
+import io.fabric8.kubernetes.client.http.Interceptor;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code make bench-operator}: the operator at 3, 52 and 200 RegionServers (1 StatefulSet of 3, 13
+ * and 50 of 4, one policy each) on a real kube-apiserver and etcd. Kubelet and HBase are simulated
+ * as in {@link OperatorIT} ({@link FakeKube}, {@link SimulatedHBase}: a pod is Ready about a second
+ * after its create, its /jmx answers come from memory); the operator is the production {@link
+ * BlockCacheOperator} with its default metrics interval, watching all namespaces, in this JVM. Per
+ * scale point: the first roll of every StatefulSet (all policies created at once), then an idle
+ * window: API requests by verb per minute (counted on the operator's own client), reconcile time
+ * p50/p99 (the operator's own JOSDK histogram, as Prometheus would compute it), scrapes per minute,
+ * CPU of this JVM and of kube-apiserver + etcd, heap after GC and RSS. At the largest point, one
+ * RegionServer whose /jmx takes 10 s: what it does to the other policies' reconciles. Not a test
+ * (run only by the make target); the report goes to target/bench/operator.{json,md}.
+ */
+@EnableKubeAPIServer
+class OperatorScaleBench {
+  static KubernetesClient client;
+  static final String POINTS = System.getProperty("bench.points", "1x3,13x4,50x4");
+  static final Duration IDLE = Duration.ofSeconds(Integer.getInteger("bench.idleSeconds", 120));
+  static final Duration SLOW = Duration.ofSeconds(Integer.getInteger("bench.slowSeconds", 60));
+  static final int REGIONS_PER_SERVER = 5;
+  static final Path OUT = Path.of("target/bench");
+
+  @BeforeAll
+  static void crd() throws Exception {
+    try (var in = new FileInputStream("../../crds/blockcachepolicies.cache.hbase.dev-v1.yml")) {
+      var crd = client.apiextensions().v1().customResourceDefinitions().load(in).item();
+      client.resource(crd).serverSideApply();
+      client
+          .apiextensions()
+          .v1()
+          .customResourceDefinitions()
+          .withName(crd.getMetadata().getName())
+          .waitUntilCondition(CrdValidationTest::established, 30, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void benchmark() throws Exception {
+    List<Map<String, Object>> points = new ArrayList<>();
+    String[] specs = POINTS.split(",");
+    for (int i = 0; i < specs.length; i++) {
+      String[] p = specs[i].split("x");
+      boolean last = i == specs.length - 1;
+      points.add(
+          new Point(i + 1, Integer.parseInt(p[0]), Integer.parseInt(p[1]))
+              .run(last && !SLOW.isZero()));
+    }
+    Map<String, Object> report = new LinkedHashMap<>();
+    report.put("date", Instant.now().toString());
+    report.put("machine", machine());
+    report.put("kubernetes", client.getKubernetesVersion().getGitVersion());
+    report.put("idleSeconds", IDLE.toSeconds());
+    report.put("points", points);
+    Files.createDirectories(OUT);
+    new ObjectMapper()
+        .enable(SerializationFeature.INDENT_OUTPUT)
+        .writeValue(OUT.resolve("operator.json").toFile(), report);
+    System.out.println("OPERATOR BENCH " + Serialization.asJson(points));
+  }
+
+  /** One scale point: its namespaces, simulated clusters, operator and measurements. */
+  static final class Point {
+    final int run;
+    final int clusters;
+    final int replicas;
+    final List<String> namespaces = new ArrayList<>();
+    final Map<String, SimulatedHBase> byQuorum = new ConcurrentHashMap<>();
+    final Map<String, SimulatedHBase> bySubnet = new ConcurrentHashMap<>();
+    final List<FakeKube> kubes = new ArrayList<>();
+    final Counting counting = new Counting();
+    volatile String slowIp;
+
+    Point(int run, int clusters, int replicas) {
+      this.run = run;
+      this.clusters = clusters;
+      this.replicas = replicas;
+    }
+
+    Map<String, Object> run(boolean slowServer) throws Exception {
+      Map<String, Object> r = new LinkedHashMap<>();
+      r.put("statefulSets", clusters);
+      r.put("regionServers", clusters * replicas);
+      r.put("policies", clusters);
+      for (int c = 0; c < clusters; c++) {
+        cluster(c);
+      }
+      await()
+          .atMost(Duration.ofMinutes(5))
+          .pollInterval(Duration.ofSeconds(1))
+          .until(() -> kubes.stream().allMatch(k -> k.allReadyAndRegistered(replicas)));
+      kubes.forEach(k -> k.maxDown = 0);
+
+      BlockCachePolicyReconciler reconciler =
+          new BlockCachePolicyReconciler(
+              Clock.systemUTC(),
+              settings -> byQuorum.get(settings.get("hbase.zookeeper.quorum")),
+              probe());
+      BlockCacheOperator op = new BlockCacheOperator(counting.client, Set.of(), null, reconciler);
+      op.start();
+      try {
+        // the first roll: every policy created at once, every StatefulSet rolled
+        Usage u0 = Usage.now();
+        Map<String, Long> c0 = counting.snapshot();
+        Histogram h0 = Histogram.of(op.registry().scrape(), null);
+        Instant t0 = Instant.now();
+        for (String ns : namespaces) {
+          policy(ns);
+        }
+        await()
+            .atMost(Duration.ofMinutes(30))
+            .pollInterval(Duration.ofSeconds(2))
+            .until(() -> namespaces.stream().allMatch(Point::idleAndApplied));
+        Duration roll = Duration.between(t0, Instant.now());
+        r.put("rollSeconds", roll.toMillis() / 1000.0);
+        r.put("podsRestarted", kubes.stream().mapToInt(k -> k.deletes.size()).sum());
+        r.put("mostDownInOneStatefulSet", kubes.stream().mapToInt(k -> k.maxDown).max().orElse(0));
+        r.put("rolling", window(c0, counting.snapshot(), roll, u0, Usage.now(), h0, op, null));
+        assertThat((int) r.get("podsRestarted")).isEqualTo(clusters * replicas);
+
+        settle();
+        // idle: what a cluster with nothing to do costs
+        u0 = Usage.now();
+        c0 = counting.snapshot();
+        h0 = Histogram.of(op.registry().scrape(), null);
+        int s0 = scrapes();
+        Thread.sleep(IDLE.toMillis());
+        Map<String, Object> idle =
+            window(c0, counting.snapshot(), IDLE, u0, Usage.now(), h0, op, null);
+        idle.put("scrapesPerMinute", round((scrapes() - s0) * 60.0 / IDLE.toSeconds()));
+        r.put("idle", idle);
+        System.gc();
+        Thread.sleep(1000);
+        r.put(
+            "heapAfterGcMiB",
+            ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 20);
+        r.put("rssMiB", Usage.rssKiB() >> 10);
+        r.put("threads", Thread.activeCount());
+
+        if (slowServer) {
+          // one RegionServer's /jmx answers after 10 s: the other policies' reconciles
+          String slowNs = namespaces.get(0);
+          slowIp = kubes.get(0).ip(0);
+          u0 = Usage.now();
+          c0 = counting.snapshot();
+          h0 = Histogram.of(op.registry().scrape(), slowNs);
+          Histogram own0 = Histogram.only(op.registry().scrape(), slowNs);
+          Thread.sleep(SLOW.toMillis());
+          Map<String, Object> slow =
+              window(c0, counting.snapshot(), SLOW, u0, Usage.now(), h0, op, slowNs);
+          Histogram own = Histogram.only(op.registry().scrape(), slowNs).minus(own0);
+          slow.put("slowPolicyReconciles", own.count);
+          slow.put("slowPolicyReconcileP50Ms", own.quantileMs(0.5));
+          r.put("oneSlowServer", slow);
+          slowIp = null;
+        }
+      } finally {
+        cleanUp(op);
+      }
+      System.out.println("OPERATOR POINT " + Serialization.asJson(r));
+      return r;
+    }
+
+    private Map<String, Object> window(
+        Map<String, Long> c0,
+        Map<String, Long> c1,
+        Duration d,
+        Usage u0,
+        Usage u1,
+        Histogram h0,
+        BlockCacheOperator op,
+        String excludeNs) {
+      Map<String, Object> w = new LinkedHashMap<>();
+      double minutes = d.toMillis() / 60000.0;
+      Map<String, Object> byVerb = new TreeMap<>();
+      long writes = 0;
+      for (var e : c1.entrySet()) {
+        long n = e.getValue() - c0.getOrDefault(e.getKey(), 0L);
+        if (n > 0) {
+          byVerb.put(e.getKey(), round(n / minutes));
+          if (Counting.WRITES.contains(e.getKey())) {
+            writes += n;
+          }
+        }
+      }
+      w.put("seconds", d.toSeconds());
+      w.put("requestsPerMinuteByVerb", byVerb);
+      w.put("writesPerMinute", round(writes / minutes));
+      Histogram h = Histogram.of(op.registry().scrape(), excludeNs).minus(h0);
+      w.put("reconciles", h.count);
+      w.put("reconcileP50Ms", h.quantileMs(0.5));
+      w.put("reconcileP99Ms", h.quantileMs(0.99));
+      double wall = d.toMillis() / 1000.0;
+      w.put("jvmCpuCores", round((u1.jvmCpuNanos - u0.jvmCpuNanos) / 1e9 / wall));
+      w.put("apiServerAndEtcdCpuCores", round((u1.apiTicks - u0.apiTicks) / 100.0 / wall));
+      w.put("rssMiB", Usage.rssKiB() >> 10);
+      w.put("loadAverage", Usage.loadAverage());
+      return w;
+    }
+
+    private void cluster(int c) {
+      String ns = "scale-" + run + "-" + c;
+      namespaces.add(ns);
+      client
+          .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+          .create();
+      String quorum = "zk." + ns;
+      client
+          .resource(
+              new ConfigMapBuilder()
+                  .withNewMetadata()
+                  .withName("hbase-site")
+                  .withNamespace(ns)
+                  .endMetadata()
+                  .addToData(
+                      "hbase-site.xml",
+                      "<configuration>\n<property><name>hbase.zookeeper.quorum</name><value>"
+                          + quorum
+                          + "</value></property>\n</configuration>\n")
+                  .build())
+          .create();
+      StatefulSet sts =
+          new StatefulSetBuilder()
+              .withNewMetadata()
+              .withName("rs")
+              .withNamespace(ns)
+              .endMetadata()
+              .withNewSpec()
+              .withReplicas(replicas)
+              .withServiceName("rs")
+              .withNewSelector()
+              .addToMatchLabels("app", "rs")
+              .endSelector()
+              .withNewTemplate()
+              .withNewMetadata()
+              .addToLabels("app", "rs")
+              .endMetadata()
+              .withNewSpec()
+              .addNewContainer()
+              .withName("regionserver")
+              .withImage("hbase:2.6.4")
+              .withNewResources()
+              .addToLimits("memory", new Quantity("4Gi"))
+              .addToRequests("memory", new Quantity("4Gi"))
+              .endResources()
+              .addNewVolumeMount()
+              .withName("config")
+              .withMountPath("/etc/hbase")
+              .endVolumeMount()
+              .endContainer()
+              .addNewVolume()
+              .withName("config")
+              .withNewConfigMap()
+              .withName("hbase-site")
+              .endConfigMap()
+              .endVolume()
+              .endSpec()
+              .endTemplate()
+              .withVolumeClaimTemplates(new ArrayList<>())
+              .endSpec()
+              .build();
+      client.resource(sts).create();
+      SimulatedHBase hbase = new SimulatedHBase(Instant::now);
+      hbase.reportDelay = Duration.ofMillis(300);
+      Map<String, List<String>> regions = new LinkedHashMap<>();
+      for (int i = 0; i < replicas; i++) {
+        List<String> rs = new ArrayList<>();
+        for (int k = 0; k < REGIONS_PER_SERVER; k++) {
+          rs.add("r" + c + "x" + i + "x" + k);
+        }
+        regions.put("rs-" + i, rs);
+      }
+      FakeKube kube = new FakeKube(client, ns, "rs", hbase, regions);
+      kube.tick = Duration.ofSeconds(1); // 50 of them: 150 API requests/s, not 1000
+      kube.subnet = "10." + run + "." + c + ".";
+      byQuorum.put(quorum, hbase);
+      bySubnet.put(kube.subnet, hbase);
+      kubes.add(kube.start());
+    }
+
+    /** Scrapes go to the simulated cluster of the pod's subnet; {@link #slowIp} answers late. */
+    private CacheProbe probe() {
+      return new CacheProbe() {
+        @Override
+        public CacheSample scrape(String host, int infoPort) throws IOException {
+          if (host.equals(slowIp)) {
+            try {
+              Thread.sleep(10_000);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new IOException(e);
+            }
+          }
+          return at(host).probe().scrape(host, infoPort);
+        }
+
+        @Override
+        public Long gcTimeMillis(String host, int infoPort) throws IOException {
+          return at(host).probe().gcTimeMillis(host, infoPort);
+        }
+
+        private SimulatedHBase at(String host) throws IOException {
+          SimulatedHBase h = bySubnet.get(host.substring(0, host.lastIndexOf('.') + 1));
+          if (h == null) {
+            throw new IOException("connection refused: " + host);
+          }
+          return h;
+        }
+      };
+    }
+
+    private void policy(String ns) {
+      String doc =
+          "apiVersion: cache.hbase.dev/v1alpha1\nkind: BlockCachePolicy\nmetadata:\n"
+              + "  name: cache\n  namespace: "
+              + ns
+              + "\nspec:\n  targetRef:\n    name: rs\n  hbaseSiteConfigMap: hbase-site\n"
+              + "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n";
+      client.resource(Serialization.unmarshal(doc, BlockCachePolicy.class)).create();
+    }
+
+    static boolean idleAndApplied(String ns) {
+      BlockCachePolicy p =
+          client.resources(BlockCachePolicy.class).inNamespace(ns).withName("cache").get();
+      return p != null
+          && p.getStatus() != null
+          && p.getStatus().getRollout() != null
+          && p.getStatus().getRollout().getPhase() == Phase.Idle
+          && Conditions.find(p.getStatus().getConditions(), "Ready")
+              .map(c -> "True".equals(c.getStatus()))
+              .orElse(false);
+    }
+
+    /** Until no policy's status has changed for a metrics interval (30 s) and 5 s. */
+    private void settle() {
+      Map<String, String> seen = new ConcurrentHashMap<>();
+      long[] since = {System.nanoTime()};
+      await()
+          .atMost(Duration.ofMinutes(5))
+          .pollInterval(Duration.ofSeconds(1))
+          .until(
+              () -> {
+                for (var p :
+                    client.resources(BlockCachePolicy.class).inAnyNamespace().list().getItems()) {
+                  String key = p.getMetadata().getNamespace();
+                  String rv = p.getMetadata().getResourceVersion();
+                  if (!rv.equals(seen.put(key, rv))) {
+                    since[0] = System.nanoTime();
+                  }
+                }
+                return System.nanoTime() - since[0] > Duration.ofSeconds(35).toNanos();
+              });
+    }
+
+    private int scrapes() {
+      return byQuorum.values().stream().mapToInt(h -> h.scrapes).sum();
+    }
+
+    /** Policies deleted while the operator runs (it removes its finalizer), then the rest. */
+    private void cleanUp(BlockCacheOperator op) {
+      try {
+        for (String ns : namespaces) {
+          client.resources(BlockCachePolicy.class).inNamespace(ns).withName("cache").delete();
+        }
+        await()
+            .atMost(Duration.ofMinutes(5))
+            .until(
+                () ->
+                    namespaces.stream()
+                        .allMatch(
+                            ns ->
+                                client
+                                        .resources(BlockCachePolicy.class)
+                                        .inNamespace(ns)
+                                        .withName("cache")
+                                        .get()
+                                    == null));
+      } finally {
+        op.stop();
+        kubes.forEach(FakeKube::close);
+        counting.client.close();
+        for (String ns : namespaces) {
+          client.apps().statefulSets().inNamespace(ns).delete();
+          client.pods().inNamespace(ns).delete();
+          client.persistentVolumeClaims().inNamespace(ns).delete();
+          client.configMaps().inNamespace(ns).delete();
+        }
+      }
+    }
+  }
+
+  /** Every request the operator's client sends, by verb (LIST and WATCH told from GET). */
+  static final class Counting {
+    static final Set<String> WRITES = Set.of("CREATE", "UPDATE", "PATCH", "DELETE");
+    final Map<String, AtomicLong> byVerb = new ConcurrentHashMap<>();
+    final KubernetesClient client =
+        new KubernetesClientBuilder()
+            .withConfig(OperatorScaleBench.client.getConfiguration())
+            .withHttpClientBuilderConsumer(
+                b ->
+                    b.addOrReplaceInterceptor(
+                        "count",
+                        new Interceptor() {
+                          @Override
+                          public void before(
+                              BasicBuilder builder, HttpRequest request, RequestTags tags) {
+                            byVerb
+                                .computeIfAbsent(verb(request), k -> new AtomicLong())
+                                .incrementAndGet();
+                          }
+                        }))
+            .build();
+
+    Map<String, Long> snapshot() {
+      Map<String, Long> m = new TreeMap<>();
+      byVerb.forEach((k, v) -> m.put(k, v.get()));
+      return m;
+    }
+
+    static String verb(HttpRequest request) {
+      switch (request.method()) {
+        case "POST":
+          return "CREATE";
+        case "PUT":
+          return "UPDATE";
+        case "PATCH":
+          return "PATCH";
+        case "DELETE":
+          return "DELETE";
+        default:
+          break;
+      }
+      String query = request.uri().getRawQuery();
+      if (query != null && query.contains("watch=true")) {
+        return "WATCH";
+      }
+      // /api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUB]] or /apis/GROUP/VERSION/...
+      List<String> s =
+          new ArrayList<>(Arrays.asList(request.uri().getPath().replaceAll("^/+", "").split("/")));
+      s = s.subList(s.get(0).equals("api") ? 2 : 3, s.size());
+      if (s.size() >= 2 && s.get(0).equals("namespaces") && s.size() > 2) {
+        s = s.subList(2, s.size());
+      }
+      return s.size() == 1 ? "LIST" : "GET";
+    }
+  }
+
+  /**
+   * The operator's reconcile-time histogram ({@code
+   * operator_sdk_controllers_execution_reconcile_seconds}) summed by bucket over its series, as
+   * {@code histogram_quantile(q, sum by (le) (...))} reads it.
+   */
+  static final class Histogram {
+    static final Pattern BUCKET =
+        Pattern.compile(
+            "^operator_sdk_controllers_execution_reconcile_seconds_bucket\\{(.*)\\} (\\S+)$");
+    static final Pattern LE = Pattern.compile("le=\"([^\"]+)\"");
+    final TreeMap<Double, Double> buckets = new TreeMap<>();
+    long count;
+
+    /** Every series, but those of {@code excludeNs} when given. */
+    static Histogram of(String scrape, String excludeNs) {
+      return parse(
+          scrape, labels -> excludeNs == null || !labels.contains("\"" + excludeNs + "\""));
+    }
+
+    static Histogram only(String scrape, String ns) {
+      return parse(scrape, labels -> labels.contains("\"" + ns + "\""));
+    }
+
+    private static Histogram parse(String scrape, java.util.function.Predicate<String> keep) {
+      Histogram h = new Histogram();
+      for (String line : scrape.split("\n")) {
+        Matcher m = BUCKET.matcher(line);
+        if (m.matches() && keep.test(m.group(1))) {
+          Matcher le = LE.matcher(m.group(1));
+          if (le.find()) {
+            double bound =
+                le.group(1).equals("+Inf")
+                    ? Double.POSITIVE_INFINITY
+                    : Double.parseDouble(le.group(1));
+            h.buckets.merge(bound, Double.parseDouble(m.group(2)), Double::sum);
+          }
+        }
+      }
+      h.count = Math.round(h.buckets.getOrDefault(Double.POSITIVE_INFINITY, 0.0));
+      return h;
+    }
+
+    Histogram minus(Histogram before) {
+      Histogram d = new Histogram();
+      buckets.forEach((b, n) -> d.buckets.put(b, n - before.buckets.getOrDefault(b, 0.0)));
+      d.count = count - before.count;
+      return d;
+    }
+
+    /** Linear interpolation within the bucket, as Prometheus does; null without observations. */
+    Double quantileMs(double q) {
+      if (count <= 0) {
+        return null;
+      }
+      double rank = q * count;
+      double lower = 0;
+      double below = 0;
+      for (var e : buckets.entrySet()) {
+        if (e.getValue() >= rank) {
+          if (e.getKey().isInfinite()) {
+            return round(lower * 1000);
+          }
+          double inBucket = e.getValue() - below;
+          double f = inBucket <= 0 ? 1 : (rank - below) / inBucket;
+          return round((lower + (e.getKey() - lower) * f) * 1000);
+        }
+        lower = e.getKey();
+        below = e.getValue();
+      }
+      return round(lower * 1000);
+    }
+  }
+
+  /** CPU of this JVM, and of kube-apiserver and etcd (clock ticks from /proc). */
+  record Usage(long jvmCpuNanos, long apiTicks) {
+    static Usage now() {
+      var os =
+          (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+      return new Usage(os.getProcessCpuTime(), apiServerTicks());
+    }
+
+    static long apiServerTicks() {
+      long ticks = 0;
+      try (var dirs = Files.list(Path.of("/proc"))) {
+        for (Path d : (Iterable<Path>) dirs::iterator) {
+          if (!d.getFileName().toString().matches("\\d+")) {
+            continue;
+          }
+          try {
+            String stat = Files.readString(d.resolve("stat"));
+            String comm = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+            if (comm.equals("kube-apiserver") || comm.equals("etcd")) {
+              String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+              ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime
+            }
+          } catch (IOException | RuntimeException e) {
+            // gone meanwhile
+          }
+        }
+      } catch (IOException e) {
+        return 0;
+      }
+      return ticks;
+    }
+
+    static long rssKiB() {
+      try {
+        for (String l : Files.readAllLines(Path.of("/proc/self/status"))) {
+          if (l.startsWith("VmRSS:")) {
+            return Long.parseLong(l.replaceAll("\\D", ""));
+          }
+        }
+      } catch (IOException e) {
+        // not Linux
+      }
+      return 0;
+    }
+
+    static String loadAverage() {
+      try {
+        return Files.readString(Path.of("/proc/loadavg")).split(" ", 4)[0];
+      } catch (IOException e) {
+        return "?";
+      }
+    }
+  }
+
+  static double round(double v) {
+    return Math.round(v * 10) / 10.0;
+  }
+
+  static Map<String, Object> machine() throws IOException {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("cores", Runtime.getRuntime().availableProcessors());
+    m.put(
+        "memoryGiB",
+        ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getTotalMemorySize()
+            >> 30);
+    m.put("java", System.getProperty("java.runtime.version"));
+    m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+    m.put("maxHeapMiB", Runtime.getRuntime().maxMemory() >> 20);
+    return m;
+  }
+}
