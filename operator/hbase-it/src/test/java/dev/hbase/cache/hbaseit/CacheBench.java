@@ -51,6 +51,10 @@ class CacheBench {
   static final int ROWS = Integer.getInteger("bench.rows", 780_000);
   static final int FITS_ROWS = Integer.getInteger("bench.fitsRows", 120_000);
   static final Duration WARMUP = Duration.ofSeconds(Integer.getInteger("bench.warmupSeconds", 20));
+
+  /** How long the cache counters may take to settle: prefetch on open runs on the slow storage. */
+  static final Duration SETTLE = Duration.ofMinutes(8);
+
   static final Duration MEASURE =
       Duration.ofSeconds(Integer.getInteger("bench.measureSeconds", 30));
   static final Duration AFTER_RESTART =
@@ -108,7 +112,7 @@ class CacheBench {
         Plan plan = plan(mode, cacheDir);
         startRegionServer(hbase, mode, plan);
         awaitServing(hbase, admin);
-        long capacity = cacheCapacity(TestTable.settledSample(scraper, infoPort), plan);
+        long capacity = cacheCapacity(TestTable.settledSample(scraper, infoPort, SETTLE), plan);
 
         // working set that fits: warm it with a scan of its rows, then random gets
         table.scanInParallel(0, FITS_ROWS, 8);
@@ -171,13 +175,13 @@ class CacheBench {
     if (!warmup.isZero()) {
       load(c, table, rows, warmup);
     }
-    CacheSample before = TestTable.settledSample(scraper, infoPort);
+    CacheSample before = TestTable.settledSample(scraper, infoPort, SETTLE);
     long gcBefore = scraper.gcTimeMillis(LocalHBase.HOST, infoPort);
     Instant from = Instant.now();
     long[] buckets = load(c, table, rows, MEASURE);
     Instant to = Instant.now();
     long gcAfter = scraper.gcTimeMillis(LocalHBase.HOST, infoPort);
-    CacheSample after = TestTable.settledSample(scraper, infoPort);
+    CacheSample after = TestTable.settledSample(scraper, infoPort, SETTLE);
     CacheDelta d = CacheRatios.between(before, after);
     long ops = java.util.Arrays.stream(buckets).sum();
     Map<String, Object> r = new LinkedHashMap<>();
@@ -222,7 +226,7 @@ class CacheBench {
     }
     long[] buckets = load.get();
     loader.shutdown();
-    CacheSample after = TestTable.settledSample(scraper, infoPort);
+    CacheSample after = TestTable.settledSample(scraper, infoPort, SETTLE);
     CacheDelta d = CacheRatios.between(first, after);
     List<Double> opsPerSecond = new ArrayList<>();
     for (long b : buckets) {

@@ -180,8 +180,17 @@ final class TestTable {
 
   /** The next sample once the counters stopped moving for two refreshes (a quiet baseline). */
   static CacheSample settledSample(JmxScraper scraper, int infoPort) throws Exception {
+    return settledSample(scraper, infoPort, Duration.ofSeconds(90));
+  }
+
+  /**
+   * As above, waiting up to {@code max}: on slow storage a PersistentFile server's prefetch on open
+   * keeps the counters moving for minutes.
+   */
+  static CacheSample settledSample(JmxScraper scraper, int infoPort, Duration max)
+      throws Exception {
     CacheSample previous = null;
-    for (int i = 0; i < 60; i++) {
+    for (int i = 0; i < max.toMillis() / 1500; i++) {
       CacheSample now;
       try {
         now = scraper.scrape(LocalHBase.HOST, infoPort);
