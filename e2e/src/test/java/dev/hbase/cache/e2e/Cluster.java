@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Duration;
@@ -76,11 +77,26 @@ final class Cluster {
     return policyResource().get();
   }
 
+  /**
+   * The user's edit, as `kubectl edit` makes it: on the latest version of the policy. The
+   * operator writes the status while it rolls, so an edit based on a version read a moment
+   * earlier may meet a conflict (409); like a user, the story reads the policy again and retries
+   * (CI failed step 9 once on such a conflict).
+   */
   void editPolicy(Consumer<BlockCachePolicy> change) {
-    policyResource().edit(p -> {
-      change.accept(p);
-      return p;
-    });
+    for (int attempt = 1; ; attempt++) {
+      try {
+        policyResource().edit(p -> {
+          change.accept(p);
+          return p;
+        });
+        return;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == 10) {
+          throw e;
+        }
+      }
+    }
   }
 
   String revision() {

@@ -698,15 +698,12 @@ class OperatorIT {
     assertThat(kube.deletes).isEmpty();
 
     // unpause: the pods roll onto their cache PVCs
-    client
-        .resources(BlockCachePolicy.class)
-        .inNamespace(ns)
-        .withName("pfile")
-        .edit(
-            x -> {
-              x.getSpec().getRollout().setPaused(false);
-              return x;
-            });
+    editPolicy(
+        "pfile",
+        x -> {
+          x.getSpec().getRollout().setPaused(false);
+          return x;
+        });
     await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("pfile"));
     var pvcs = client.persistentVolumeClaims().inNamespace(ns).list().getItems();
     assertThat(pvcs)
@@ -827,17 +824,14 @@ class OperatorIT {
     policy("manual", "  mode: MetaOnly\n");
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("manual"));
     assertThat(kube.deletes).hasSize(3);
-    client
-        .resources(BlockCachePolicy.class)
-        .inNamespace(ns)
-        .withName("manual")
-        .edit(
-            p -> {
-              p.getMetadata()
-                  .getAnnotations()
-                  .put(BlockCachePolicy.RESTART_ANNOTATION, "2026-11-21T10:00:00Z");
-              return p;
-            });
+    editPolicy(
+        "manual",
+        p -> {
+          p.getMetadata()
+              .getAnnotations()
+              .put(BlockCachePolicy.RESTART_ANNOTATION, "2026-11-21T10:00:00Z");
+          return p;
+        });
     // at once, not at the next requeue (an annotation does not bump the generation: PolicyChanges)
     await()
         .atMost(Duration.ofSeconds(5))
@@ -1119,15 +1113,12 @@ class OperatorIT {
                     && get("reset").getStatus().getRollout() != null
                     && get("reset").getStatus().getRollout().getPhase() == Phase.Paused);
     assertThat(condition("reset", "CacheResetPending", "True")).isFalse();
-    client
-        .resources(BlockCachePolicy.class)
-        .inNamespace(ns)
-        .withName("reset")
-        .edit(
-            p -> {
-              p.getSpec().setMode(dev.hbase.cache.api.v1alpha1.CacheMode.Offheap);
-              return p;
-            });
+    editPolicy(
+        "reset",
+        p -> {
+          p.getSpec().setMode(dev.hbase.cache.api.v1alpha1.CacheMode.Offheap);
+          return p;
+        });
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> condition("reset", "CacheResetPending", "True"));
@@ -1356,20 +1347,34 @@ class OperatorIT {
     assertThat(kube.deletes).isEqualTo(deletes);
     // the user follows it: the standing recommendation no longer differs, at once (not after the
     // next window: the roll and a new window take longer)
-    client
-        .resources(BlockCachePolicy.class)
-        .inNamespace(ns)
-        .withName("advice")
-        .edit(
-            p -> {
-              p.getSpec().getMemory().setBucketCache(new Quantity("2560Mi"));
-              return p;
-            });
+    editPolicy(
+        "advice",
+        p -> {
+          p.getSpec().getMemory().setBucketCache(new Quantity("2560Mi"));
+          return p;
+        });
     await()
         .atMost(Duration.ofSeconds(30))
         .until(
             () -> Boolean.FALSE.equals(get("advice").getStatus().getRecommendation().getDiffers()));
     assertThat(get("advice").getStatus().getRecommendation().getBucketCache()).isEqualTo("2560Mi");
+  }
+
+  /**
+   * An edit on the latest version of the policy, retried on a conflict (409) as a user would: the
+   * operator writes the status meanwhile, and fabric8's edit sends the version it read.
+   */
+  void editPolicy(String name, java.util.function.UnaryOperator<BlockCachePolicy> change) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        client.resources(BlockCachePolicy.class).inNamespace(ns).withName(name).edit(change);
+        return;
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == 10) {
+          throw e;
+        }
+      }
+    }
   }
 
   LeaderElectionConfiguration leader(String identity) {
