@@ -112,9 +112,10 @@ def main(path, docs):
         f"{fmt(big['rssMiB'], ' MiB')} (goal RSS < 300 MiB for the operator; the JVM here also "
         "holds the simulation and runs with the build's default heap settings).")
     out.append(
-        "- Scraping: each policy scrapes its own servers one after another inside its reconcile; "
+        "- Scraping: a policy's servers are scraped at once on a pool shared by all policies "
+        "(16 requests in flight at most, each bounded by the probe's timeout: 5 s in production); "
         "policies reconcile in parallel (JOSDK's executor), so a slow server delays only its own "
-        "policy (see above).\n")
+        "policy's reconcile, by at most the timeout, and no other server's scrape (see above).\n")
     out.append("![operator at scale](bench-operator.png)\n")
     with open(os.path.join(docs, "bench-operator.md"), "w") as f:
         f.write("\n".join(out))

@@ -478,8 +478,9 @@ public class BlockCachePolicyReconciler
     }
   }
 
-  /** Closes the HBase connections (operator shutdown). */
+  /** Closes the HBase connections and the scrape pool (operator shutdown). */
   public void close() {
     clusters.close();
+    metrics.close();
   }
 }

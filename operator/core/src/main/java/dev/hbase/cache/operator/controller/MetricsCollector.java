@@ -16,10 +16,15 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,9 +33,17 @@ import org.slf4j.LoggerFactory;
  * interval (count deltas against the previous scrape), with the cumulative ones beside them. The
  * previous samples live in memory: after an operator restart the first interval reports cumulative
  * figures only.
+ *
+ * <p>A policy's RegionServers are scraped at once, on a pool shared by all policies ({@link
+ * #SCRAPERS} requests at most in flight): a reconcile waits for its slowest server, at most the
+ * probe's timeout, not for the sum of its servers, and a slow server holds one of the pool's
+ * threads, never another server's scrape.
  */
 final class MetricsCollector {
   private static final Logger log = LoggerFactory.getLogger(MetricsCollector.class);
+
+  /** /jmx requests in flight at most, over all policies. */
+  static final int SCRAPERS = 16;
 
   /** How often the RegionServers are sampled while a roll runs, at most (its own figures). */
   static final Duration ROLL_INTERVAL = Duration.ofSeconds(5);
@@ -43,18 +56,59 @@ final class MetricsCollector {
   /** policy uid -> pod -> {start time, GC ms} at the last sample (sizing advice only). */
   private final Map<String, Map<String, long[]>> gcPrevious = new ConcurrentHashMap<>();
 
+  private final ExecutorService scrapers;
+
   MetricsCollector(CacheProbe probe) {
     this.probe = probe;
+    AtomicInteger n = new AtomicInteger();
+    this.scrapers =
+        Executors.newFixedThreadPool(
+            SCRAPERS,
+            r -> {
+              Thread t = new Thread(r, "jmx-scrape-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  /** Stops the scrape pool (operator shutdown). */
+  void close() {
+    scrapers.shutdownNow();
+  }
+
+  /**
+   * One scrape of a server: its cache sample (null when it did not answer) and its JVM's GC time
+   * since start (null when not asked for or unknown).
+   */
+  private record Scraped(CacheSample sample, Long gcTotal) {}
+
+  /** The pods' scrapes, all at once on the pool; the answers by pod name. */
+  private Map<String, Scraped> scrapeAll(
+      BlockCachePolicy policy, List<PodView> pods, boolean withGc) {
+    Map<String, CompletableFuture<Scraped>> asked = new LinkedHashMap<>();
+    for (PodView p : pods) {
+      asked.put(
+          p.name(),
+          CompletableFuture.supplyAsync(
+              () -> {
+                CacheSample s = scrape(policy, p);
+                return new Scraped(s, s != null && withGc ? gcTotal(policy, p) : null);
+              },
+              scrapers));
+    }
+    Map<String, Scraped> out = new HashMap<>();
+    asked.forEach((pod, f) -> out.put(pod, f.join()));
+    return out;
   }
 
   /** Fresh samples for the roller (L2 used, hit ratio since start) of the given pods. */
   Map<String, CacheView> probeNow(BlockCachePolicy policy, List<PodView> podViews) {
     Map<String, CacheView> out = new HashMap<>();
-    for (PodView p : podViews) {
-      if (p.ip() == null || p.terminating()) {
-        continue;
-      }
-      CacheSample s = scrape(policy, p);
+    List<PodView> asked =
+        podViews.stream().filter(p -> p.ip() != null && !p.terminating()).toList();
+    Map<String, Scraped> answers = scrapeAll(policy, asked, false);
+    for (PodView p : asked) {
+      CacheSample s = answers.get(p.name()).sample();
       if (s != null) {
         out.put(
             p.name(),
@@ -117,6 +171,9 @@ final class MetricsCollector {
     Reads readsInRoll = new Reads();
     long size = 0;
     long used = 0;
+    Map<String, Scraped> answers =
+        scrapeAll(
+            policy, podViews.stream().filter(p -> p.ready() && p.ip() != null).toList(), advice);
     for (RegionServerStatus r : rows) {
       PodView p =
           podViews.stream().filter(v -> v.name().equals(r.getPod())).findFirst().orElseThrow();
@@ -125,7 +182,8 @@ final class MetricsCollector {
         gcBefore.remove(p.name());
         continue;
       }
-      CacheSample s = scrape(policy, p);
+      Scraped answer = answers.get(p.name());
+      CacheSample s = answer.sample();
       if (s == null) {
         continue;
       }
@@ -137,7 +195,7 @@ final class MetricsCollector {
         deltas.add(d);
         reads.add(d, s.hasL2());
       }
-      Long gc = advice ? gcSince(policy, p, s, gcBefore) : null;
+      Long gc = advice ? gcSince(p, s, answer.gcTotal(), gcBefore) : null;
       if (d != null && d.restarts() == 0) {
         intervals.add(
             new ServerInterval(
@@ -198,16 +256,18 @@ final class MetricsCollector {
     return intervals;
   }
 
-  /** GC milliseconds of this instance since its previous sample; null if unknown or restarted. */
-  private Long gcSince(
-      BlockCachePolicy policy, PodView p, CacheSample s, Map<String, long[]> gcBefore) {
-    Long total;
+  /** The JVM's GC milliseconds since its start; null if unknown. */
+  private Long gcTotal(BlockCachePolicy policy, PodView p) {
     try {
-      total = probe.gcTimeMillis(p.ip(), infoPort(policy));
+      return probe.gcTimeMillis(p.ip(), infoPort(policy));
     } catch (IOException | RuntimeException e) {
       log.debug("GC time of {} not read: {}", p.name(), e.toString());
-      total = null;
+      return null;
     }
+  }
+
+  /** GC milliseconds of this instance since its previous sample; null if unknown or restarted. */
+  private static Long gcSince(PodView p, CacheSample s, Long total, Map<String, long[]> gcBefore) {
     if (total == null) {
       gcBefore.remove(p.name());
       return null;

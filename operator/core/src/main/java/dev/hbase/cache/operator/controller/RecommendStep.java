@@ -13,19 +13,25 @@ import dev.hbase.cache.operator.plan.Recommender.Advice;
 import dev.hbase.cache.operator.plan.Recommender.ServerInterval;
 import dev.hbase.cache.operator.plan.Sizes;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sizing advice ({@code spec.autoTune}): adds each metrics interval to the window in {@code
  * status.recommendation.window} (so an operator restart goes on with it), and when the window is
  * complete puts {@link Recommender#advise}'s answer in the status, with a RecommendationChanged
  * event when the recommended settings change. Intervals while a roll runs are left out (drains and
- * restarts are not the workload). Nothing is applied.
+ * restarts are not the workload). Nothing is applied, except in autoTune mode Apply: a
+ * recommendation that differs from the spec is written into it ({@link #apply}) once the roll is
+ * idle, and the RegionServers roll as after a user's edit.
  */
 final class RecommendStep {
+  private static final Logger log = LoggerFactory.getLogger(RecommendStep.class);
   static final String DEFAULT_WINDOW = "1h";
   static final double DEFAULT_TARGET = 0.95;
 
@@ -38,9 +44,7 @@ final class RecommendStep {
   }
 
   static boolean enabled(BlockCachePolicySpec spec) {
-    return spec.getAutoTune() == null
-        || spec.getAutoTune().getMode() == null
-        || spec.getAutoTune().getMode() == AutoTuneSpec.Mode.Recommend;
+    return spec.getAutoTune() == null || spec.getAutoTune().getMode() != AutoTuneSpec.Mode.Off;
   }
 
   /**
@@ -74,6 +78,27 @@ final class RecommendStep {
     if (ro != null && ro.getPhase() != RolloutStatus.Phase.Idle) {
       return;
     }
+    gather(client, policy, status, plan, intervals, now);
+    Recommendation r = status.getRecommendation();
+    if (applies(spec) && r != null && Recommender.stillDiffers(r, spec, plan)) {
+      apply(client, policy, r, plan, now);
+    }
+  }
+
+  static boolean applies(BlockCachePolicySpec spec) {
+    return spec.getAutoTune() != null
+        && spec.getAutoTune().getMode() == AutoTuneSpec.Mode.Apply
+        && (spec.getRollout() == null || !Boolean.TRUE.equals(spec.getRollout().getPaused()));
+  }
+
+  private void gather(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      BlockCachePolicyStatus status,
+      Plan plan,
+      List<ServerInterval> intervals,
+      Instant now) {
+    BlockCachePolicySpec spec = policy.getSpec();
     AutoTuneSpec a = spec.getAutoTune() == null ? new AutoTuneSpec() : spec.getAutoTune();
     Duration window = Durations.parse(a.getWindow(), DEFAULT_WINDOW);
     double target = a.getTargetHitRatio() == null ? DEFAULT_TARGET : a.getTargetHitRatio();
@@ -98,14 +123,20 @@ final class RecommendStep {
               && Objects.equals(r.getWriterThreads(), advice.writerThreads())
               && Objects.equals(r.getWriterQueueLength(), advice.writerQueueLength());
       if (!same) {
-        r.setSince(now.toString());
+        r.setSince(now.toString()).setApplied(null);
         if (advice.differs()) {
           events.record(
               client,
               policy,
               false,
               "RecommendationChanged",
-              describe(advice, bucketCache) + ": " + advice.message());
+              describe(
+                      advice.mode().name(),
+                      bucketCache,
+                      advice.writerThreads(),
+                      advice.writerQueueLength())
+                  + ": "
+                  + advice.message());
         }
       }
       r.setMode(advice.mode().name())
@@ -120,13 +151,67 @@ final class RecommendStep {
     status.setRecommendation(r);
   }
 
-  static String describe(Advice a, String bucketCache) {
+  /**
+   * autoTune mode Apply: writes the recommendation into the spec, as the user's edit would be,
+   * unless the policy changed since this reconcile read it (the next reconcile plans the new spec
+   * first) or {@link Recommender#following} refuses it (a RecommendationNotApplied warning, once:
+   * nothing is written). A failed write (a conflict) is tried again on the next reconcile: the
+   * recommendation still differs.
+   */
+  void apply(
+      KubernetesClient client, BlockCachePolicy policy, Recommendation r, Plan plan, Instant now) {
+    String what =
+        describe(r.getMode(), r.getBucketCache(), r.getWriterThreads(), r.getWriterQueueLength());
+    Recommender.Following f = Recommender.following(policy.getSpec(), r, plan, allowJvmAgents);
+    if (f.spec() == null) {
+      events.warn(
+          client,
+          policy,
+          "RecommendationNotApplied",
+          what + " (autoTune mode Apply) is not written to the spec: " + f.refused());
+      return;
+    }
+    Long generation = policy.getMetadata().getGeneration();
+    BlockCachePolicy written;
+    try {
+      written =
+          client
+              .resources(BlockCachePolicy.class)
+              .inNamespace(policy.getMetadata().getNamespace())
+              .withName(policy.getMetadata().getName())
+              .edit(
+                  latest -> {
+                    if (Objects.equals(latest.getMetadata().getGeneration(), generation)) {
+                      latest.setSpec(f.spec());
+                    }
+                    return latest;
+                  });
+    } catch (KubernetesClientException e) {
+      log.info(
+          "policy {}: could not apply the recommendation now: {}",
+          policy.getMetadata().getName(),
+          e.getMessage());
+      return;
+    }
+    if (written != null
+        && written.getMetadata().getGeneration() != null
+        && !Objects.equals(written.getMetadata().getGeneration(), generation)) {
+      r.setApplied(now.toString());
+      events.record(
+          client,
+          policy,
+          false,
+          "RecommendationApplied",
+          what + " written to the spec (autoTune mode Apply): " + r.getMessage());
+    }
+  }
+
+  static String describe(
+      String mode, String bucketCache, Integer writerThreads, Integer writerQueueLength) {
     return "recommended: mode "
-        + a.mode()
+        + mode
         + (bucketCache == null ? "" : ", memory.bucketCache " + bucketCache)
-        + (a.writerThreads() == null ? "" : ", tuning.writerThreads " + a.writerThreads())
-        + (a.writerQueueLength() == null
-            ? ""
-            : ", tuning.writerQueueLength " + a.writerQueueLength());
+        + (writerThreads == null ? "" : ", tuning.writerThreads " + writerThreads)
+        + (writerQueueLength == null ? "" : ", tuning.writerQueueLength " + writerQueueLength);
   }
 }

@@ -173,6 +173,70 @@ public final class Recommender {
             && !r.getWriterQueueLength().equals(t.getWriterQueueLength()));
   }
 
+  /**
+   * The spec with a recommendation followed (autoTune mode Apply), or why it cannot be.
+   *
+   * @param spec the policy's spec, or null when the recommendation does not plan for the memory
+   *     limit
+   * @param refused the planner's reason, when it does not
+   */
+  public record Following(BlockCachePolicySpec spec, String refused) {}
+
+  /**
+   * The edit a user following {@code r} would make: the recommended mode and L2 (the fields that
+   * mode does not allow dropped, see {@link #candidate}) and writer settings; a file cache's
+   * explicit {@code storage.size} kept when the new L2 still plans with it. Planned for the same
+   * memory limit first: the operator never writes a spec its planner refuses, nor one that adds or
+   * grows cache volumes (storage is permanent: a PVC never shrinks).
+   */
+  public static Following following(
+      BlockCachePolicySpec spec, Recommendation r, Plan current, boolean allowJvmAgents) {
+    CacheMode mode = CacheMode.valueOf(r.getMode());
+    long l2 = r.getBucketCache() == null ? 0 : Sizes.parse(r.getBucketCache());
+    BlockCachePolicySpec c;
+    if (mode == current.mode() && !apart(l2, current.bucketCache())) {
+      c = JSON.convertValue(spec, BlockCachePolicySpec.class);
+    } else {
+      c = candidate(spec, mode, l2);
+      if (mode.isFile() && spec.getStorage() != null && spec.getStorage().getSize() != null) {
+        BlockCachePolicySpec keep = JSON.convertValue(c, BlockCachePolicySpec.class);
+        keep.getStorage().setSize(spec.getStorage().getSize());
+        if (Planner.plan(keep, current.memoryLimit(), null, allowJvmAgents) instanceof Plan) {
+          c = keep;
+        }
+      }
+    }
+    if (r.getWriterThreads() != null || r.getWriterQueueLength() != null) {
+      TuningSpec t = c.getTuning() == null ? new TuningSpec() : c.getTuning();
+      if (r.getWriterThreads() != null) {
+        t.setWriterThreads(r.getWriterThreads());
+      }
+      if (r.getWriterQueueLength() != null) {
+        t.setWriterQueueLength(r.getWriterQueueLength());
+      }
+      c.setTuning(t);
+    }
+    PlanResult planned = Planner.plan(c, current.memoryLimit(), null, allowJvmAgents);
+    if (planned instanceof Refusal f) {
+      return new Following(null, f.summary());
+    }
+    long grown = ((Plan) planned).pvcSize();
+    if (grown > current.pvcSize()) {
+      return new Following(
+          null,
+          (current.pvcSize() == 0
+                  ? "it needs new cache volumes of " + Sizes.quantity(grown)
+                  : "its cache volumes would grow from "
+                      + Sizes.quantity(current.pvcSize())
+                      + " to "
+                      + Sizes.quantity(grown))
+              + " per RegionServer; a volume never shrinks and the operator never deletes one, so"
+              + " autoTune Apply leaves storage to you: give storage.size room for it, or follow"
+              + " the advice yourself");
+    }
+    return new Following(c, null);
+  }
+
   /** Whether the window is complete. */
   public static boolean complete(Evidence w, Duration length, Instant now) {
     return w != null && !Instant.parse(w.getFrom()).plus(length).isAfter(now);

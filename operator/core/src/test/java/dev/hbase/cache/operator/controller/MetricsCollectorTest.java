@@ -76,4 +76,46 @@ class MetricsCollectorTest {
     restarted.update(policy, status, pods, now);
     assertThat(roll.getDataReads()).isEqualTo(600);
   }
+
+  /**
+   * A policy's servers are scraped at once: rs-0's /jmx answers only once the other two servers'
+   * scrapes have begun. Scraped one after the other, rs-0 (first) would wait its 10 s out and
+   * report nothing.
+   */
+  @Test
+  void aSlowServerDoesNotHoldBackTheOtherServersScrapes() {
+    BlockCachePolicy policy = new BlockCachePolicy();
+    policy.setMetadata(new ObjectMetaBuilder().withName("p").withUid("uid-2").build());
+    policy.setSpec(new BlockCachePolicySpec().setMetrics(new MetricsSpec().setInterval("30s")));
+    List<PodView> pods = new java.util.ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      hbase.register("rs-" + i, "rs-" + i + ".x", "10.0.0." + (i + 1), List.of());
+      hbase.reads("rs-" + i, 100, 0);
+      pods.add(pod("rs-" + i, "10.0.0." + (i + 1), true));
+    }
+    CacheProbe fast = hbase.probe();
+    java.util.concurrent.CountDownLatch others = new java.util.concurrent.CountDownLatch(2);
+    CacheProbe slow =
+        (host, port) -> {
+          if (host.equals("10.0.0.1")) {
+            try {
+              if (!others.await(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new java.io.IOException("no answer: the others were not asked meanwhile");
+              }
+            } catch (InterruptedException e) {
+              throw new java.io.IOException(e);
+            }
+          } else {
+            others.countDown();
+          }
+          return fast.scrape(host, port);
+        };
+    MetricsCollector parallel = new MetricsCollector(slow);
+    BlockCachePolicyStatus status = new BlockCachePolicyStatus();
+    parallel.update(policy, status, pods, now);
+    assertThat(status.getRegionServers())
+        .allSatisfy(r -> assertThat(r.getCumulativeHitRatio()).as(r.getPod()).isEqualTo(1.0));
+    assertThat(parallel.probeNow(policy, pods)).containsOnlyKeys("rs-0", "rs-1", "rs-2");
+    parallel.close();
+  }
 }

@@ -1299,18 +1299,7 @@ class OperatorIT {
     assertThat(get("advice").getStatus().getRecommendation())
         .as("no recommendation before any read")
         .isNull();
-    var load = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-    closeAfter.add(0, load::shutdownNow);
-    // per pod and second: 50 reads from cache, 50 cold ones (each evicting a block), 100 ms of GC
-    load.scheduleAtFixedRate(
-        () -> {
-          for (int i = 0; i < 3; i++) {
-            hbase.churn(STS + "-" + i, 50, 50, 100);
-          }
-        },
-        0,
-        1,
-        java.util.concurrent.TimeUnit.SECONDS);
+    churnOnEveryServer();
     await()
         .atMost(Duration.ofSeconds(150))
         .pollInterval(Duration.ofSeconds(2))
@@ -1358,6 +1347,141 @@ class OperatorIT {
         .until(
             () -> Boolean.FALSE.equals(get("advice").getStatus().getRecommendation().getDiffers()));
     assertThat(get("advice").getStatus().getRecommendation().getBucketCache()).isEqualTo("2560Mi");
+  }
+
+  /**
+   * Per pod and second: 50 reads from cache, 50 cold ones (each evicting a block), 100 ms of GC,
+   * until the test ends.
+   */
+  void churnOnEveryServer() {
+    var load = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    closeAfter.add(0, load::shutdownNow);
+    load.scheduleAtFixedRate(
+        () -> {
+          for (int i = 0; i < 3; i++) {
+            hbase.churn(STS + "-" + i, 50, 50, 100);
+          }
+        },
+        0,
+        1,
+        java.util.concurrent.TimeUnit.SECONDS);
+  }
+
+  @Test
+  void inApplyModeTheOperatorFollowsItsAdviceThroughTheSafeRoll() throws Exception {
+    cluster("4Gi", false);
+    hbase.l2Capacity = 1L << 30;
+    operator(null);
+    // volumes with room for a bigger L2: Apply never grows storage (a PVC never shrinks)
+    policy(
+        "apply",
+        "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  storage:\n    size: 4Gi\n"
+            + "  autoTune:\n    mode: Apply\n    window: 1m\n");
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("apply"));
+    String revision = get("apply").getStatus().getRollout().getRevision();
+    int deletes = kube.deletes.size();
+    hbase.l1Capacity =
+        dev.hbase.cache.operator.plan.Sizes.parse(get("apply").getStatus().getPlan().getL1Size());
+    churnOnEveryServer();
+    // the first window's advice (as in Recommend mode: a bigger L2) is written into the spec
+    await()
+        .atMost(Duration.ofSeconds(150))
+        .pollInterval(Duration.ofSeconds(2))
+        .until(
+            () ->
+                new Quantity("2560Mi").equals(get("apply").getSpec().getMemory().getBucketCache()));
+    BlockCachePolicy applied = get("apply");
+    assertThat(applied.getSpec().getMode())
+        .isEqualTo(dev.hbase.cache.api.v1alpha1.CacheMode.PersistentFile);
+    assertThat(applied.getSpec().getAutoTune().getMode())
+        .isEqualTo(dev.hbase.cache.api.v1alpha1.spec.AutoTuneSpec.Mode.Apply);
+    assertThat(applied.getSpec().getTargetRef().getName()).isEqualTo(STS);
+    assertThat(applied.getSpec().getStorage().getSize()).isEqualTo(new Quantity("4Gi"));
+    assertThat(applied.getMetadata().getManagedFields())
+        .as("written by the operator's client, not by the test's apply")
+        .anySatisfy(f -> assertThat(f.getOperation()).isEqualTo("Update"));
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .filteredOn(x -> "RecommendationApplied".equals(x.getReason()))
+        .singleElement()
+        .satisfies(
+            x ->
+                assertThat(x.getMessage())
+                    .startsWith(
+                        "recommended: mode PersistentFile, memory.bucketCache 2560Mi written to the"
+                            + " spec (autoTune mode Apply): the L2 (1Gi per RegionServer) is full"));
+    // then the same roll as after a user's edit: the reset announced, every pod restarted once
+    // onto the new plan, and the standing advice followed
+    hbase.l2Capacity = 2560L << 20;
+    await()
+        .atMost(Duration.ofSeconds(180))
+        .pollInterval(Duration.ofSeconds(2))
+        .until(
+            () ->
+                idleAndApplied("apply")
+                    && !revision.equals(get("apply").getStatus().getRollout().getRevision()));
+    assertThat(get("apply").getStatus().getPlan().getBucketCacheSize()).isEqualTo("2560Mi");
+    assertThat(kube.deletes.size() - deletes).as("pods restarted by the roll").isEqualTo(3);
+    for (int i = 0; i < 3; i++) {
+      assertThat(pvcSize(i)).as("the volumes as they were").isEqualTo(new Quantity("4Gi"));
+    }
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .extracting(x -> x.getReason())
+        .contains("CacheResetPending");
+    var r = get("apply").getStatus().getRecommendation();
+    assertThat(r.getDiffers()).isFalse();
+    assertThat(r.getApplied()).isNotNull();
+  }
+
+  @Test
+  void inApplyModeAdviceThatWouldGrowTheCacheVolumesIsLeftToTheUser() throws Exception {
+    cluster("4Gi", false);
+    hbase.l2Capacity = 1L << 30;
+    operator(null);
+    // storage sized from the L2 (2Gi): a 2560Mi L2 would need the volumes to grow
+    policy(
+        "grow",
+        "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n"
+            + "  autoTune:\n    mode: Apply\n    window: 1m\n");
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("grow"));
+    String revision = get("grow").getStatus().getRollout().getRevision();
+    List<String> deletes = List.copyOf(kube.deletes);
+    hbase.l1Capacity =
+        dev.hbase.cache.operator.plan.Sizes.parse(get("grow").getStatus().getPlan().getL1Size());
+    churnOnEveryServer();
+    await()
+        .atMost(Duration.ofSeconds(150))
+        .pollInterval(Duration.ofSeconds(2))
+        .until(
+            () ->
+                client.v1().events().inNamespace(ns).list().getItems().stream()
+                    .anyMatch(x -> "RecommendationNotApplied".equals(x.getReason())));
+    // a few more intervals: the warning is not repeated, nothing is written
+    Thread.sleep(25_000);
+    assertThat(client.v1().events().inNamespace(ns).list().getItems())
+        .filteredOn(x -> "RecommendationNotApplied".equals(x.getReason()))
+        .singleElement()
+        .satisfies(
+            x -> {
+              assertThat(x.getType()).isEqualTo("Warning");
+              assertThat(x.getCount()).isIn(null, 1);
+              assertThat(x.getMessage())
+                  .isEqualTo(
+                      "recommended: mode PersistentFile, memory.bucketCache 2560Mi (autoTune mode"
+                          + " Apply) is not written to the spec: its cache volumes would grow from"
+                          + " 2Gi to 4Gi per RegionServer; a volume never shrinks and the operator"
+                          + " never deletes one, so autoTune Apply leaves storage to you: give"
+                          + " storage.size room for it, or follow the advice yourself");
+            });
+    BlockCachePolicy after = get("grow");
+    assertThat(after.getSpec().getMemory().getBucketCache()).isEqualTo(new Quantity("1Gi"));
+    assertThat(after.getSpec().getStorage()).isNull();
+    assertThat(after.getStatus().getRecommendation().getDiffers()).isTrue();
+    assertThat(after.getStatus().getRecommendation().getApplied()).isNull();
+    assertThat(after.getStatus().getRollout().getRevision()).isEqualTo(revision);
+    assertThat(kube.deletes).isEqualTo(deletes);
+    for (int i = 0; i < 3; i++) {
+      assertThat(pvcSize(i)).isEqualTo(new Quantity("2Gi"));
+    }
   }
 
   /**

@@ -354,4 +354,76 @@ class RecommenderTest {
     // a recommendation to keep the settings never differs
     assertThat(Recommender.stillDiffers(r.setDiffers(false), spec, plan(spec, "4Gi"))).isFalse();
   }
+
+  @Test
+  void followingARecommendationWritesWhatAUserWouldAndOnlyWhatPlans() {
+    // Lru -> Offheap: the mode and the L2, the rest of the policy as it was
+    BlockCachePolicySpec lru = spec(CacheMode.Lru, null);
+    Recommendation toOffheap =
+        new Recommendation().setMode("Offheap").setBucketCache("768Mi").setDiffers(true);
+    Recommender.Following f = Recommender.following(lru, toOffheap, plan(lru, "4Gi"), false);
+    assertThat(f.refused()).isNull();
+    assertThat(f.spec().getMode()).isEqualTo(CacheMode.Offheap);
+    assertThat(f.spec().getMemory().getBucketCache()).isEqualTo(new Quantity("768Mi"));
+    assertThat(f.spec().getTargetRef().getName()).isEqualTo("rs");
+    assertThat(f.spec().getHbaseSiteConfigMap()).isEqualTo("hbase-site");
+    assertThat(Recommender.stillDiffers(toOffheap, f.spec(), plan(f.spec(), "4Gi"))).isFalse();
+    assertThat(lru.getMode()).as("the policy's own spec is not touched").isEqualTo(CacheMode.Lru);
+
+    // a bigger persistent L2: an explicit volume size that still holds it is kept ...
+    BlockCachePolicySpec pf =
+        spec(CacheMode.PersistentFile, "1Gi")
+            .setStorage(new StorageSpec().setSize(new Quantity("10Gi")));
+    Recommendation bigger =
+        new Recommendation().setMode("PersistentFile").setBucketCache("2560Mi").setDiffers(true);
+    f = Recommender.following(pf, bigger, plan(pf, "4Gi"), false);
+    assertThat(f.spec().getMemory().getBucketCache()).isEqualTo(new Quantity("2560Mi"));
+    assertThat(f.spec().getStorage().getSize()).isEqualTo(new Quantity("10Gi"));
+    // ... one too small for it would have to grow, as the planner refuses it with 3Gi ...
+    pf.getStorage().setSize(new Quantity("3Gi"));
+    assertThat(
+            Planner.plan(
+                Recommender.candidate(pf, CacheMode.PersistentFile, 2560 * Sizes.MiB)
+                    .setStorage(new StorageSpec().setSize(new Quantity("3Gi"))),
+                4L * Sizes.GiB,
+                null))
+        .as("3Gi does not hold a 2560Mi L2 and its allowance")
+        .isInstanceOf(Refusal.class);
+    // ... and growing the volumes to fit (permanent: a PVC never shrinks) is left to the user
+    f = Recommender.following(pf, bigger, plan(pf, "4Gi"), false);
+    assertThat(f.spec()).isNull();
+    assertThat(f.refused())
+        .isEqualTo(
+            "its cache volumes would grow from 3Gi to 4Gi per RegionServer; a volume never"
+                + " shrinks and the operator never deletes one, so autoTune Apply leaves storage to"
+                + " you: give storage.size room for it, or follow the advice yourself");
+    // as is creating them (Lru -> PersistentFile)
+    Recommendation toFile =
+        new Recommendation().setMode("PersistentFile").setBucketCache("1Gi").setDiffers(true);
+    f = Recommender.following(lru, toFile, plan(lru, "4Gi"), false);
+    assertThat(f.spec()).isNull();
+    assertThat(f.refused()).startsWith("it needs new cache volumes of 2Gi per RegionServer;");
+
+    // the writer settings alone: mode, L2 and volume as they were
+    Recommendation writers =
+        new Recommendation()
+            .setMode("PersistentFile")
+            .setBucketCache("1Gi")
+            .setWriterThreads(6)
+            .setWriterQueueLength(128)
+            .setDiffers(true);
+    f = Recommender.following(pf, writers, plan(pf, "4Gi"), false);
+    assertThat(f.spec().getStorage().getSize()).isEqualTo(new Quantity("3Gi"));
+    assertThat(f.spec().getMemory().getBucketCache()).isEqualTo(new Quantity("1Gi"));
+    assertThat(f.spec().getTuning().getWriterThreads()).isEqualTo(6);
+    assertThat(f.spec().getTuning().getWriterQueueLength()).isEqualTo(128);
+    assertThat(Recommender.stillDiffers(writers, f.spec(), plan(f.spec(), "4Gi"))).isFalse();
+
+    // advice that no longer plans (the memory limit shrank since): the planner's reason, no spec
+    Recommendation tooBig =
+        new Recommendation().setMode("Offheap").setBucketCache("8Gi").setDiffers(true);
+    f = Recommender.following(lru, tooBig, plan(lru, "4Gi"), false);
+    assertThat(f.spec()).isNull();
+    assertThat(f.refused()).isNotBlank();
+  }
 }

@@ -12,8 +12,9 @@ import lombok.experimental.Accessors;
 
 /**
  * Sizing advice from what the RegionServers' caches do over a window ({@code
- * status.recommendation}). The operator never changes the policy itself: the user applies a
- * recommendation by editing the spec, which rolls through the same safe roll.
+ * status.recommendation}). In Recommend mode the operator never changes the policy itself: the user
+ * applies a recommendation by editing the spec. In Apply mode the operator makes that edit (mode,
+ * memory.bucketCache, the writer settings), which rolls through the same safe roll.
  */
 @Data
 @Accessors(chain = true)
@@ -23,14 +24,25 @@ public class AutoTuneSpec {
     /** No advice, and no JVM metrics scraped for it. */
     Off,
     /** status.recommendation and a RecommendationChanged event; nothing applied (default). */
-    Recommend
+    Recommend,
+    /**
+     * As Recommend, and the operator writes a recommendation that differs into the spec when the
+     * roll is idle (a RecommendationApplied event); the RegionServers roll as after a user's edit.
+     */
+    Apply
   }
 
   @Default("Recommend")
   @JsonPropertyDescription(
-      "Off | Recommend. Recommend (default): status.recommendation gives the mode and L2 size the"
-          + " observed hit ratios, evictions, L2 fill, failed insertions and GC time call for, and"
-          + " an event says when it changes. Nothing is applied: edit the spec to follow it.")
+      "Off | Recommend | Apply. Recommend (default): status.recommendation gives the mode and L2"
+          + " size the observed hit ratios, evictions, L2 fill, failed insertions and GC time call"
+          + " for, and an event says when it changes. Nothing is applied: edit the spec to follow"
+          + " it. Apply: the operator makes that edit itself (spec.mode, memory.bucketCache,"
+          + " tuning.writerThreads/writerQueueLength) once the roll is idle, with a"
+          + " RecommendationApplied event, and the RegionServers roll as after your edit; a new"
+          + " size of a persistent L2 starts it empty (CacheResetPending). It never adds or grows"
+          + " cache volumes (give storage.size room for a bigger L2). A tool that owns the"
+          + " spec (GitOps) reverts such edits: use Recommend there.")
   private Mode mode;
 
   @Default("1h")

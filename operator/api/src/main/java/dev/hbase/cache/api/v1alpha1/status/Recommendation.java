@@ -6,8 +6,8 @@ import lombok.Data;
 import lombok.experimental.Accessors;
 
 /**
- * Sizing advice (spec.autoTune): the settings the last complete window of evidence calls for. Only
- * advice: the operator applies nothing.
+ * Sizing advice (spec.autoTune): the settings the last complete window of evidence calls for. The
+ * operator writes it into the spec only in autoTune mode Apply ({@link #applied}).
  */
 @Data
 @Accessors(chain = true)
@@ -34,6 +34,10 @@ public class Recommendation {
 
   @JsonPropertyDescription("When this recommendation was first made.")
   private String since;
+
+  @JsonPropertyDescription(
+      "autoTune mode Apply: when the operator wrote this recommendation into the spec.")
+  private String applied;
 
   @JsonPropertyDescription("The complete window it is based on.")
   private Evidence evidence;
