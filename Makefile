@@ -115,6 +115,16 @@ demo: ## kind cluster + both charts + the PersistentFile example + a table read 
 e2e: ## the JUnit suite on a fresh kind cluster (hbase-cache-e2e), deleted at the end unless KEEP_CLUSTER=1; report in e2e/target/e2e-report.md
 	@e2e/e2e.sh
 
+##@ release (e2e/kind/publish.sh; .github/workflows/release.yml runs it against ghcr.io)
+
+.PHONY: publish
+publish: ## push the operator image (Jib, no Docker) and the OCI chart to REGISTRY (e.g. REGISTRY=ghcr.io/acme; PLAIN_HTTP=1 for a local one)
+	@e2e/kind/publish.sh
+
+.PHONY: publish-check
+publish-check: ## the release path with a real registry: a local distribution registry, make publish to it, `helm install oci://` on a kind cluster pulling through a mirror (~4 min); target/publish-check.md
+	@e2e/kind/publish-check.sh
+
 ##@ HBase contract tests (real HBase 2.6.4 processes on loopback, started through images/hbase/entrypoint.sh)
 .PHONY: hbase-lib
 hbase-lib: ## assemble the HBase 2.6.4 server classpath: images/hbase/target/{lib,hbase-webapps}

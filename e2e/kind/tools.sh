@@ -3,7 +3,8 @@
 # version), and helm-unittest when asked. Needs only Go and the Go module proxy. prometheus (with
 # promtool) comes from Debian's package instead (apt-get download; building it from Go modules
 # takes many minutes).
-# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest|prometheus ...]   (default: kind helm)
+# registry is the CNCF distribution registry (`go install`), for the publish check (publish-check.sh).
+# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest|prometheus|registry ...]   (default: kind helm)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 have go || die "go not found (install Go >= 1.24, e.g. apt-get install golang-go or from go.dev)"
 mkdir -p "$BIN_DIR"
@@ -67,6 +68,20 @@ install_prometheus() {
   rm -rf "$d"
 }
 
+# The CNCF distribution registry, a static binary (CGO off), run in a FROM-scratch image by
+# registry.sh: a real OCI registry on this machine, which has no access to any public one.
+install_registry() {
+  if [ -x "$BIN_DIR/registry" ] && "$BIN_DIR/registry" --version 2>/dev/null | grep -q " $REGISTRY_VERSION"; then
+    return 0
+  fi
+  log "go install github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION -> $BIN_DIR (a few minutes on a cold Go cache)"
+  local t0=$SECONDS
+  (cd /tmp && GOBIN="$BIN_DIR" go install \
+    -ldflags "-s -w -X github.com/distribution/distribution/v3/version.version=$REGISTRY_VERSION" \
+    "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION") || die "go install registry failed"
+  log "registry installed in $((SECONDS - t0))s"
+}
+
 want=${*:-kind helm}
 for t in $want; do
   case $t in
@@ -74,7 +89,8 @@ for t in $want; do
     helm) install_helm ;;
     helm-unittest) install_helm_unittest ;;
     prometheus) install_prometheus ;;
-    *) die "unknown tool $t (kind|helm|helm-unittest|prometheus)" ;;
+    registry) install_registry ;;
+    *) die "unknown tool $t (kind|helm|helm-unittest|prometheus|registry)" ;;
   esac
 done
 for t in $want; do
@@ -83,5 +99,6 @@ for t in $want; do
     helm) "$BIN_DIR/helm" version --short ;;
     helm-unittest) echo "helm-unittest: $BIN_DIR/helm-unittest" ;;
     prometheus) "$BIN_DIR/promtool" --version | head -1 ;;
+    registry) "$BIN_DIR/registry" --version ;;
   esac
 done
