@@ -999,8 +999,9 @@ class KindE2ETest {
   /** Data reads served from cache during a roll, all RegionServers, from the second roll with data on. */
   static final double CLUSTER_CACHED = 0.98;
   /**
-   * From a pod's delete to all its regions back on its new instance: a regression bound. Measured on kind 16.7-18.9 s (the
-   * issue's goal of 15 s is not reached: ~6 s until the new JVM starts, ~7 s of HBase start, its first load report 3 s later).
+   * From a pod's delete to all its regions back on its new instance: a regression bound. Measured on kind 9.6-11.7 s
+   * (.ci/run of 956f356; 18.4 s for the pod that waited for a new HMaster in step 8): ~6 s until the new JVM starts, then
+   * HBase's start, its first load report and the reload.
    */
   static final double HOME_SECONDS = 22;
 
