@@ -1061,7 +1061,15 @@ class KindE2ETest {
       watch.reset();
       Instant t0 = Instant.now();
       client.resource(p).create();
+      // a policy the operator refuses does not become valid by waiting (CI once waited 25 min on ConfigVolumeNotFound)
       BlockCachePolicy rolled = await("Lru policy rolled: Idle, Ready=True").atMost(ROLL_TIMEOUT).pollInterval(Duration.ofSeconds(2))
+          .failFast("the operator refused the policy", () -> {
+            BlockCachePolicy x = lru.get();
+            var conditions = x == null || x.getStatus() == null || x.getStatus().getConditions() == null
+                ? List.<io.fabric8.kubernetes.api.model.Condition>of() : x.getStatus().getConditions();
+            assertThat(conditions).as("conditions of %s", ADVICE_POLICY)
+                .noneMatch(c -> "Valid".equals(c.getType()) && "False".equals(c.getStatus()));
+          })
           .ignoreExceptions().until(lru::get, x -> x.getStatus() != null && x.getStatus().getRollout() != null
               && x.getStatus().getRollout().getPhase() == RolloutStatus.Phase.Idle && isTrue(x, "Ready")
               && x.getStatus().getRollout().getLastRoll() != null);

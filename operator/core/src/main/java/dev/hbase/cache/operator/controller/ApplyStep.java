@@ -64,7 +64,7 @@ final class ApplyStep {
   Outcome apply(KubernetesClient client, Observed o, Planned p) {
     BlockCachePolicy policy = o.policy();
     ConfigMap derived =
-        Desired.configMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
+        Desired.siteConfigMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
     if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
       apply(client, derived);
     }
@@ -140,7 +140,7 @@ final class ApplyStep {
                 + base.getMetadata().getName()
                 + " with the master keys of BlockCachePolicy "
                 + policy.getMetadata().getName());
-    ConfigMap derived = Desired.configMap(policy, Desired.masterConfigMapName(policy), data);
+    ConfigMap derived = Desired.siteConfigMap(policy, Desired.masterConfigMapName(policy), data);
     if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
       apply(client, derived);
     }
@@ -162,8 +162,12 @@ final class ApplyStep {
             ? ((Deployment) workload).getSpec().getTemplate().getSpec()
             : ((StatefulSet) workload).getSpec().getTemplate().getSpec();
     Optional<String> volume =
-        Desired.configVolume(
-            podSpec, base.getMetadata().getName(), Desired.masterConfigMapName(policy));
+        Observer.configVolume(
+            podSpec,
+            base.getMetadata().getName(),
+            Desired.masterConfigMapName(policy),
+            configMaps,
+            ns);
     if (volume.isEmpty()) {
       events.warn(
           client,

@@ -11,6 +11,7 @@ import dev.hbase.cache.operator.roll.RollModel.PodView;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.readiness.Readiness;
@@ -140,8 +141,12 @@ final class Observer {
               + ns);
     }
     Optional<String> configVolume =
-        Desired.configVolume(
-            podSpec, spec.getHbaseSiteConfigMap(), Desired.regionServerConfigMapName(policy));
+        configVolume(
+            podSpec,
+            spec.getHbaseSiteConfigMap(),
+            Desired.regionServerConfigMapName(policy),
+            configMaps,
+            ns);
     if (configVolume.isEmpty()) {
       return new Unobservable(
           Why.ConfigVolumeNotFound,
@@ -159,6 +164,26 @@ final class Observer {
         configVolume.get(),
         podViews(sts, ns),
         cacheMapRemovals(sts, ns));
+  }
+
+  /**
+   * The volume of {@code spec} that holds hbase-site.xml: one mounting the base ConfigMap, the
+   * policy's own derived one, or one the operator derived from the same base for another policy (a
+   * policy deleted before this one was created leaves its StatefulSet on what it derived).
+   */
+  static Optional<String> configVolume(
+      PodSpec spec,
+      String baseName,
+      String derivedName,
+      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
+      String ns) {
+    return Desired.configVolume(
+        spec,
+        name ->
+            name.equals(baseName)
+                || name.equals(derivedName)
+                || Desired.derivedFrom(
+                    configMaps.get(new ResourceID(name, ns)).orElse(null), baseName));
   }
 
   /** The cache-map-guard reports of the StatefulSet's pods (their current start). */

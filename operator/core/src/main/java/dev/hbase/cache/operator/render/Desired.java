@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 
 /**
  * The objects the operator wants to exist, as pure functions of the policy, the plan and what it
@@ -37,6 +38,13 @@ public final class Desired {
   public static final String FIELD_MANAGER = "hbase-cache-operator";
   public static final String HASH_ANNOTATION = "cache.hbase.dev/config-hash";
   public static final String POLICY_LABEL = "cache.hbase.dev/policy";
+
+  /**
+   * On a derived hbase-site ConfigMap: the base ConfigMap it was derived from. A policy created
+   * after another one was deleted finds the config volume its predecessor repointed by it.
+   */
+  public static final String BASE_ANNOTATION = "cache.hbase.dev/base-config-map";
+
   public static final String MANAGED_BY = "app.kubernetes.io/managed-by";
   public static final String CACHE_VOLUME = "bucketcache";
   public static final String SITE_FILE = "hbase-site.xml";
@@ -66,19 +74,33 @@ public final class Desired {
     return spec.getContainers().stream().filter(c -> name.equals(c.getName())).findFirst();
   }
 
-  /** The pod volume holding hbase-site.xml: the one from the base or the derived ConfigMap. */
-  public static Optional<String> configVolume(PodSpec spec, String baseName, String derivedName) {
+  /**
+   * The pod volume holding hbase-site.xml: the first ConfigMap volume whose ConfigMap {@code
+   * isSite} accepts (the base, the policy's own derived one, or one another policy derived from the
+   * same base; see {@link #derivedFrom}).
+   */
+  public static Optional<String> configVolume(PodSpec spec, Predicate<String> isSite) {
     if (spec == null || spec.getVolumes() == null) {
       return Optional.empty();
     }
     return spec.getVolumes().stream()
-        .filter(v -> v.getConfigMap() != null)
-        .filter(
-            v ->
-                baseName.equals(v.getConfigMap().getName())
-                    || derivedName.equals(v.getConfigMap().getName()))
+        .filter(v -> v.getConfigMap() != null && v.getConfigMap().getName() != null)
+        .filter(v -> isSite.test(v.getConfigMap().getName()))
         .map(Volume::getName)
         .findFirst();
+  }
+
+  /**
+   * Whether the operator derived {@code cm} from the base ConfigMap {@code baseName} (for any
+   * policy, also one since deleted: its StatefulSet still mounts what it derived).
+   */
+  public static boolean derivedFrom(ConfigMap cm, String baseName) {
+    var m = cm == null ? null : cm.getMetadata();
+    return m != null
+        && m.getLabels() != null
+        && FIELD_MANAGER.equals(m.getLabels().get(MANAGED_BY))
+        && m.getAnnotations() != null
+        && baseName.equals(m.getAnnotations().get(BASE_ANNOTATION));
   }
 
   /** Base ConfigMap data with hbase-site.xml overlaid. */
@@ -104,6 +126,17 @@ public final class Desired {
         .endMetadata()
         .withData(data)
         .build();
+  }
+
+  /**
+   * A derived hbase-site ConfigMap: {@link #configMap} naming its base in {@link #BASE_ANNOTATION}.
+   */
+  public static ConfigMap siteConfigMap(
+      BlockCachePolicy policy, String name, Map<String, String> data) {
+    ConfigMap cm = configMap(policy, name, data);
+    cm.getMetadata()
+        .setAnnotations(Map.of(BASE_ANNOTATION, policy.getSpec().getHbaseSiteConfigMap()));
+    return cm;
   }
 
   /**

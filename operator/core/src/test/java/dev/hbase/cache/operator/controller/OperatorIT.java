@@ -1099,6 +1099,49 @@ class OperatorIT {
   }
 
   @Test
+  void aPolicyCreatedAfterAnotherWasDeletedTakesOverItsStatefulSet() {
+    // the StatefulSet a deleted policy leaves mounts that policy's derived ConfigMap, not the base
+    cluster("4Gi", false);
+    operator(null);
+    policy("before", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("before"));
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("before").delete();
+    await().atMost(Duration.ofSeconds(30)).until(() -> get("before") == null);
+    assertThat(configVolumeOf(sts())).isEqualTo("before-rs-site");
+    int deletes = kube.deletes.size();
+
+    policy("after", "  mode: Lru\n  memory:\n    blockCacheFraction: 0.3\n");
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("after"));
+    assertThat(configVolumeOf(sts())).as("the config volume, repointed").isEqualTo("after-rs-site");
+    assertThat(
+            SiteXml.parse(
+                client
+                    .configMaps()
+                    .inNamespace(ns)
+                    .withName("after-rs-site")
+                    .get()
+                    .getData()
+                    .get("hbase-site.xml")))
+        .as("derived from the base, not from the deleted policy's derivation")
+        .containsEntry("hbase.rootdir", "file:///data/hbase")
+        .containsEntry("hfile.block.cache.size", "0.3");
+    assertThat(kube.deletes.subList(deletes, kube.deletes.size()))
+        .as("every pod restarted once onto the new policy's configuration")
+        .containsExactlyInAnyOrder("rs-0", "rs-1", "rs-2");
+    assertThat(client.configMaps().inNamespace(ns).withName("before-rs-site").get())
+        .as("the deleted policy's ConfigMap is left alone")
+        .isNotNull();
+  }
+
+  static String configVolumeOf(StatefulSet s) {
+    return s.getSpec().getTemplate().getSpec().getVolumes().stream()
+        .filter(v -> v.getName().equals("config"))
+        .map(v -> v.getConfigMap().getName())
+        .findFirst()
+        .orElse(null);
+  }
+
+  @Test
   void aChangeThatDropsPersistedCachesIsAnnouncedBeforeTheRoll() {
     cluster("4Gi", false);
     operator(null);
