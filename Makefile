@@ -23,8 +23,7 @@ build: ## compile, check crds/ is current (CrdUpToDateTest, the only test run), 
 
 .PHONY: crds
 crds: ## regenerate crds/ (and the chart's copy) from the API classes
-	cd operator && $(MVN) $(MVN_FLAGS) -pl api -DskipTests process-classes
-	cp operator/api/target/classes/META-INF/fabric8/$(CRD_FILE) crds/$(CRD_FILE)
+	cd operator && $(MVN) $(MVN_FLAGS) -pl api test -Dtest=CrdUpToDateTest -Dcrds.update=true
 	@if [ -d charts/hbase-cache-operator/crds ]; then cp crds/$(CRD_FILE) charts/hbase-cache-operator/crds/$(CRD_FILE); fi
 
 .PHONY: kube-api-test-binaries

@@ -230,6 +230,66 @@ class CrdValidationTest {
     }
   }
 
+  /**
+   * status.conditions is a list-map keyed by type: one condition per type, and a second writer's
+   * condition (another controller, a tool) survives the operator's server-side apply of its own.
+   */
+  @Test
+  void conditionsAreAMapByType() throws Exception {
+    GenericKubernetesResource r =
+        resource(Files.readString(Path.of("../../examples/lru.yaml")), "conditions-map");
+    var policies =
+        client.genericKubernetesResources("cache.hbase.dev/v1alpha1", "BlockCachePolicy");
+    policies.resource(r).create();
+    var status = policies.inNamespace("default").withName("conditions-map").subresource("status");
+    status.patch(ssa("blockcachepolicy"), conditions("Ready", "Valid"));
+    status.patch(ssa("another-controller"), conditions("BackedUp"));
+    assertThat(types(policies.inNamespace("default").withName("conditions-map").get()))
+        .as("conditions after two managers applied theirs")
+        .containsExactlyInAnyOrder("Ready", "Valid", "BackedUp");
+    // a merge patch (server-side apply refuses duplicate keys before validation, with a 500)
+    assertThatThrownBy(
+            () ->
+                status.patch(
+                    io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                        io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+                    conditions("Ready", "Ready")))
+        .isInstanceOf(KubernetesClientException.class)
+        .satisfies(e -> assertThat(((KubernetesClientException) e).getCode()).isEqualTo(422))
+        .hasMessageContaining("Duplicate value");
+    policies.inNamespace("default").withName("conditions-map").delete();
+  }
+
+  static io.fabric8.kubernetes.client.dsl.base.PatchContext ssa(String manager) {
+    return new io.fabric8.kubernetes.client.dsl.base.PatchContext.Builder()
+        .withPatchType(io.fabric8.kubernetes.client.dsl.base.PatchType.SERVER_SIDE_APPLY)
+        .withFieldManager(manager)
+        .withForce(true)
+        .build();
+  }
+
+  static String conditions(String... types) {
+    StringBuilder b =
+        new StringBuilder(
+            "{\"apiVersion\":\"cache.hbase.dev/v1alpha1\",\"kind\":\"BlockCachePolicy\","
+                + "\"metadata\":{\"name\":\"conditions-map\",\"namespace\":\"default\"},"
+                + "\"status\":{\"conditions\":[");
+    for (int i = 0; i < types.length; i++) {
+      b.append(i == 0 ? "" : ",")
+          .append("{\"type\":\"")
+          .append(types[i])
+          .append("\",\"status\":\"True\",\"reason\":\"Test\"}");
+    }
+    return b.append("]}}").toString();
+  }
+
+  @SuppressWarnings("unchecked")
+  static List<String> types(GenericKubernetesResource r) {
+    var status = (java.util.Map<String, Object>) r.getAdditionalProperties().get("status");
+    var conditions = (List<java.util.Map<String, Object>>) status.get("conditions");
+    return conditions.stream().map(c -> (String) c.get("type")).toList();
+  }
+
   @Test
   void printerColumnsAndShortName() {
     var crd =
