@@ -14,6 +14,7 @@ KIND_VERSION=${KIND_VERSION:-v0.30.0}
 HELM_VERSION=${HELM_VERSION:-v3.19.0}
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 REGISTRY_VERSION=${REGISTRY_VERSION:-v3.1.2}
+PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-v0.78.2}
 # the cluster: `make demo`/`make kind-*` use hbase-cache; e2e/e2e.sh sets E2E_SUITE=1 before sourcing
 # this file and gets its own (it deletes it at the end), so the suite never touches the demo's
 if [ "${E2E_SUITE:-0}" = 1 ]; then KIND_CLUSTER=${KIND_CLUSTER:-hbase-cache-e2e}; fi

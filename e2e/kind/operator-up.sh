@@ -5,6 +5,10 @@
 # $OPERATOR_RELEASE charts/hbase-cache-operator` into $OPERATOR_NAMESPACE and a wait for Ready.
 #   OPERATOR_RELEASE, OPERATOR_NAMESPACE, OPERATOR_IMAGE: defaults in lib.sh
 #   OPERATOR_HELM_ARGS (extra, e.g. "--set watchNamespaces={hbase}")  OPERATOR_TIMEOUT (default 5m)
+#   OPERATOR_MONITORING=1: also the Prometheus Operator's ServiceMonitor, PodMonitor and
+#     PrometheusRule CRDs (from its Go module: tools.sh monitoring-crds), and the chart with all its
+#     monitoring objects on (ServiceMonitor, PodMonitor, PrometheusRule, Grafana dashboard ConfigMap);
+#     make e2e does this and its Prometheus scrapes what those objects say
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 NS=$OPERATOR_NAMESPACE
 REL=$OPERATOR_RELEASE
@@ -16,12 +20,22 @@ docker image inspect "$OPERATOR_IMAGE" >/dev/null 2>&1 || die "image $OPERATOR_I
 kubectl --context "$CTX" apply --server-side --force-conflicts -f "$REPO_ROOT/crds/" >&2
 # a loop, not `kubectl wait --for=condition=Established`: that fails at once ("status.conditions
 # accessor error: <nil>") when it reads the CRD before the API server has written its status
-for _ in $(seq 120); do
-  [ "$(kubectl --context "$CTX" get "crd/$CRD" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
-  sleep 1
-done
-[ "$(kubectl --context "$CTX" get "crd/$CRD" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ] \
-  || die "CRD $CRD not Established within 120s"
+established() { # established CRD_NAME: waits up to 120 s
+  for _ in $(seq 120); do
+    [ "$(kubectl --context "$CTX" get "crd/$1" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && return 0
+    sleep 1
+  done
+  die "CRD $1 not Established within 120s"
+}
+established "$CRD"
+monitoring_args=()
+if [ "${OPERATOR_MONITORING:-0}" = 1 ]; then
+  "$E2E_KIND_DIR/tools.sh" monitoring-crds >/dev/null
+  kubectl --context "$CTX" apply --server-side --force-conflicts -f "$BIN_DIR/monitoring-crds-$PROMETHEUS_OPERATOR_VERSION/" >&2
+  for c in servicemonitors podmonitors prometheusrules; do established "$c.monitoring.coreos.com"; done
+  monitoring_args=(--set monitoring.serviceMonitor.enabled=true --set monitoring.podMonitor.enabled=true
+    --set monitoring.prometheusRule.enabled=true --set monitoring.grafanaDashboard.enabled=true)
+fi
 "$E2E_KIND_DIR/load-images.sh" "$OPERATOR_IMAGE"
 # the image ID as a pod annotation: a rebuilt image under the same tag rolls the Deployment
 image_id=$(docker image inspect -f '{{.Id}}' "$OPERATOR_IMAGE" | sed 's/^sha256://' | cut -c1-12)
@@ -29,7 +43,7 @@ t0=$SECONDS
 # shellcheck disable=SC2086
 helm --kube-context "$CTX" upgrade --install "$REL" "$REPO_ROOT/charts/hbase-cache-operator" -n "$NS" --create-namespace \
   --set image.repository="${OPERATOR_IMAGE%:*}" --set image.tag="${OPERATOR_IMAGE##*:}" \
-  --set-string podAnnotations.image-id="$image_id" \
+  --set-string podAnnotations.image-id="$image_id" "${monitoring_args[@]}" \
   --wait --timeout "${OPERATOR_TIMEOUT:-5m}" ${OPERATOR_HELM_ARGS:-} >&2 || {
     kubectl --context "$CTX" -n "$NS" get pods -o wide >&2
     kubectl --context "$CTX" -n "$NS" logs -l app.kubernetes.io/instance="$REL" --tail=50 >&2 || true

@@ -4,7 +4,10 @@
 # promtool) comes from Debian's package instead (apt-get download; building it from Go modules
 # takes many minutes).
 # registry is the CNCF distribution registry (`go install`), for the publish check (publish-check.sh).
-# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest|prometheus|registry ...]   (default: kind helm)
+# monitoring-crds are the Prometheus Operator's ServiceMonitor, PodMonitor and PrometheusRule CRDs,
+# taken from its Go module (the module zip holds the repository's example/ directory), for
+# operator-up.sh with OPERATOR_MONITORING=1.
+# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest|prometheus|registry|monitoring-crds ...]   (default: kind helm)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 have go || die "go not found (install Go >= 1.24, e.g. apt-get install golang-go or from go.dev)"
 mkdir -p "$BIN_DIR"
@@ -82,6 +85,20 @@ install_registry() {
   log "registry installed in $((SECONDS - t0))s"
 }
 
+MONITORING_CRDS_DIR=$BIN_DIR/monitoring-crds-$PROMETHEUS_OPERATOR_VERSION
+install_monitoring_crds() {
+  [ -s "$MONITORING_CRDS_DIR/monitoring.coreos.com_prometheusrules.yaml" ] && return 0
+  log "go mod download github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION -> $MONITORING_CRDS_DIR"
+  local dir
+  dir=$(cd /tmp && go mod download -json \
+    "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [ -d "$dir/example/prometheus-operator-crd" ] || die "no example/prometheus-operator-crd in the module ($dir)"
+  mkdir -p "$MONITORING_CRDS_DIR"
+  for k in servicemonitors podmonitors prometheusrules; do
+    install -m 0644 "$dir/example/prometheus-operator-crd/monitoring.coreos.com_$k.yaml" "$MONITORING_CRDS_DIR/"
+  done
+}
+
 want=${*:-kind helm}
 for t in $want; do
   case $t in
@@ -90,7 +107,8 @@ for t in $want; do
     helm-unittest) install_helm_unittest ;;
     prometheus) install_prometheus ;;
     registry) install_registry ;;
-    *) die "unknown tool $t (kind|helm|helm-unittest|prometheus|registry)" ;;
+    monitoring-crds) install_monitoring_crds ;;
+    *) die "unknown tool $t (kind|helm|helm-unittest|prometheus|registry|monitoring-crds)" ;;
   esac
 done
 for t in $want; do
@@ -100,5 +118,6 @@ for t in $want; do
     helm-unittest) echo "helm-unittest: $BIN_DIR/helm-unittest" ;;
     prometheus) "$BIN_DIR/promtool" --version | head -1 ;;
     registry) "$BIN_DIR/registry" --version ;;
+    monitoring-crds) echo "monitoring-crds: $MONITORING_CRDS_DIR" ;;
   esac
 done

@@ -18,6 +18,7 @@ import dev.hbase.cache.api.v1alpha1.status.PodRoll;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -109,11 +110,8 @@ class KindE2ETest {
       Shell.Result r = Shell.run(repo, 300, List.of("e2e/kind/tools.sh", "prometheus"));
       assertThat(r.code()).as("e2e/kind/tools.sh prometheus: %s", r.output()).isZero();
     }
-    // the chart's fullname: the release name when it contains the chart's name
-    String release = settings.operatorRelease();
-    String fullname = release.contains("hbase-cache-operator") ? release : release + "-hbase-cache-operator";
-    prometheus = Prometheus.start(bin, target.resolve("prometheus"), client.getConfiguration(), cluster.opNs, fullname + "-metrics",
-        cluster.ns, pods);
+    // scrapes nothing until step 1 has installed the chart's ServiceMonitor, PodMonitor and PrometheusRule
+    prometheus = Prometheus.start(bin, target.resolve("prometheus"), client.getConfiguration());
   }
 
   @AfterAll
@@ -188,6 +186,14 @@ class KindE2ETest {
           Duration.between(t0, Instant.now()).toSeconds());
       up.output().lines().filter(l -> l.contains("install to Ready") || l.contains("loaded ")).forEach(l -> report.line("  - `%s`", l));
       report.line("- operator pod `%s` Ready, image `%s`", op.getMetadata().getName(), op.getSpec().getContainers().get(0).getImage());
+      // OPERATOR_MONITORING=1 (Settings.env): the Prometheus Operator's CRDs and the chart's monitoring objects
+      List<String> followed = prometheus.followTheChart(client, cluster.opNs, settings.operatorRelease());
+      report.line("- the chart's monitoring objects (the Prometheus Operator's CRDs %s, from its Go module), as the host's Prometheus follows them:",
+          "applied by operator-up.sh");
+      followed.forEach(l -> report.line("  - %s", l));
+      assertThat(followed).as("ServiceMonitor endpoints on the operator's metrics Service").anyMatch(l -> l.startsWith("serviceMonitor/"));
+      assertThat(followed).as("PodMonitor targets: the RegionServers").filteredOn(l -> l.startsWith("podMonitor/")).hasSize(REPLICAS);
+      assertThat(followed).as("PrometheusRule groups").anyMatch(l -> l.startsWith("PrometheusRule "));
     });
   }
 
@@ -1117,13 +1123,25 @@ class KindE2ETest {
   @Order(18)
   void prometheusAnswersEveryDashboardQueryFromTheRun() {
     step("18. Prometheus scraped the operator and the RegionServers: every query of the chart's Grafana dashboard has series", () -> {
-      report.line("- Prometheus (Debian's 2.x, on the host) since %s, through the API server's proxy: the operator's metrics Service "
-          + "(as the chart's ServiceMonitor, honorLabels) every %d s, each RegionServer's /prometheus (as its PodMonitor)",
-          prometheus.started, Prometheus.SCRAPE.toSeconds());
+      report.line("- Prometheus (Debian's 2.x, on the host) since %s, through the API server's proxy, scraping and evaluating what the "
+          + "chart's ServiceMonitor, PodMonitor and PrometheusRule in the cluster say (step 1)", prometheus.started);
       prometheus.targets().forEach(t -> report.line("  - target %s", t));
+      // the dashboard the chart installed for Grafana's sidecar
+      ConfigMap dashboard = client.configMaps().inNamespace(cluster.opNs).withLabel("grafana_dashboard", "1").list().getItems().stream()
+          .filter(cm -> cm.getData() != null && cm.getData().containsKey("hbase-cache.json")).findFirst().orElse(null);
+      assertThat(dashboard).as("the chart's dashboard ConfigMap (label grafana_dashboard=1) in %s", cluster.opNs).isNotNull();
+      assertThat(dashboard.getData().get("hbase-cache.json")).as("the dashboard it carries")
+          .isEqualTo(Files.readString(repo.resolve("charts/hbase-cache-operator/dashboards/hbase-cache.json")).strip());
+      report.line("- dashboard ConfigMap `%s` (grafana_dashboard=1) carries charts/hbase-cache-operator/dashboards/hbase-cache.json",
+          dashboard.getMetadata().getName());
+      // every alerting rule of the chart's PrometheusRule evaluated without an error over the run
+      List<String> rules = prometheus.rules();
+      rules.forEach(r -> report.line("  - rule %s", r));
+      assertThat(rules).as("rules loaded from the chart's PrometheusRule").hasSizeGreaterThanOrEqualTo(4);
+      assertThat(rules).as("rule health (group/name health error)").allMatch(r -> r.split(" ")[1].equals("ok"));
       List<Map<String, Object>> saved = new ArrayList<>();
       List<String> empty = new ArrayList<>();
-      for (Prometheus.Query q : Prometheus.dashboardQueries(repo.resolve("charts/hbase-cache-operator/dashboards/hbase-cache.json"))) {
+      for (Prometheus.Query q : Prometheus.dashboardQueries(dashboard.getData().get("hbase-cache.json"))) {
         var result = prometheus.range(q.expr(), prometheus.started, Duration.ofSeconds(15));
         report.line("- %s: `%s`: %d series", q.panel(), q.expr(), result.size());
         if (result.isEmpty()) {

@@ -40,6 +40,8 @@ record Settings(Path repo, String kindCluster, String context, String hbaseNames
   /** The environment for the e2e/kind scripts the suite runs: exactly the values the suite uses. */
   Map<String, String> env() {
     return Map.of("KIND_CLUSTER", kindCluster, "HBASE_NAMESPACE", hbaseNamespace, "HBASE_IMAGE", hbaseImage,
-        "OPERATOR_NAMESPACE", operatorNamespace, "OPERATOR_RELEASE", operatorRelease, "OPERATOR_IMAGE", operatorImage);
+        "OPERATOR_NAMESPACE", operatorNamespace, "OPERATOR_RELEASE", operatorRelease, "OPERATOR_IMAGE", operatorImage,
+        // the chart's ServiceMonitor, PodMonitor, PrometheusRule and dashboard, scraped every 10 s by the suite's Prometheus
+        "OPERATOR_MONITORING", "1", "OPERATOR_HELM_ARGS", "--set monitoring.interval=10s");
   }
 }
