@@ -136,6 +136,10 @@ class OperatorScaleBench {
           .pollInterval(Duration.ofSeconds(1))
           .until(() -> kubes.stream().allMatch(k -> k.allReadyAndRegistered(replicas)));
       kubes.forEach(k -> k.maxDown = 0);
+      // the simulation alone (simulated kubelets and HBase, their clients): what the operator's
+      // heap is measured against
+      long simulationHeap = heapAfterGcMiB();
+      r.put("simulationHeapAfterGcMiB", simulationHeap);
 
       BlockCachePolicyReconciler reconciler =
           new BlockCachePolicyReconciler(
@@ -150,18 +154,26 @@ class OperatorScaleBench {
         Map<String, Long> c0 = counting.snapshot();
         Histogram h0 = Histogram.of(op.registry().scrape(), null);
         Instant t0 = Instant.now();
-        for (String ns : namespaces) {
-          policy(ns);
+        ReconcileSampler sampler = new ReconcileSampler(50);
+        try {
+          for (String ns : namespaces) {
+            policy(ns);
+          }
+          await()
+              .atMost(Duration.ofMinutes(30))
+              .pollInterval(Duration.ofSeconds(2))
+              .until(() -> namespaces.stream().allMatch(Point::idleAndApplied));
+        } finally {
+          sampler.close();
         }
-        await()
-            .atMost(Duration.ofMinutes(30))
-            .pollInterval(Duration.ofSeconds(2))
-            .until(() -> namespaces.stream().allMatch(Point::idleAndApplied));
         Duration roll = Duration.between(t0, Instant.now());
         r.put("rollSeconds", roll.toMillis() / 1000.0);
         r.put("podsRestarted", kubes.stream().mapToInt(k -> k.deletes.size()).sum());
         r.put("mostDownInOneStatefulSet", kubes.stream().mapToInt(k -> k.maxDown).max().orElse(0));
-        r.put("rolling", window(c0, counting.snapshot(), roll, u0, Usage.now(), h0, op, null));
+        Map<String, Object> rolling =
+            window(c0, counting.snapshot(), roll, u0, Usage.now(), h0, op, null);
+        rolling.put("reconcileThreads", sampler.report(12, (Long) rolling.get("reconciles")));
+        r.put("rolling", rolling);
         assertThat((int) r.get("podsRestarted")).isEqualTo(clusters * replicas);
 
         settle();
@@ -175,12 +187,19 @@ class OperatorScaleBench {
             window(c0, counting.snapshot(), IDLE, u0, Usage.now(), h0, op, null);
         idle.put("scrapesPerMinute", round((scrapes() - s0) * 60.0 / IDLE.toSeconds()));
         r.put("idle", idle);
-        System.gc();
-        Thread.sleep(1000);
+        long heap = heapAfterGcMiB();
+        r.put("heapAfterGcMiB", heap);
+        // what the operator holds, at most: the simulation's own state only grows meanwhile (a
+        // heap measured after the operator's stop would still count what its objects reach)
+        r.put("operatorHeapAtMostMiB", heap - simulationHeap);
         r.put(
-            "heapAfterGcMiB",
-            ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 20);
+            "heapCommittedMiB",
+            ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getCommitted() >> 20);
+        r.put(
+            "nonHeapCommittedMiB",
+            ManagementFactory.getMemoryMXBean().getNonHeapMemoryUsage().getCommitted() >> 20);
         r.put("rssMiB", Usage.rssKiB() >> 10);
+        r.put("nativeMemoryCommittedMiB", nativeMemoryMiB());
         r.put("threads", Thread.activeCount());
 
         if (slowServer) {
@@ -618,6 +637,42 @@ class OperatorScaleBench {
     }
   }
 
+  /**
+   * What the JVM has committed, by Native Memory Tracking's categories (MiB; empty without {@code
+   * -XX:NativeMemoryTracking=summary}): where the RSS goes beyond the heap.
+   */
+  static Map<String, Long> nativeMemoryMiB() {
+    Map<String, Long> out = new LinkedHashMap<>();
+    try {
+      String summary =
+          (String)
+              ManagementFactory.getPlatformMBeanServer()
+                  .invoke(
+                      new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"),
+                      "vmNativeMemory",
+                      new Object[] {new String[] {"summary"}},
+                      new String[] {String[].class.getName()});
+      Matcher m =
+          Pattern.compile(
+                  "^(?:Total|-\\s+(.+?)) ?\\(?(?:: )?reserved=\\d+KB, committed=(\\d+)KB",
+                  Pattern.MULTILINE)
+              .matcher(summary);
+      while (m.find()) {
+        out.put(m.group(1) == null ? "Total" : m.group(1).trim(), Long.parseLong(m.group(2)) >> 10);
+      }
+    } catch (Exception e) {
+      out.put("unavailable: " + e, 0L);
+    }
+    return out;
+  }
+
+  /** The heap in use after a full collection, MiB. */
+  static long heapAfterGcMiB() throws InterruptedException {
+    System.gc();
+    Thread.sleep(1000);
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() >> 20;
+  }
+
   static double round(double v) {
     return Math.round(v * 10) / 10.0;
   }
@@ -633,6 +688,12 @@ class OperatorScaleBench {
     m.put("java", System.getProperty("java.runtime.version"));
     m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
     m.put("maxHeapMiB", Runtime.getRuntime().maxMemory() >> 20);
+    m.put(
+        "gc",
+        ManagementFactory.getGarbageCollectorMXBeans().stream()
+            .map(java.lang.management.GarbageCollectorMXBean::getName)
+            .toList());
+    m.put("jvmArguments", ManagementFactory.getRuntimeMXBean().getInputArguments());
     return m;
   }
 }
