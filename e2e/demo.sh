@@ -17,6 +17,9 @@
 #      cluster (status.rollout.lastRoll: seconds, slowest pod, share of every RegionServer's reads
 #      served from cache) and what the reader saw. The first roll's drains go to servers that
 #      never had those regions; from the second on they go where the last roll cached them.
+#   8. the rolls as a picture, e2e/target/demo/roll.png (e2e/roll-plot.py, matplotlib from PyPI):
+#      reads per second, the reader's p99, the cluster's data reads from cache (every
+#      RegionServer's /jmx every 5 s through the API server's proxy), each restart marked
 #
 # Takes about 7.5 minutes here (2 vCPU, images and node image already built; a cold first run also
 # builds the node image, ~20 min): cluster 25 s, image builds ~1 min, loads ~50 s, charts ~1 min,
@@ -128,6 +131,30 @@ roll_with_reads() { # roll_with_reads N
     }
     END { printf "  reader during the roll: %d reads in %d s, %d failed, worst second p99 %.0f ms, slowest read %.0f ms\n", ok + fail, n, fail, worst, max }'
 }
+# Every RegionServer's data-block counters every 5 s (through the API server's pod proxy), as
+# make e2e's JmxSampler writes them: e2e/roll-plot.py draws the rolls from them and the reader's log
+PLOT_DIR=$REPO_ROOT/e2e/target/demo
+mkdir -p "$PLOT_DIR"
+rm -f "$PLOT_DIR"/reader*.log
+echo "at,pod,startTime,dataHits,dataMisses" > "$PLOT_DIR/jmx-samples.csv"
+sample_jmx() {
+  local bean='Hadoop%3Aservice%3DHBase%2Cname%3DRegionServer%2Csub%3DServer' pod
+  while :; do
+    for pod in $(k get pods -l app.kubernetes.io/component=regionserver -o jsonpath='{.items[*].metadata.name}'); do
+      kubectl --context "$CTX" get --raw "/api/v1/namespaces/$NS/pods/$pod:16030/proxy/jmx?qry=$bean" 2>/dev/null \
+        | jq -r --arg at "$(date -u +%FT%T.%6NZ)" --arg pod "$pod" \
+          '.beans[0] | select(. != null and .regionServerStartTime != null)
+           | [$at, $pod, .regionServerStartTime, .blockCacheDataHitCount, .blockCacheDataMissCount] | @csv' \
+        2>/dev/null | tr -d '"' >> "$PLOT_DIR/jmx-samples.csv" || true
+    done
+    sleep 5
+  done
+}
+sample_jmx &
+sampler=$!
+trap 'kill $sampler 2>/dev/null || true' EXIT
+plot_from=$(date -u +%FT%TZ)
+
 for i in $(seq 1 "$ROLLS"); do
   if [ "$i" = 1 ]; then
     step "roll 1 of $ROLLS while the reader reads (kubectl annotate bcp persistent-file cache.hbase.dev/restart=...): its drains go to servers that never cached these regions"
@@ -137,8 +164,15 @@ for i in $(seq 1 "$ROLLS"); do
   roll_with_reads "$i"
 done
 
+kill "$sampler" 2>/dev/null || true
+k logs demo-read > "$PLOT_DIR/reader.log"
+step "the rolls as a picture (e2e/roll-plot.py): reads per second, the reader's p99, the cluster's reads from cache, each restart"
+make -C "$REPO_ROOT" --no-print-directory plot-venv >&2
+ROLL_PLOT_WHAT="make demo" "$BIN_DIR/bench-venv/bin/python" "$REPO_ROOT/e2e/roll-plot.py" "$PLOT_DIR" "$PLOT_DIR/roll.png" "$plot_from" "$(date -u +%FT%TZ)" \
+  || log "could not draw the picture (see above); the figures are printed above"
+
 echo
-log "demo done in $((SECONDS - t_all))s; the reader pod demo-read runs until ${READ_SECONDS}s are up"
+log "demo done in $((SECONDS - t_all))s; the reader pod demo-read runs until ${READ_SECONDS}s are up; the rolls' picture: $PLOT_DIR/roll.png"
 cat >&2 <<EOF
 
 The cluster is still running (kind cluster $KIND_CLUSTER, kubectl context $CTX):

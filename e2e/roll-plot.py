@@ -10,6 +10,7 @@ usage: roll-plot.py TARGET_DIR OUT_PNG [FROM_ISO TO_ISO]
 """
 import csv
 import glob
+import os
 import re
 import sys
 from datetime import datetime, timezone
@@ -97,7 +98,7 @@ def main(target, out, window=None):
                    ha="center", va="bottom", annotation_clip=False)
     c.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
     fails = sum(r[2] for r in reads)
-    fig.suptitle(f"make e2e on kind: the reader (200 gets/s over the whole table) and the cluster's cache; "
+    fig.suptitle(f"{os.environ.get('ROLL_PLOT_WHAT', 'make e2e')} on kind: the reader (200 gets/s over the whole table) and the cluster's cache; "
                  f"orange: a RegionServer restart (pod ordinal above); {sum(r[1] for r in reads)} reads, {fails} failed",
                  fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
