@@ -23,6 +23,15 @@ final class ReconcileSampler implements AutoCloseable {
   private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
   private final Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
   private final AtomicLong samples = new AtomicLong();
+
+  /**
+   * CPU time of each reconciler thread at its first and its last sample (ns): what a thread used
+   * before its first sample or after its last one (JOSDK's executor replaces its threads) is not
+   * counted, so the sum is a lower bound.
+   */
+  private final Map<Long, Long> cpuAtStart = new ConcurrentHashMap<>();
+
+  private final Map<Long, Long> cpuNanos = new ConcurrentHashMap<>();
   private final Thread sampler;
   private volatile boolean stop;
 
@@ -43,11 +52,6 @@ final class ReconcileSampler implements AutoCloseable {
     sampler.setDaemon(true);
     sampler.start();
   }
-
-  /** CPU time of each reconciler thread seen, at its last sample (ns). */
-  private final Map<Long, Long> cpuNanos = new ConcurrentHashMap<>();
-
-  private final Map<Long, Long> cpuAtStart = new ConcurrentHashMap<>();
 
   private void sample() {
     for (ThreadInfo t : threads.dumpAllThreads(false, false)) {
@@ -97,8 +101,8 @@ final class ReconcileSampler implements AutoCloseable {
 
   /**
    * The sampled places, most seen first, as shares of all samples of busy reconcile threads, and
-   * the CPU the reconciler threads used meanwhile per reconcile (their own work: planning, the
-   * roller, serialization, the client's side of each request).
+   * the CPU the reconciler threads used meanwhile per reconcile, at least (their own work:
+   * planning, the roller, serialization, the client's side of each request).
    */
   Map<String, Object> report(int top, long reconciles) {
     Map<String, Object> out = new LinkedHashMap<>();
