@@ -99,12 +99,51 @@ def main(path, docs):
             f"{fmt(p['heapAfterGcMiB'], ' MiB')} (<= {fmt(p.get('operatorHeapAtMostMiB'), ' MiB')}) | "
             f"{fmt(p['rssMiB'], ' MiB')} |")
     out.append("")
-    big = pts[-1]
-    where = big["rolling"].get("reconcileThreads")
-    if where:
-        out.append("## Where a rolling reconcile spends its time\n")
+    spec = [p for p in pts if "specRoll" in p]
+    if spec:
         out.append(
-            f"At {big['regionServers']} servers, during the first roll of all, every 50 ms the "
+            "Then, after the idle window, the roll users start every day: a spec change "
+            "(`tuning.writerThreads`) on every policy at once. The first roll above also creates "
+            "each policy's ConfigMap and PodDisruptionBudget and recreates each StatefulSet with "
+            "its cache volume template; this one only rolls.\n")
+        out.append(
+            "| RegionServers (StatefulSets) | spec-change roll of all | pods restarted (most "
+            "down in one StatefulSet) | API requests/min by verb | reconciles | reconcile p50 / "
+            "p99 | status patches: the API server's own p50 / p99 | JVM CPU (cores) | API server "
+            "CPU (cores) |")
+        out.append("|---|---:|---:|---|---:|---:|---:|---:|---:|")
+        for p in spec:
+            s2 = p["specRoll"]
+            out.append(
+                f"| {p['regionServers']} ({p['statefulSets']}) | {fmt(s2['rollSeconds'], ' s')} | "
+                f"{s2['podsRestarted']} ({s2['mostDownInOneStatefulSet']}) | {verbs(s2)} | "
+                f"{fmt(s2['reconciles'])} | "
+                f"{fmt(s2['reconcileP50Ms'], ' ms')} / {fmt(s2['reconcileP99Ms'], ' ms')} | "
+                f"{fmt(s2.get('statusPatches'))}: {fmt(s2.get('apiServerStatusPatchP50Ms'), ' ms')} / "
+                f"{fmt(s2.get('apiServerStatusPatchP99Ms'), ' ms')} | "
+                f"{fmt(s2['jvmCpuCores'])} | {fmt(s2['apiServerAndEtcdCpuCores'])} |")
+        out.append("")
+        out.append(
+            "The status patches' own time is the API server's `apiserver_request_duration_seconds` "
+            "for `PATCH blockcachepolicies/status` (every one of them is the operator's): from the "
+            "request received to the answer written, without the client or the network. In the "
+            "first roll of all: "
+            + "; ".join(
+                f"{p['regionServers']} servers {fmt(p['rolling'].get('statusPatches'))} patches, "
+                f"{fmt(p['rolling'].get('apiServerStatusPatchP50Ms'), ' ms')} / "
+                f"{fmt(p['rolling'].get('apiServerStatusPatchP99Ms'), ' ms')}"
+                for p in pts)
+            + ".\n")
+    big = pts[-1]
+    profiles = [("the first roll of all", big["rolling"].get("reconcileThreads"))]
+    if "specRoll" in big:
+        profiles.append(("the spec-change roll", big["specRoll"].get("reconcileThreads")))
+    for during, where in profiles:
+        if not where:
+            continue
+        out.append(f"## Where a rolling reconcile spends its time: {during}\n")
+        out.append(
+            f"At {big['regionServers']} servers, during {during}, every 50 ms the "
             "stacks of the reconciler threads inside `reconcile()` "
             f"({where['busyThreadSamples']:,} samples): the operator's innermost frame, what it "
             "called, and the frame on top (`Unsafe.park`: waiting for an answer over HTTP). A "
@@ -150,7 +189,14 @@ def main(path, docs):
         f"{big['regionServers']} servers (goal 0).")
     out.append(
         f"- Reconcile p99 idle: {fmt(big['idle']['reconcileP99Ms'], ' ms')}, while rolling: "
-        f"{fmt(big['rolling']['reconcileP99Ms'], ' ms')} (goal < 200 ms).")
+        f"{fmt(big['rolling']['reconcileP99Ms'], ' ms')} in the first roll"
+        + (f", {fmt(big['specRoll']['reconcileP99Ms'], ' ms')} in the spec-change roll"
+           if "specRoll" in big else "")
+        + " (goal < 200 ms)"
+        + (f"; the API server's own p99 for the status patches in that roll: "
+           f"{fmt(big['specRoll'].get('apiServerStatusPatchP99Ms'), ' ms')}"
+           if "specRoll" in big else "")
+        + ".")
     out.append(
         f"- Memory at {big['regionServers']} servers: the operator's live heap at most "
         f"{fmt(big.get('operatorHeapAtMostMiB'), ' MiB')}; heap after GC of the whole JVM "

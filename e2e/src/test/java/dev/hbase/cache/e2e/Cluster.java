@@ -209,6 +209,25 @@ final class Cluster {
         .toList();
   }
 
+  /**
+   * The policy's events of these reasons once {@code enough} holds for them, or as they are after 15 s: the operator
+   * sends events off its reconcile thread, so an event can come a moment after the status it goes with.
+   */
+  List<Event> policyEvents(Set<String> reasons, Predicate<List<Event>> enough) {
+    long until = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+    List<Event> seen = policyEvents(reasons);
+    while (!enough.test(seen) && System.nanoTime() < until) {
+      try {
+        Thread.sleep(500);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      seen = policyEvents(reasons);
+    }
+    return seen;
+  }
+
   /** Every event about a BlockCachePolicy in the HBase namespace, one per line. */
   String allPolicyEvents() {
     StringBuilder sb = new StringBuilder();

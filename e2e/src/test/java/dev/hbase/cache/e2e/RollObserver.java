@@ -182,11 +182,12 @@ final class RollObserver {
   }
 
   /**
-   * This roll's PodRestarted/PodRestartedCold events. The operator records them before it writes
-   * the status that ends the roll, so they are all there by now; should one be missing (seen on
-   * CI: the operator's RBAC lacked get on events, so a repeated event was lost), it is looked for
-   * again for {@link #EVENTS_LATE}, and the report says whether it came late, never or what the
-   * operator logged about it.
+   * This roll's PodRestarted/PodRestartedCold events. The operator records them in the reconcile
+   * that writes the status ending the roll and sends them off its reconcile thread, so they are
+   * there by now or within a moment; should one be missing (seen on CI: the operator's RBAC lacked
+   * get on events, so a repeated event was lost), it is looked for again for {@link #EVENTS_LATE},
+   * and the report says whether it came late (more than a second or two is news), never or what
+   * the operator logged about it.
    */
   private List<Event> restartEvents(Set<String> rolled) {
     java.util.function.Supplier<List<Event>> list = () -> cluster.policyEvents(Set.of("PodRestarted", "PodRestartedCold")).stream()

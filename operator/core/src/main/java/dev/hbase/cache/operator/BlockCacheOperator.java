@@ -104,6 +104,8 @@ public final class BlockCacheOperator {
         new Operator(
             o -> {
               o.withKubernetesClient(client)
+                  // the client is its creator's (main, a test): open for the last events
+                  .withCloseClientOnStop(false)
                   .withMetrics(
                       MicrometerMetrics.newPerResourceCollectingMicrometerMetricsBuilder(registry)
                           .build())
@@ -163,7 +165,7 @@ public final class BlockCacheOperator {
   public void stop() {
     checks.shutdownNow();
     operator.stop();
-    reconciler.close();
+    reconciler.close(); // sends the events the last reconciles recorded
     if (http != null) {
       http.stop(0);
     }
@@ -259,6 +261,7 @@ public final class BlockCacheOperator {
                 () -> {
                   stopping.set(true);
                   op.stop();
+                  client.close();
                 },
                 "shutdown"));
     log.info(

@@ -122,7 +122,8 @@ public class BlockCachePolicyReconciler
     this.events = new Events(clock);
     this.clusters = new HBaseClusters(connector);
     this.metrics = new MetricsCollector(probe);
-    this.roll = new RollStep(clusters, metrics, events);
+    // the pods informer exists once the event sources are prepared, before any reconcile
+    this.roll = new RollStep(clusters, metrics, events, id -> pods.get(id));
     this.recommend = new RecommendStep(events, allowJvmAgents);
   }
 
@@ -478,8 +479,12 @@ public class BlockCachePolicyReconciler
     }
   }
 
-  /** Closes the HBase connections and the scrape pool (operator shutdown). */
+  /**
+   * Sends the events recorded so far, closes the HBase connections and the scrape pool (operator
+   * shutdown).
+   */
   public void close() {
+    events.close();
     clusters.close();
     metrics.close();
   }

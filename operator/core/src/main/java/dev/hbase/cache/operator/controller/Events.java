@@ -9,9 +9,16 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,11 +27,36 @@ import org.slf4j.LoggerFactory;
  * refused plan, a missing StatefulSet): a reason+message already sent is not sent again. {@link
  * #record} is for occurrences (a pod restarted), sent each time: the same one again (same reason
  * and message) counts up on its existing object instead of making a new one.
+ *
+ * <p>Events are sent by one background thread, in the order they were recorded, as client-go's
+ * recorder does: a reconcile does not wait for them (at 200 RegionServers rolling, the event
+ * creates were 12% of a rolling reconcile's wall time, docs/bench-operator.md). Events are
+ * informational: the roll's state is in the status, never in an event. When the API server is so
+ * slow that {@value #QUEUE} events wait, further ones are dropped with a log line (client-go drops
+ * them too), and the operator's log has every event anyway.
  */
-public final class Events {
+public final class Events implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Events.class);
+  static final int QUEUE = 1000;
   private final Clock clock;
   private final Map<String, String> last = new ConcurrentHashMap<>();
+  private final ThreadPoolExecutor sender =
+      new ThreadPoolExecutor(
+          1,
+          1,
+          0,
+          TimeUnit.MILLISECONDS,
+          new LinkedBlockingQueue<>(QUEUE),
+          r -> {
+            Thread t = new Thread(r, "event-sender");
+            t.setDaemon(true);
+            return t;
+          },
+          (r, executor) ->
+              log.warn(
+                  executor.isShutdown()
+                      ? "an event recorded after shutdown is not sent"
+                      : QUEUE + " events wait to be sent: one dropped"));
 
   public Events(Clock clock) {
     this.clock = clock;
@@ -65,6 +97,48 @@ public final class Events {
     // One object per policy, type, reason and message, as client-go's event recorder aggregates:
     // the same event again raises its count and lastTimestamp (kubectl describe: "x3 over 5m").
     String name = name(policy, warning, reason, text);
+    log.info(
+        "{} {}/{}: {}",
+        reason,
+        policy.getMetadata().getNamespace(),
+        policy.getMetadata().getName(),
+        message);
+    sender.execute(() -> send(client, policy, warning, reason, text, ns, name, now));
+  }
+
+  /** Waits until the events recorded so far have been sent (or dropped), at most {@code max}. */
+  public void flush(Duration max) {
+    try {
+      sender.submit(() -> {}).get(max.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
+      log.warn("events not all sent within {}: {}", max, e.toString());
+    }
+  }
+
+  /** Sends what was recorded (up to 5 s), then stops. */
+  @Override
+  public void close() {
+    sender.shutdown();
+    try {
+      if (!sender.awaitTermination(5, TimeUnit.SECONDS)) {
+        log.warn("{} events not sent at shutdown", sender.shutdownNow().size());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void send(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      boolean warning,
+      String reason,
+      String text,
+      String ns,
+      String name,
+      String now) {
     try {
       var events = client.v1().events().inNamespace(ns);
       try {
@@ -112,12 +186,6 @@ public final class Events {
           policy.getMetadata().getName(),
           e.toString());
     }
-    log.info(
-        "{} {}/{}: {}",
-        reason,
-        policy.getMetadata().getNamespace(),
-        policy.getMetadata().getName(),
-        message);
   }
 
   /**

@@ -20,10 +20,12 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,11 +40,20 @@ final class RollStep {
   private final HBaseClusters clusters;
   private final MetricsCollector metrics;
   private final Events events;
+  private final Function<ResourceID, Optional<Pod>> cachedPod;
 
-  RollStep(HBaseClusters clusters, MetricsCollector metrics, Events events) {
+  /**
+   * @param cachedPod a pod as the operator's informer has it (the one the roller decided on)
+   */
+  RollStep(
+      HBaseClusters clusters,
+      MetricsCollector metrics,
+      Events events,
+      Function<ResourceID, Optional<Pod>> cachedPod) {
     this.clusters = clusters;
     this.metrics = metrics;
     this.events = events;
+    this.cachedPod = cachedPod;
   }
 
   /**
@@ -160,22 +171,24 @@ final class RollStep {
   }
 
   /** Carries out one action; false if it failed (an ActionFailed event says why). */
-  private boolean execute(
+  boolean execute(
       KubernetesClient client, BlockCachePolicy policy, HBaseCluster cluster, RollModel.Action a) {
     String ns = policy.getMetadata().getNamespace();
     try {
       if (a instanceof RollModel.DeletePod d) {
-        // Only the instance the roll recorded: same UID, and the delete is conditional on the
-        // resourceVersion just read, so a successor with the same name is never deleted.
-        Pod live = client.pods().inNamespace(ns).withName(d.pod()).get();
-        if (live != null
-            && d.uid().equals(live.getMetadata().getUid())
-            && live.getMetadata().getDeletionTimestamp() == null) {
+        // Only the instance the roll decided on: the pod the informer showed it (same UID), and
+        // the delete is conditional on that resourceVersion, so neither a successor with the
+        // same name nor a pod changed since is deleted (409: the next reconcile, triggered by
+        // the change, decides again). No GET first: one request fewer per restart.
+        Pod seen = cachedPod.apply(new ResourceID(d.pod(), ns)).orElse(null);
+        if (seen != null
+            && d.uid().equals(seen.getMetadata().getUid())
+            && seen.getMetadata().getDeletionTimestamp() == null) {
           client
               .pods()
               .inNamespace(ns)
               .withName(d.pod())
-              .lockResourceVersion(live.getMetadata().getResourceVersion())
+              .lockResourceVersion(seen.getMetadata().getResourceVersion())
               .delete();
         }
       } else if (a instanceof RollModel.SwitchBalancer b) {

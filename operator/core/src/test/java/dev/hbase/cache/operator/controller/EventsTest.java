@@ -1,20 +1,36 @@
 package dev.hbase.cache.operator.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
-/** Events on a real API server: the same event again counts up on one object. */
+/**
+ * Events on a real API server: the same event again counts up on one object; a reconcile does not
+ * wait for them.
+ */
 @EnableKubeAPIServer
 class EventsTest {
   static KubernetesClient client;
@@ -51,6 +67,7 @@ class EventsTest {
   }
 
   List<Event> eventsOf(String policy) {
+    events.flush(Duration.ofSeconds(10));
     return client.v1().events().inNamespace("default").list().getItems().stream()
         .filter(e -> e.getInvolvedObject().getName().equals(policy))
         .toList();
@@ -98,5 +115,83 @@ class EventsTest {
     assertThat(eventsOf("warned"))
         .singleElement()
         .satisfies(e -> assertThat(e.getCount()).isEqualTo(1));
+  }
+
+  /**
+   * An API server that takes the request and does not answer (overloaded): recording returns at
+   * once, the event is sent by the background thread, and once the answer comes the next events
+   * follow in order.
+   */
+  @Test
+  void recordingDoesNotWaitForTheApiServer() throws Exception {
+    CountDownLatch arrived = new CountDownLatch(1);
+    CountDownLatch answer = new CountDownLatch(1);
+    List<String> requests = new CopyOnWriteArrayList<>();
+    try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        KubernetesClient slow =
+            new KubernetesClientBuilder()
+                .withConfig(
+                    new ConfigBuilder()
+                        .withMasterUrl("http://127.0.0.1:" + server.getLocalPort())
+                        .withRequestRetryBackoffLimit(0)
+                        .build())
+                .build()) {
+      Thread apiServer =
+          new Thread(
+              () -> {
+                try {
+                  while (!server.isClosed()) {
+                    try (Socket s = server.accept()) {
+                      var in = new BufferedReader(new InputStreamReader(s.getInputStream()));
+                      String line = in.readLine();
+                      int length = 0;
+                      for (String h = in.readLine(); h != null && !h.isEmpty(); h = in.readLine()) {
+                        if (h.toLowerCase().startsWith("content-length:")) {
+                          length = Integer.parseInt(h.substring(15).trim());
+                        }
+                      }
+                      char[] body = new char[length];
+                      for (int read = 0; read < length; ) {
+                        read += in.read(body, read, length - read);
+                      }
+                      requests.add(line + " " + new String(body));
+                      arrived.countDown();
+                      answer.await();
+                      byte[] reply = new String(body).getBytes(StandardCharsets.UTF_8);
+                      s.getOutputStream()
+                          .write(
+                              ("HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
+                                      + "Connection: close\r\nContent-Length: "
+                                      + reply.length
+                                      + "\r\n\r\n")
+                                  .getBytes(StandardCharsets.UTF_8));
+                      s.getOutputStream().write(reply);
+                    }
+                  }
+                } catch (Exception closed) {
+                  // the test is over
+                }
+              });
+      apiServer.setDaemon(true);
+      apiServer.start();
+
+      BlockCachePolicy p = policy("slow");
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(10),
+          () -> {
+            events.record(slow, p, false, "RollStarted", "first");
+            events.record(slow, p, false, "PodRestarted", "second");
+          },
+          "record() waited for the API server's answer");
+      assertThat(arrived.await(10, TimeUnit.SECONDS)).as("the event was sent meanwhile").isTrue();
+      assertThat(requests).singleElement().asString().startsWith("POST ").contains("\"first\"");
+
+      answer.countDown();
+      events.flush(Duration.ofSeconds(10));
+      assertThat(requests)
+          .extracting(
+              r -> r.contains("\"first\"") ? "first" : r.contains("\"second\"") ? "second" : r)
+          .containsExactly("first", "second");
+    }
   }
 }

@@ -175,6 +175,14 @@ class OperatorIT {
     kube.maxDown = 0; // from here on, only what the operator causes
   }
 
+  /**
+   * Events are sent off the reconcile thread (after the status they go with, at times): an
+   * assertion on them waits a little.
+   */
+  static void eventually(org.awaitility.core.ThrowingRunnable assertion) {
+    await().atMost(Duration.ofSeconds(15)).untilAsserted(assertion);
+  }
+
   BlockCacheOperator operator(LeaderElectionConfiguration le) {
     return operator(le, client);
   }
@@ -310,9 +318,11 @@ class OperatorIT {
         .containsExactly("rs-0", "rs-1", "rs-2");
     assertThat(p.getStatus().getRegionServers())
         .allSatisfy(r -> assertThat(r.getRestartedAt()).isNotNull());
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .extracting(e -> e.getReason())
-        .contains("RollStarted", "RestartingPod", "PodRestarted", "RollFinished");
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .extracting(e -> e.getReason())
+                .contains("RollStarted", "RestartingPod", "PodRestarted", "RollFinished"));
 
     // hit ratios: reads on rs-0, the next sample shows them
     hbase.reads("rs-0", 90, 10);
@@ -580,11 +590,13 @@ class OperatorIT {
     var valid = Conditions.find(get("second").getStatus().getConditions(), "Valid").orElseThrow();
     assertThat(valid.getReason()).isEqualTo("Conflict");
     assertThat(valid.getMessage()).contains("BlockCachePolicy first");
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .anyMatch(
-            e ->
-                "Conflict".equals(e.getReason())
-                    && e.getInvolvedObject().getName().equals("second"));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .anyMatch(
+                    e ->
+                        "Conflict".equals(e.getReason())
+                            && e.getInvolvedObject().getName().equals("second")));
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
     assertThat(sts().getMetadata().getResourceVersion())
         .as("the StatefulSet is untouched")
@@ -605,12 +617,14 @@ class OperatorIT {
     var valid = Conditions.find(get("too-big").getStatus().getConditions(), "Valid").orElseThrow();
     assertThat(valid.getReason()).isEqualTo("PlanRefused");
     assertThat(valid.getMessage()).contains("memory limit 2Gi").contains("raise the limit");
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .anyMatch(
-            e ->
-                "PlanRefused".equals(e.getReason())
-                    && "Warning".equals(e.getType())
-                    && e.getMessage().contains("2Gi"));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .anyMatch(
+                    e ->
+                        "PlanRefused".equals(e.getReason())
+                            && "Warning".equals(e.getType())
+                            && e.getMessage().contains("2Gi")));
     await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
     assertThat(sts().getMetadata().getResourceVersion()).isEqualTo(rv);
     assertThat(client.configMaps().inNamespace(ns).withName("too-big-rs-site").get()).isNull();
@@ -643,8 +657,11 @@ class OperatorIT {
     BlockCachePolicy p = get("blocked");
     assertThat(p.getStatus().getRollout().getPhase()).isEqualTo(Phase.Blocked);
     assertThat(p.getStatus().getRollout().getMessage()).contains("rs-1").contains("not Ready");
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .anyMatch(e -> "RollBlocked".equals(e.getReason()) && e.getMessage().contains("rs-1"));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .anyMatch(
+                    e -> "RollBlocked".equals(e.getReason()) && e.getMessage().contains("rs-1")));
     await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(8)).until(() -> true);
     assertThat(kube.deletes).containsExactly("rs-1");
 
@@ -857,12 +874,18 @@ class OperatorIT {
     assertThat(kube.maxDown).isEqualTo(1);
     // the second roll's events are news too, although their texts may repeat the first roll's
     // (an event repeated counts up on its object)
-    assertThat(
-            client.v1().events().inNamespace(ns).list().getItems().stream()
-                .filter(e -> "PodRestarted".equals(e.getReason()))
-                .mapToInt(e -> e.getCount())
-                .sum())
-        .isEqualTo(6);
+    eventually(() -> assertThat(podRestartedEvents()).isEqualTo(6));
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> podRestartedEvents() == 6);
+  }
+
+  int podRestartedEvents() {
+    return client.v1().events().inNamespace(ns).list().getItems().stream()
+        .filter(e -> "PodRestarted".equals(e.getReason()))
+        .mapToInt(e -> e.getCount())
+        .sum();
   }
 
   /** What helm sends: a strategic merge patch under its own field manager. */
@@ -981,9 +1004,11 @@ class OperatorIT {
     assertThat(client.pods().inNamespace(ns).withLabel("app", "rs").list().getItems())
         .allSatisfy(
             p -> assertThat(p.getMetadata().getAnnotations()).containsEntry("team", "search"));
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .filteredOn(e -> "RollStarted".equals(e.getReason()))
-        .anySatisfy(e -> assertThat(e.getMessage()).contains("older pod template"));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .filteredOn(e -> "RollStarted".equals(e.getReason()))
+                .anySatisfy(e -> assertThat(e.getMessage()).contains("older pod template")));
   }
 
   PodDisruptionBudget budget(String name) {
@@ -1026,11 +1051,13 @@ class OperatorIT {
                 .build())
         .create();
     await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") == null);
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .anyMatch(
-            e ->
-                "PodDisruptionBudgetExists".equals(e.getReason())
-                    && e.getMessage().contains("theirs"));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .anyMatch(
+                    e ->
+                        "PodDisruptionBudgetExists".equals(e.getReason())
+                            && e.getMessage().contains("theirs")));
     client.policy().v1().podDisruptionBudget().inNamespace(ns).withName("theirs").delete();
     await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") != null);
 
@@ -1064,8 +1091,10 @@ class OperatorIT {
     BlockCachePolicy held = get("held");
     assertThat(held.getStatus().getRollout().getPhase()).isEqualTo(Phase.Blocked);
     assertThat(held.getStatus().getRollout().getMessage()).contains("held while the policy");
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .anyMatch(e -> "RollHeld".equals(e.getReason()));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .anyMatch(e -> "RollHeld".equals(e.getReason())));
     await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(15)).until(() -> true);
     assertThat(kube.deletes).as("nothing restarted while invalid").hasSize(1);
     assertThat(hbase.balancerOn).as("the balancer stays as it was before the roll").isTrue();
@@ -1170,8 +1199,10 @@ class OperatorIT {
                 .orElseThrow()
                 .getMessage())
         .contains("persistence is turned off (mode Offheap)");
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .anyMatch(e -> "CacheResetPending".equals(e.getReason()));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .anyMatch(e -> "CacheResetPending".equals(e.getReason())));
     assertThat(kube.deletes).isEmpty(); // announced before any pod restarts
   }
 
@@ -1287,8 +1318,10 @@ class OperatorIT {
     assertThat(client.persistentVolumeClaims().inNamespace(ns).list().getItems())
         .extracting(x -> x.getMetadata().getUid())
         .containsExactlyInAnyOrderElementsOf(uids);
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .anyMatch(e -> "CacheVolumeExpanding".equals(e.getReason()));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .anyMatch(e -> "CacheVolumeExpanding".equals(e.getReason())));
   }
 
   @Test
@@ -1364,13 +1397,16 @@ class OperatorIT {
     assertThat(e.getWorkingSetBytes()).isEqualTo(2L << 30);
     assertThat(Duration.between(Instant.parse(e.getFrom()), Instant.parse(e.getTo())))
         .isGreaterThanOrEqualTo(Duration.ofMinutes(1));
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .filteredOn(x -> "RecommendationChanged".equals(x.getReason()))
-        .singleElement()
-        .satisfies(
-            x ->
-                assertThat(x.getMessage())
-                    .startsWith("recommended: mode PersistentFile, memory.bucketCache 2560Mi: "));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .filteredOn(x -> "RecommendationChanged".equals(x.getReason()))
+                .singleElement()
+                .satisfies(
+                    x ->
+                        assertThat(x.getMessage())
+                            .startsWith(
+                                "recommended: mode PersistentFile, memory.bucketCache 2560Mi: ")));
     // advice only: the spec, the plan and the pods stay
     BlockCachePolicy after = get("advice");
     assertThat(after.getSpec().getMemory().getBucketCache()).isEqualTo(new Quantity("1Gi"));
@@ -1443,15 +1479,17 @@ class OperatorIT {
     assertThat(applied.getMetadata().getManagedFields())
         .as("written by the operator's client, not by the test's apply")
         .anySatisfy(f -> assertThat(f.getOperation()).isEqualTo("Update"));
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .filteredOn(x -> "RecommendationApplied".equals(x.getReason()))
-        .singleElement()
-        .satisfies(
-            x ->
-                assertThat(x.getMessage())
-                    .startsWith(
-                        "recommended: mode PersistentFile, memory.bucketCache 2560Mi written to the"
-                            + " spec (autoTune mode Apply): the L2 (1Gi per RegionServer) is full"));
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .filteredOn(x -> "RecommendationApplied".equals(x.getReason()))
+                .singleElement()
+                .satisfies(
+                    x ->
+                        assertThat(x.getMessage())
+                            .startsWith(
+                                "recommended: mode PersistentFile, memory.bucketCache 2560Mi written to the"
+                                    + " spec (autoTune mode Apply): the L2 (1Gi per RegionServer) is full")));
     // then the same roll as after a user's edit: the reset announced, every pod restarted once
     // onto the new plan, and the standing advice followed
     hbase.l2Capacity = 2560L << 20;
@@ -1467,9 +1505,11 @@ class OperatorIT {
     for (int i = 0; i < 3; i++) {
       assertThat(pvcSize(i)).as("the volumes as they were").isEqualTo(new Quantity("4Gi"));
     }
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .extracting(x -> x.getReason())
-        .contains("CacheResetPending");
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .extracting(x -> x.getReason())
+                .contains("CacheResetPending"));
     var r = get("apply").getStatus().getRecommendation();
     assertThat(r.getDiffers()).isFalse();
     assertThat(r.getApplied()).isNotNull();
@@ -1500,21 +1540,23 @@ class OperatorIT {
                     .anyMatch(x -> "RecommendationNotApplied".equals(x.getReason())));
     // a few more intervals: the warning is not repeated, nothing is written
     Thread.sleep(25_000);
-    assertThat(client.v1().events().inNamespace(ns).list().getItems())
-        .filteredOn(x -> "RecommendationNotApplied".equals(x.getReason()))
-        .singleElement()
-        .satisfies(
-            x -> {
-              assertThat(x.getType()).isEqualTo("Warning");
-              assertThat(x.getCount()).isIn(null, 1);
-              assertThat(x.getMessage())
-                  .isEqualTo(
-                      "recommended: mode PersistentFile, memory.bucketCache 2560Mi (autoTune mode"
-                          + " Apply) is not written to the spec: its cache volumes would grow from"
-                          + " 2Gi to 4Gi per RegionServer; a volume never shrinks and the operator"
-                          + " never deletes one, so autoTune Apply leaves storage to you: give"
-                          + " storage.size room for it, or follow the advice yourself");
-            });
+    eventually(
+        () ->
+            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .filteredOn(x -> "RecommendationNotApplied".equals(x.getReason()))
+                .singleElement()
+                .satisfies(
+                    x -> {
+                      assertThat(x.getType()).isEqualTo("Warning");
+                      assertThat(x.getCount()).isIn(null, 1);
+                      assertThat(x.getMessage())
+                          .isEqualTo(
+                              "recommended: mode PersistentFile, memory.bucketCache 2560Mi (autoTune mode"
+                                  + " Apply) is not written to the spec: its cache volumes would grow from"
+                                  + " 2Gi to 4Gi per RegionServer; a volume never shrinks and the operator"
+                                  + " never deletes one, so autoTune Apply leaves storage to you: give"
+                                  + " storage.size room for it, or follow the advice yourself");
+                    }));
     BlockCachePolicy after = get("grow");
     assertThat(after.getSpec().getMemory().getBucketCache()).isEqualTo(new Quantity("1Gi"));
     assertThat(after.getSpec().getStorage()).isNull();

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.spec.TuningSpec;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.BlockCacheOperator;
 import dev.hbase.cache.operator.hbase.CacheSample;
@@ -202,6 +203,50 @@ class OperatorScaleBench {
         r.put("nativeMemoryCommittedMiB", nativeMemoryMiB());
         r.put("threads", Thread.activeCount());
 
+        // a roll users start every day: a spec change (tuning.writerThreads) on every policy at
+        // once; no ConfigMap, budget or volume template to create, only the roll itself
+        u0 = Usage.now();
+        c0 = counting.snapshot();
+        h0 = Histogram.of(op.registry().scrape(), null);
+        int deletes0 = kubes.stream().mapToInt(k -> k.deletes.size()).sum();
+        kubes.forEach(k -> k.maxDown = 0);
+        t0 = Instant.now();
+        sampler = new ReconcileSampler(50);
+        try {
+          for (String ns : namespaces) {
+            client
+                .resources(BlockCachePolicy.class)
+                .inNamespace(ns)
+                .withName("cache")
+                .edit(
+                    p -> {
+                      p.getSpec().setTuning(new TuningSpec().setWriterThreads(4));
+                      return p;
+                    });
+          }
+          await()
+              .atMost(Duration.ofMinutes(30))
+              .pollInterval(Duration.ofSeconds(2))
+              .until(
+                  () ->
+                      kubes.stream().mapToInt(k -> k.deletes.size()).sum() - deletes0
+                              >= clusters * replicas
+                          && namespaces.stream().allMatch(Point::idleAndApplied));
+        } finally {
+          sampler.close();
+        }
+        Duration specRoll = Duration.between(t0, Instant.now());
+        Map<String, Object> second =
+            window(c0, counting.snapshot(), specRoll, u0, Usage.now(), h0, op, null);
+        second.put("rollSeconds", specRoll.toMillis() / 1000.0);
+        second.put(
+            "podsRestarted", kubes.stream().mapToInt(k -> k.deletes.size()).sum() - deletes0);
+        second.put(
+            "mostDownInOneStatefulSet", kubes.stream().mapToInt(k -> k.maxDown).max().orElse(0));
+        second.put("reconcileThreads", sampler.report(12, (Long) second.get("reconciles")));
+        r.put("specRoll", second);
+        assertThat((int) second.get("podsRestarted")).isEqualTo(clusters * replicas);
+
         if (slowServer) {
           // one RegionServer's /jmx answers after 10 s: the other policies' reconciles
           String slowNs = namespaces.get(0);
@@ -255,6 +300,10 @@ class OperatorScaleBench {
       w.put("reconciles", h.count);
       w.put("reconcileP50Ms", h.quantileMs(0.5));
       w.put("reconcileP99Ms", h.quantileMs(0.99));
+      Histogram patches = u1.statusPatches().minus(u0.statusPatches());
+      w.put("statusPatches", patches.count);
+      w.put("apiServerStatusPatchP50Ms", patches.quantileMs(0.5));
+      w.put("apiServerStatusPatchP99Ms", patches.quantileMs(0.99));
       double wall = d.toMillis() / 1000.0;
       w.put("jvmCpuCores", round((u1.jvmCpuNanos - u0.jvmCpuNanos) / 1e9 / wall));
       w.put("apiServerAndEtcdCpuCores", round((u1.apiTicks - u0.apiTicks) / 100.0 / wall));
@@ -533,10 +582,29 @@ class OperatorScaleBench {
       return parse(scrape, labels -> labels.contains("\"" + ns + "\""));
     }
 
+    static final Pattern API_BUCKET =
+        Pattern.compile("^apiserver_request_duration_seconds_bucket\\{(.*)\\} (\\S+)$");
+
+    /** The API server's request duration for one verb on one resource (and subresource). */
+    static Histogram apiServer(String scrape, String verb, String resource, String subresource) {
+      return parse(
+          scrape,
+          API_BUCKET,
+          labels ->
+              labels.contains("verb=\"" + verb + "\"")
+                  && labels.contains("resource=\"" + resource + "\"")
+                  && labels.contains("subresource=\"" + subresource + "\""));
+    }
+
     private static Histogram parse(String scrape, java.util.function.Predicate<String> keep) {
+      return parse(scrape, BUCKET, keep);
+    }
+
+    private static Histogram parse(
+        String scrape, Pattern bucket, java.util.function.Predicate<String> keep) {
       Histogram h = new Histogram();
       for (String line : scrape.split("\n")) {
-        Matcher m = BUCKET.matcher(line);
+        Matcher m = bucket.matcher(line);
         if (m.matches() && keep.test(m.group(1))) {
           Matcher le = LE.matcher(m.group(1));
           if (le.find()) {
@@ -584,11 +652,28 @@ class OperatorScaleBench {
   }
 
   /** CPU of this JVM, and of kube-apiserver and etcd (clock ticks from /proc). */
-  record Usage(long jvmCpuNanos, long apiTicks) {
+  record Usage(long jvmCpuNanos, long apiTicks, Histogram statusPatches) {
     static Usage now() {
       var os =
           (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-      return new Usage(os.getProcessCpuTime(), apiServerTicks());
+      return new Usage(os.getProcessCpuTime(), apiServerTicks(), apiServerStatusPatches());
+    }
+
+    /**
+     * The API server's own time for the status patches (all of them are the operator's): its {@code
+     * apiserver_request_duration_seconds} histogram, from request received to response written,
+     * without the client's side or the network.
+     */
+    static Histogram apiServerStatusPatches() {
+      try {
+        return Histogram.apiServer(
+            client.raw(client.getMasterUrl().toString().replaceAll("/$", "") + "/metrics"),
+            "APPLY", // the API server's verb for a server-side apply patch
+            "blockcachepolicies",
+            "status");
+      } catch (RuntimeException e) {
+        return new Histogram();
+      }
     }
 
     static long apiServerTicks() {

@@ -1,0 +1,108 @@
+package dev.hbase.cache.operator.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.roll.RollModel.DeletePod;
+import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import java.time.Clock;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The roll's pod delete on a real API server. The roller decides on the pod the informer showed;
+ * the delete goes without reading the pod again, conditional on that version, so that neither a pod
+ * changed since nor a successor with the same name is deleted.
+ */
+@EnableKubeAPIServer
+class RollStepTest {
+  static KubernetesClient client;
+
+  final AtomicReference<Pod> informer = new AtomicReference<>();
+  final RollStep step =
+      new RollStep(
+          new HBaseClusters(settings -> null),
+          new MetricsCollector((host, port) -> null),
+          new Events(Clock.systemUTC()),
+          (ResourceID id) -> Optional.ofNullable(informer.get()));
+
+  static BlockCachePolicy policy() {
+    BlockCachePolicy p = new BlockCachePolicy();
+    p.setMetadata(
+        new ObjectMetaBuilder().withName("p").withNamespace("default").withUid("uid-p").build());
+    return p;
+  }
+
+  static Pod create(String name) {
+    return client
+        .pods()
+        .inNamespace("default")
+        .resource(
+            new PodBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("rs")
+                .withImage("hbase")
+                .endContainer()
+                .endSpec()
+                .build())
+        .create();
+  }
+
+  static Pod live(String name) {
+    return client.pods().inNamespace("default").withName(name).get();
+  }
+
+  @Test
+  void deletesThePodAsTheInformerShowedIt() {
+    Pod pod = create("rs-0");
+    informer.set(pod);
+
+    assertThat(step.execute(client, policy(), null, new DeletePod("rs-0", uid(pod)))).isTrue();
+    assertThat(live("rs-0")).as("an unscheduled pod goes at once").isNull();
+  }
+
+  @Test
+  void aPodChangedSinceTheInformerShowedItIsNotDeleted() {
+    Pod seen = create("rs-1");
+    client
+        .pods()
+        .inNamespace("default")
+        .withName("rs-1")
+        .edit(p -> new PodBuilder(p).editMetadata().addToLabels("x", "y").endMetadata().build());
+    informer.set(seen); // the informer has not caught up yet
+
+    assertThat(step.execute(client, policy(), null, new DeletePod("rs-1", uid(seen))))
+        .as("not done: decided again on the changed pod")
+        .isFalse();
+    assertThat(live("rs-1")).isNotNull();
+  }
+
+  @Test
+  void aSuccessorWithTheSameNameIsNotDeleted() {
+    Pod old = create("rs-2");
+    client.pods().inNamespace("default").withName("rs-2").delete();
+    Pod successor = create("rs-2");
+    informer.set(old); // still the old instance in the informer
+
+    assertThat(step.execute(client, policy(), null, new DeletePod("rs-2", uid(old)))).isFalse();
+    assertThat(live("rs-2")).extracting(RollStepTest::uid).isEqualTo(uid(successor));
+
+    informer.set(successor); // the informer caught up: the roll recorded the old instance's UID
+    assertThat(step.execute(client, policy(), null, new DeletePod("rs-2", uid(old)))).isTrue();
+    assertThat(live("rs-2")).extracting(RollStepTest::uid).isEqualTo(uid(successor));
+  }
+
+  static String uid(Pod p) {
+    return p.getMetadata().getUid();
+  }
+}
