@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -118,80 +119,134 @@ class EventsTest {
   }
 
   /**
+   * An API server that holds the first request without an answer until {@link #answer} (an
+   * overloaded one), then answers every request with 201; it keeps every request line and body.
+   */
+  static final class HeldApiServer implements AutoCloseable {
+    final CountDownLatch arrived = new CountDownLatch(1);
+    final CountDownLatch answer = new CountDownLatch(1);
+    final List<String> requests = new CopyOnWriteArrayList<>();
+    final ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    final KubernetesClient client =
+        new KubernetesClientBuilder()
+            .withConfig(
+                new ConfigBuilder()
+                    .withMasterUrl("http://127.0.0.1:" + server.getLocalPort())
+                    .withRequestRetryBackoffLimit(0)
+                    .build())
+            .build();
+
+    HeldApiServer() throws IOException {
+      Thread t = new Thread(this::serve, "held-api-server");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    private void serve() {
+      try {
+        while (!server.isClosed()) {
+          try (Socket s = server.accept()) {
+            var in = new BufferedReader(new InputStreamReader(s.getInputStream()));
+            String line = in.readLine();
+            int length = 0;
+            for (String h = in.readLine(); h != null && !h.isEmpty(); h = in.readLine()) {
+              if (h.toLowerCase().startsWith("content-length:")) {
+                length = Integer.parseInt(h.substring(15).trim());
+              }
+            }
+            char[] body = new char[length];
+            for (int read = 0; read < length; ) {
+              read += in.read(body, read, length - read);
+            }
+            requests.add(line + " " + new String(body));
+            arrived.countDown();
+            answer.await();
+            byte[] reply = new String(body).getBytes(StandardCharsets.UTF_8);
+            s.getOutputStream()
+                .write(
+                    ("HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
+                            + "Connection: close\r\nContent-Length: "
+                            + reply.length
+                            + "\r\n\r\n")
+                        .getBytes(StandardCharsets.UTF_8));
+            s.getOutputStream().write(reply);
+          }
+        }
+      } catch (Exception closed) {
+        // the test is over
+      }
+    }
+
+    /** The message of each request, in the order they came. */
+    List<String> messages() {
+      return requests.stream()
+          .map(r -> r.replaceAll(".*\"message\":\"([^\"]*)\".*", "$1"))
+          .toList();
+    }
+
+    @Override
+    public void close() throws IOException {
+      client.close();
+      server.close();
+    }
+  }
+
+  /**
    * An API server that takes the request and does not answer (overloaded): recording returns at
    * once, the event is sent by the background thread, and once the answer comes the next events
    * follow in order.
    */
   @Test
   void recordingDoesNotWaitForTheApiServer() throws Exception {
-    CountDownLatch arrived = new CountDownLatch(1);
-    CountDownLatch answer = new CountDownLatch(1);
-    List<String> requests = new CopyOnWriteArrayList<>();
-    try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        KubernetesClient slow =
-            new KubernetesClientBuilder()
-                .withConfig(
-                    new ConfigBuilder()
-                        .withMasterUrl("http://127.0.0.1:" + server.getLocalPort())
-                        .withRequestRetryBackoffLimit(0)
-                        .build())
-                .build()) {
-      Thread apiServer =
-          new Thread(
-              () -> {
-                try {
-                  while (!server.isClosed()) {
-                    try (Socket s = server.accept()) {
-                      var in = new BufferedReader(new InputStreamReader(s.getInputStream()));
-                      String line = in.readLine();
-                      int length = 0;
-                      for (String h = in.readLine(); h != null && !h.isEmpty(); h = in.readLine()) {
-                        if (h.toLowerCase().startsWith("content-length:")) {
-                          length = Integer.parseInt(h.substring(15).trim());
-                        }
-                      }
-                      char[] body = new char[length];
-                      for (int read = 0; read < length; ) {
-                        read += in.read(body, read, length - read);
-                      }
-                      requests.add(line + " " + new String(body));
-                      arrived.countDown();
-                      answer.await();
-                      byte[] reply = new String(body).getBytes(StandardCharsets.UTF_8);
-                      s.getOutputStream()
-                          .write(
-                              ("HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
-                                      + "Connection: close\r\nContent-Length: "
-                                      + reply.length
-                                      + "\r\n\r\n")
-                                  .getBytes(StandardCharsets.UTF_8));
-                      s.getOutputStream().write(reply);
-                    }
-                  }
-                } catch (Exception closed) {
-                  // the test is over
-                }
-              });
-      apiServer.setDaemon(true);
-      apiServer.start();
-
+    try (HeldApiServer api = new HeldApiServer()) {
       BlockCachePolicy p = policy("slow");
       assertTimeoutPreemptively(
           Duration.ofSeconds(10),
           () -> {
-            events.record(slow, p, false, "RollStarted", "first");
-            events.record(slow, p, false, "PodRestarted", "second");
+            events.record(api.client, p, false, "RollStarted", "first");
+            events.record(api.client, p, false, "PodRestarted", "second");
           },
           "record() waited for the API server's answer");
-      assertThat(arrived.await(10, TimeUnit.SECONDS)).as("the event was sent meanwhile").isTrue();
-      assertThat(requests).singleElement().asString().startsWith("POST ").contains("\"first\"");
+      assertThat(api.arrived.await(10, TimeUnit.SECONDS))
+          .as("the event was sent meanwhile")
+          .isTrue();
+      assertThat(api.requests).singleElement().asString().startsWith("POST ");
+      assertThat(api.messages()).containsExactly("first");
 
-      answer.countDown();
+      api.answer.countDown();
       events.flush(Duration.ofSeconds(10));
-      assertThat(requests)
-          .extracting(
-              r -> r.contains("\"first\"") ? "first" : r.contains("\"second\"") ? "second" : r)
-          .containsExactly("first", "second");
+      assertThat(api.messages()).containsExactly("first", "second");
+    }
+  }
+
+  /**
+   * While the API server does not answer, {@value Events#QUEUE} events wait behind the one being
+   * sent; the next one is dropped (README: "with 1,000 waiting ... further ones are dropped"), and
+   * recording never blocks.
+   */
+  @Test
+  void pastTheQueueEventsAreDropped() throws Exception {
+    try (HeldApiServer api = new HeldApiServer()) {
+      BlockCachePolicy p = policy("flood");
+      events.record(api.client, p, false, "PodRestarted", "e0");
+      assertThat(api.arrived.await(10, TimeUnit.SECONDS)).isTrue(); // e0 in flight, held
+      assertTimeoutPreemptively(
+          Duration.ofSeconds(10),
+          () -> {
+            for (int i = 1; i <= Events.QUEUE + 1; i++) {
+              events.record(api.client, p, false, "PodRestarted", "e" + i);
+            }
+          },
+          "record() blocked on a full queue");
+
+      api.answer.countDown();
+      events.flush(Duration.ofSeconds(60));
+      assertThat(api.messages())
+          .as("e0 sent, e1..e%d waited, e%d dropped", Events.QUEUE, Events.QUEUE + 1)
+          .hasSize(Events.QUEUE + 1)
+          .startsWith("e0", "e1")
+          .endsWith("e" + Events.QUEUE)
+          .doesNotContain("e" + (Events.QUEUE + 1));
     }
   }
 }

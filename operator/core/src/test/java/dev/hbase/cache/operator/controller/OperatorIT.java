@@ -175,6 +175,11 @@ class OperatorIT {
     kube.maxDown = 0; // from here on, only what the operator causes
   }
 
+  /** The events of the test's namespace. */
+  List<io.fabric8.kubernetes.api.model.Event> events() {
+    return client.v1().events().inNamespace(ns).list().getItems();
+  }
+
   /**
    * Events are sent off the reconcile thread (after the status they go with, at times): an
    * assertion on them waits a little.
@@ -320,7 +325,7 @@ class OperatorIT {
         .allSatisfy(r -> assertThat(r.getRestartedAt()).isNotNull());
     eventually(
         () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+            assertThat(events())
                 .extracting(e -> e.getReason())
                 .contains("RollStarted", "RestartingPod", "PodRestarted", "RollFinished"));
 
@@ -592,7 +597,7 @@ class OperatorIT {
     assertThat(valid.getMessage()).contains("BlockCachePolicy first");
     eventually(
         () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+            assertThat(events())
                 .anyMatch(
                     e ->
                         "Conflict".equals(e.getReason())
@@ -619,7 +624,7 @@ class OperatorIT {
     assertThat(valid.getMessage()).contains("memory limit 2Gi").contains("raise the limit");
     eventually(
         () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+            assertThat(events())
                 .anyMatch(
                     e ->
                         "PlanRefused".equals(e.getReason())
@@ -659,7 +664,7 @@ class OperatorIT {
     assertThat(p.getStatus().getRollout().getMessage()).contains("rs-1").contains("not Ready");
     eventually(
         () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+            assertThat(events())
                 .anyMatch(
                     e -> "RollBlocked".equals(e.getReason()) && e.getMessage().contains("rs-1")));
     await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(8)).until(() -> true);
@@ -882,7 +887,7 @@ class OperatorIT {
   }
 
   int podRestartedEvents() {
-    return client.v1().events().inNamespace(ns).list().getItems().stream()
+    return events().stream()
         .filter(e -> "PodRestarted".equals(e.getReason()))
         .mapToInt(e -> e.getCount())
         .sum();
@@ -1006,7 +1011,7 @@ class OperatorIT {
             p -> assertThat(p.getMetadata().getAnnotations()).containsEntry("team", "search"));
     eventually(
         () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+            assertThat(events())
                 .filteredOn(e -> "RollStarted".equals(e.getReason()))
                 .anySatisfy(e -> assertThat(e.getMessage()).contains("older pod template")));
   }
@@ -1053,7 +1058,7 @@ class OperatorIT {
     await().atMost(Duration.ofSeconds(30)).until(() -> budget("pdb-regionservers") == null);
     eventually(
         () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+            assertThat(events())
                 .anyMatch(
                     e ->
                         "PodDisruptionBudgetExists".equals(e.getReason())
@@ -1091,10 +1096,7 @@ class OperatorIT {
     BlockCachePolicy held = get("held");
     assertThat(held.getStatus().getRollout().getPhase()).isEqualTo(Phase.Blocked);
     assertThat(held.getStatus().getRollout().getMessage()).contains("held while the policy");
-    eventually(
-        () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
-                .anyMatch(e -> "RollHeld".equals(e.getReason())));
+    eventually(() -> assertThat(events()).anyMatch(e -> "RollHeld".equals(e.getReason())));
     await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(15)).until(() -> true);
     assertThat(kube.deletes).as("nothing restarted while invalid").hasSize(1);
     assertThat(hbase.balancerOn).as("the balancer stays as it was before the roll").isTrue();
@@ -1199,10 +1201,7 @@ class OperatorIT {
                 .orElseThrow()
                 .getMessage())
         .contains("persistence is turned off (mode Offheap)");
-    eventually(
-        () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
-                .anyMatch(e -> "CacheResetPending".equals(e.getReason())));
+    eventually(() -> assertThat(events()).anyMatch(e -> "CacheResetPending".equals(e.getReason())));
     assertThat(kube.deletes).isEmpty(); // announced before any pod restarts
   }
 
@@ -1319,9 +1318,7 @@ class OperatorIT {
         .extracting(x -> x.getMetadata().getUid())
         .containsExactlyInAnyOrderElementsOf(uids);
     eventually(
-        () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
-                .anyMatch(e -> "CacheVolumeExpanding".equals(e.getReason())));
+        () -> assertThat(events()).anyMatch(e -> "CacheVolumeExpanding".equals(e.getReason())));
   }
 
   @Test
@@ -1399,7 +1396,7 @@ class OperatorIT {
         .isGreaterThanOrEqualTo(Duration.ofMinutes(1));
     eventually(
         () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+            assertThat(events())
                 .filteredOn(x -> "RecommendationChanged".equals(x.getReason()))
                 .singleElement()
                 .satisfies(
@@ -1481,7 +1478,7 @@ class OperatorIT {
         .anySatisfy(f -> assertThat(f.getOperation()).isEqualTo("Update"));
     eventually(
         () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+            assertThat(events())
                 .filteredOn(x -> "RecommendationApplied".equals(x.getReason()))
                 .singleElement()
                 .satisfies(
@@ -1506,10 +1503,7 @@ class OperatorIT {
       assertThat(pvcSize(i)).as("the volumes as they were").isEqualTo(new Quantity("4Gi"));
     }
     eventually(
-        () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
-                .extracting(x -> x.getReason())
-                .contains("CacheResetPending"));
+        () -> assertThat(events()).extracting(x -> x.getReason()).contains("CacheResetPending"));
     var r = get("apply").getStatus().getRecommendation();
     assertThat(r.getDiffers()).isFalse();
     assertThat(r.getApplied()).isNotNull();
@@ -1536,13 +1530,12 @@ class OperatorIT {
         .pollInterval(Duration.ofSeconds(2))
         .until(
             () ->
-                client.v1().events().inNamespace(ns).list().getItems().stream()
-                    .anyMatch(x -> "RecommendationNotApplied".equals(x.getReason())));
+                events().stream().anyMatch(x -> "RecommendationNotApplied".equals(x.getReason())));
     // a few more intervals: the warning is not repeated, nothing is written
     Thread.sleep(25_000);
     eventually(
         () ->
-            assertThat(client.v1().events().inNamespace(ns).list().getItems())
+            assertThat(events())
                 .filteredOn(x -> "RecommendationNotApplied".equals(x.getReason()))
                 .singleElement()
                 .satisfies(
