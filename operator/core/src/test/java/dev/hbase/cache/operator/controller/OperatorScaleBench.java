@@ -212,6 +212,7 @@ class OperatorScaleBench {
         kubes.forEach(k -> k.maxDown = 0);
         t0 = Instant.now();
         sampler = new ReconcileSampler(50);
+        StatusChanges changes = new StatusChanges(client);
         try {
           for (String ns : namespaces) {
             client
@@ -234,6 +235,7 @@ class OperatorScaleBench {
                           && namespaces.stream().allMatch(Point::idleAndApplied));
         } finally {
           sampler.close();
+          changes.close();
         }
         Duration specRoll = Duration.between(t0, Instant.now());
         Map<String, Object> second =
@@ -244,6 +246,7 @@ class OperatorScaleBench {
         second.put(
             "mostDownInOneStatefulSet", kubes.stream().mapToInt(k -> k.maxDown).max().orElse(0));
         second.put("reconcileThreads", sampler.report(12, (Long) second.get("reconciles")));
+        second.put("statusChanges", changes.report(clusters * replicas, 10));
         r.put("specRoll", second);
         assertThat((int) second.get("podsRestarted")).isEqualTo(clusters * replicas);
 
