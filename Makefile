@@ -114,6 +114,13 @@ demo: ## kind cluster + both charts + the PersistentFile example + a table read 
 e2e: ## the JUnit suite on a fresh kind cluster (hbase-cache-e2e), deleted at the end unless KEEP_CLUSTER=1; report in e2e/target/e2e-report.md
 	@e2e/e2e.sh
 
+.PHONY: e2e-faults
+# The suite's fault scenarios (JUnit tag "fault") after its setup steps ("setup": operator, policy,
+# table, reader, a first roll), without the sizing-advice and Prometheus steps. make e2e runs them
+# too, on the same cluster: .ci/run does not run them twice.
+e2e-faults: ## only the kind suite's fault scenarios (after its 4 setup steps), on a fresh kind cluster; report in e2e/target/e2e-report.md
+	@E2E_MVN_ARGS="$(E2E_MVN_ARGS) -Dgroups=setup|fault" e2e/e2e.sh
+
 ##@ release (e2e/kind/publish.sh; .github/workflows/release.yml runs it against ghcr.io)
 
 .PHONY: publish

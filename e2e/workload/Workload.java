@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.HBaseConfiguration;
 import org.apache.hadoop.hbase.HRegionLocation;
+import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.BufferedMutator;
@@ -102,7 +103,8 @@ public class Workload {
 
   public static void main(String[] args) throws Exception {
     if (args.length == 0) {
-      System.err.println("usage: Workload load TABLE ROWS VALUE_BYTES REGIONS | read TABLE ROWS THREADS RATE SECONDS");
+      System.err.println("usage: Workload load TABLE ROWS VALUE_BYTES REGIONS | read TABLE ROWS THREADS RATE SECONDS"
+          + " | decommission HOST_PREFIX... | recommission HOST_PREFIX... | decommissioned");
       System.exit(2);
     }
     Configuration conf = HBaseConfiguration.create();
@@ -113,10 +115,43 @@ public class Workload {
       case "load" -> load(conf, TableName.valueOf(args[1]), Long.parseLong(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]));
       case "read" -> read(conf, TableName.valueOf(args[1]), Long.parseLong(args[2]), Integer.parseInt(args[3]),
           Integer.parseInt(args[4]), Integer.parseInt(args[5]));
+      case "decommission", "recommission", "decommissioned" -> marks(conf, args[0], Arrays.copyOfRange(args, 1, args.length));
       default -> {
         System.err.println("unknown command " + args[0]);
         System.exit(2);
       }
+    }
+  }
+
+  /**
+   * Sets (decommission, without moving a region) or clears the decommission marks of the live
+   * RegionServers whose host name starts with one of the prefixes, as an administrator would with
+   * the shell's decommission_regionservers / recommission_regionserver; prints the marks after
+   * ("decommissioned": only prints them).
+   */
+  static void marks(Configuration conf, String what, String[] hostPrefixes) throws IOException {
+    try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
+      if ("decommissioned".equals(what)) {
+        System.out.printf("decommissioned now: %s%n", admin.listDecommissionedRegionServers());
+        return;
+      }
+      List<ServerName> servers = new ArrayList<>();
+      for (ServerName s : "decommission".equals(what) ? admin.getRegionServers() : admin.listDecommissionedRegionServers()) {
+        if (Arrays.stream(hostPrefixes).anyMatch(h -> s.getHostname().startsWith(h))) {
+          servers.add(s);
+        }
+      }
+      if (servers.size() != hostPrefixes.length) {
+        throw new IOException(what + ": " + servers + " do not match " + Arrays.toString(hostPrefixes) + " one to one");
+      }
+      if ("decommission".equals(what)) {
+        admin.decommissionRegionServers(servers, false);
+      } else {
+        for (ServerName s : servers) {
+          admin.recommissionRegionServer(s, List.of());
+        }
+      }
+      System.out.printf("%s %s; decommissioned now: %s%n", what, servers, admin.listDecommissionedRegionServers());
     }
   }
 

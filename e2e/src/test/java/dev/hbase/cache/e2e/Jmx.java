@@ -29,7 +29,8 @@ record Jmx(
     long l2Free,
     long l1Used,
     long l1Free,
-    long failedInsertions) {
+    long failedInsertions,
+    long regionCount) {
 
   static final String BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server";
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -60,8 +61,28 @@ record Jmx(
   }
 
   static Jmx read(KubernetesClient client, String ns, String pod) throws IOException {
+    JsonNode root = JSON.readTree(get(client, ns, pod, BEAN));
+    for (JsonNode bean : root.path("beans")) {
+      if (BEAN.equals(bean.path("name").asText())) {
+        return new Jmx(Instant.now(), pod, bean.path("regionServerStartTime").asLong(), bean.path("tag.serverName").asText(),
+            bean.path("blockCacheDataHitCount").asLong(), bean.path("blockCacheDataMissCount").asLong(),
+            bean.path("l2CacheSize").asLong(), bean.path("l2CacheFreeSize").asLong(),
+            bean.path("l1CacheSize").asLong(), bean.path("l1CacheFreeSize").asLong(),
+            bean.path("blockCacheFailedInsertionCount").asLong(), bean.path("regionCount").asLong());
+      }
+    }
+    throw new IOException("no bean " + BEAN + " in the answer of " + pod);
+  }
+
+  /** Whether the RegionServer in the pod serves hbase:meta (its per-region metrics name the region). */
+  static boolean hostsMeta(KubernetesClient client, String ns, String pod) throws IOException {
+    return get(client, ns, pod, "Hadoop:service=HBase,name=RegionServer,sub=Regions").contains("Namespace_hbase_table_meta_region_");
+  }
+
+  /** The /jmx answer for one bean of the pod's RegionServer. */
+  private static String get(KubernetesClient client, String ns, String pod, String bean) throws IOException {
     String url = client.getMasterUrl().toString().replaceAll("/$", "") + "/api/v1/namespaces/" + ns + "/pods/" + pod
-        + ":16030/proxy/jmx?qry=" + BEAN.replace("=", "%3D").replace(",", "%2C").replace(":", "%3A");
+        + ":16030/proxy/jmx?qry=" + bean.replace("=", "%3D").replace(",", "%2C").replace(":", "%3A");
     HttpResponse<String> r;
     try {
       r = client.getHttpClient()
@@ -73,16 +94,6 @@ record Jmx(
     if (r.code() != 200) {
       throw new IOException("GET " + url + ": HTTP " + r.code());
     }
-    JsonNode root = JSON.readTree(r.body());
-    for (JsonNode bean : root.path("beans")) {
-      if (BEAN.equals(bean.path("name").asText())) {
-        return new Jmx(Instant.now(), pod, bean.path("regionServerStartTime").asLong(), bean.path("tag.serverName").asText(),
-            bean.path("blockCacheDataHitCount").asLong(), bean.path("blockCacheDataMissCount").asLong(),
-            bean.path("l2CacheSize").asLong(), bean.path("l2CacheFreeSize").asLong(),
-            bean.path("l1CacheSize").asLong(), bean.path("l1CacheFreeSize").asLong(),
-            bean.path("blockCacheFailedInsertionCount").asLong());
-      }
-    }
-    throw new IOException("no bean " + BEAN + " in the answer of " + pod);
+    return r.body();
   }
 }

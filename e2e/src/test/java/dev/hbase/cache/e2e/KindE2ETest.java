@@ -45,6 +45,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
@@ -171,6 +172,7 @@ class KindE2ETest {
 
   @Test
   @Order(1)
+  @Tag("setup")
   void crdAndOperatorChartInstall() {
     step("1. CRD and operator chart install", () -> {
       Instant t0 = Instant.now();
@@ -199,6 +201,7 @@ class KindE2ETest {
 
   @Test
   @Order(2)
+  @Tag("setup")
   void persistentFilePolicyPutsThePlannedCacheInEveryRegionServer() {
     step("2. PersistentFile policy: the planned cache in every RegionServer's metrics", () -> {
       Map<Integer, String> uidsBefore = cluster.podUids();
@@ -280,6 +283,14 @@ class KindE2ETest {
         .withNewMetadata().withName(cls).endMetadata().withProvisioner("kubernetes.io/no-provisioner")
         .withVolumeBindingMode("WaitForFirstConsumer").withReclaimPolicy("Retain").build()).serverSideApply();
     for (int i = 0; i < REPLICAS; i++) {
+      // a cluster kept from an earlier run (REUSE_CLUSTER=1) still has its volume, Released by the claim deleted with the
+      // namespace: it would never bind again (its directory was emptied above)
+      var old = client.persistentVolumes().withName(cls + "-" + i);
+      if (old.get() != null && !"Bound".equals(old.get().getStatus() == null ? null : old.get().getStatus().getPhase())) {
+        old.delete();
+        await(cls + "-" + i + " of an earlier run deleted").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(1))
+            .until(() -> old.get() == null);
+      }
       client.persistentVolumes().resource(new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
           .withNewMetadata().withName(cls + "-" + i).endMetadata()
           .withNewSpec().withStorageClassName(cls).withCapacity(Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity(size)))
@@ -296,6 +307,7 @@ class KindE2ETest {
 
   @Test
   @Order(3)
+  @Tag("setup")
   void statusShowsHitRatiosThatMatchTheWorkload() {
     step("3. hit ratios in the status match the workload", () -> {
       Instant t0 = Instant.now();
@@ -361,6 +373,7 @@ class KindE2ETest {
 
   @Test
   @Order(4)
+  @Tag("setup")
   void specChangeRollsOneAtATimeWithTheCacheKept() {
     step("4. tuning.writerThreads 3 -> 4: one pod at a time, caches kept, no failed reads", () -> {
       RollObserver roll = observeRoll("writerThreads 3 (HBase default) -> 4");
@@ -374,6 +387,7 @@ class KindE2ETest {
 
   @Test
   @Order(5)
+  @Tag("fault")
   void operatorKilledMidRollResumesWithoutRestartingAPodTwice() {
     step("5. operator pod killed mid-roll (writerThreads 4 -> 5)", () -> {
       RollObserver roll = observeRoll("writerThreads 4 -> 5, operator killed mid-roll");
@@ -396,6 +410,7 @@ class KindE2ETest {
 
   @Test
   @Order(6)
+  @Tag("fault")
   void helmUpgradeOfTheHBaseChartRollsThroughTheOperator() {
     step("6. helm upgrade of charts/hbase (a pod annotation, fields handed to the operator) while Idle: the operator rolls the pods,"
         + " the HMaster keeps running", () -> {
@@ -434,6 +449,7 @@ class KindE2ETest {
 
   @Test
   @Order(7)
+  @Tag("fault")
   void helmUpgradeWhileARollRunsEndsWithEveryPodOnTheNewestTemplate() {
     step("7. helm upgrade of charts/hbase (another pod annotation) while a roll runs (writerThreads 5 -> 6): one pod down at a time,"
         + " every pod ends on the newest template and revision, none restarted after the upgrade more than once", () -> {
@@ -470,6 +486,7 @@ class KindE2ETest {
 
   @Test
   @Order(8)
+  @Tag("fault")
   void theHMasterDeletedMidRollHoldsTheRollUntilItIsBack() {
     step("8. HMaster pod deleted mid-roll (writerThreads 6 -> 7): the roll waits for the new master and goes on", () -> {
       RollObserver roll = observeRoll("writerThreads 6 -> 7, HMaster pod deleted while the first pod drains");
@@ -498,6 +515,7 @@ class KindE2ETest {
 
   @Test
   @Order(9)
+  @Tag("fault")
   void aPolicyMadeInvalidMidRollHoldsTheRollAndItResumesWhenValid() {
     step("9. the policy made invalid mid-roll (writerThreads 7 -> 8, then bucketCache 64Gi): the roll holds with HBase's balancer on;"
         + " made valid again, it finishes", () -> {
@@ -536,6 +554,7 @@ class KindE2ETest {
 
   @Test
   @Order(10)
+  @Tag("fault")
   void aRegionServerKilledWhileAnotherDrainsHoldsTheRollUntilItIsBack() {
     step("10. a RegionServer killed with SIGKILL while another pod drains (writerThreads 8 -> 9): no pod is deleted while it is"
         + " down, the roll finishes, every pod restarted once by it", () -> {
@@ -553,11 +572,7 @@ class KindE2ETest {
       Instant killed = Instant.now();
       // the JVM is the container's PID 1, which ignores a SIGKILL sent from inside the container: the kill comes from the
       // kind node, through the container runtime's view of the process
-      String node = settings.kindCluster() + "-control-plane";
-      Shell.Result kill = Shell.run(settings.repo(), 60, settings.env(), List.of("docker", "exec", node, "sh", "-c",
-          "c=$(crictl ps -q --name regionserver --label io.kubernetes.pod.name=" + victim + ") && [ -n \"$c\" ]"
-              + " && pid=$(crictl inspect --output go-template --template '{{.info.pid}}' $c 2>/dev/null"
-              + " || crictl inspect $c | grep -m1 '\"pid\":' | tr -dc 0-9) && [ -n \"$pid\" ] && kill -9 $pid"));
+      Shell.Result kill = onNode(regionServerPid(victim) + " && kill -9 $pid");
       assertThat(kill.code()).as("kill -9 of %s's RegionServer on the node: %s", victim, kill.output()).isZero();
       report.line("- `%s` at step %s; killed the RegionServer in `%s` (SIGKILL) at %s", draining, mid.getInFlight().get(0).getStep(),
           victim, killed);
@@ -599,13 +614,200 @@ class KindE2ETest {
     });
   }
 
+  /** A shell script run on the kind node (as root, in the node's namespaces). */
+  Shell.Result onNode(String script) {
+    return Shell.run(settings.repo(), 60, settings.env(),
+        List.of("docker", "exec", settings.kindCluster() + "-control-plane", "sh", "-c", script));
+  }
+
+  /** Shell for the kind node: sets $pid to the PID of the pod's RegionServer JVM as the node sees it, or fails. */
+  static String regionServerPid(String pod) {
+    return "c=$(crictl ps -q --name regionserver --label io.kubernetes.pod.name=" + pod + ") && [ -n \"$c\" ]"
+        + " && pid=$(crictl inspect --output go-template --template '{{.info.pid}}' $c 2>/dev/null"
+        + " || crictl inspect $c | grep -m1 '\"pid\":' | tr -dc 0-9) && [ -n \"$pid\" ]";
+  }
+
+  @Test
+  @Order(11)
+  @Tag("fault")
+  void aRegionServerNotReadyButServingIsDrainedAndAnEvictionMidRollIsRefused() {
+    step("10b. a RegionServer not Ready but still serving regions when a roll starts (writerThreads 9 -> 10): the roll drains it,"
+        + " never just deletes it; mid-roll, the eviction of another RegionServer is refused", () -> {
+      String victim = Cluster.pod(1);
+      // The readiness probe curls 127.0.0.1:16030 inside the pod: packets on the pod's loopback to the info port are
+      // rejected in its network namespace, so the probe fails while HBase serves on (RPC, and /jmx from outside the pod:
+      // the operator, the API server's proxy). An overloaded server or a slow probe looks the same to Kubernetes.
+      Shell.Result block = onNode(regionServerPid(victim) + " && nsenter -t $pid -n sh -c"
+          + " 'iptables -I INPUT -i lo -p tcp --dport 16030 -j REJECT --reject-with tcp-reset"
+          + " || iptables -I INPUT -i lo -p tcp --dport 16030 -j DROP'");
+      assertThat(block.code()).as("iptables in %s's network namespace: %s", victim, block.output()).isZero();
+      Instant blocked = Instant.now();
+      await(victim + " not Ready").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(1))
+          .until(() -> !PodWatch.ready(client.pods().inNamespace(cluster.ns).withName(victim).get()));
+      String uid = client.pods().inNamespace(cluster.ns).withName(victim).get().getMetadata().getUid();
+      Jmx serving = Jmx.read(client, cluster.ns, victim);
+      report.line("- `%s`: readiness probe blocked at %s (loopback to 16030 rejected in the pod's network namespace); not Ready after %d s,"
+          + " still serving %d regions as `%s`", victim, blocked, Duration.between(blocked, Instant.now()).toSeconds(),
+          serving.regionCount(), serving.serverName());
+      assertThat(serving.regionCount()).as("regions %s serves while not Ready", victim).isPositive();
+
+      RollObserver roll = observeRoll("writerThreads 9 -> 10, " + victim + " not Ready but serving");
+      assertThat(PodWatch.ready(client.pods().inNamespace(cluster.ns).withName(victim).get())).as("%s still not Ready", victim).isFalse();
+      cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(10)));
+      // mid-roll: another RegionServer deleted by the roll and not Ready yet; a node drain now must not take a second one
+      RolloutStatus mid = roll.awaitRollout("a RegionServer other than " + victim + " restarted by the roll, not Ready yet",
+          ro -> ro.getInFlight() != null && ro.getInFlight().stream()
+              .anyMatch(f -> !f.getPod().equals(victim) && f.getStep() == PodRoll.Step.WaitingReady));
+      assertThat(mid).as("another pod waiting for Ready in the roll (the roll finished first)").isNotNull();
+      String rolling = mid.getInFlight().stream().filter(f -> !f.getPod().equals(victim)).findFirst().orElseThrow().getPod();
+      String pdb = Cluster.POLICY + "-regionservers";
+      await("PodDisruptionBudget " + pdb + " allows no disruption while " + rolling + " is down").atMost(Duration.ofSeconds(10))
+          .pollInterval(Duration.ofMillis(200)).until(() -> {
+            var b = client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName(pdb).get();
+            return b != null && b.getStatus() != null && Integer.valueOf(0).equals(b.getStatus().getDisruptionsAllowed());
+          });
+      String other = java.util.stream.IntStream.range(0, REPLICAS).mapToObj(Cluster::pod)
+          .filter(p -> !p.equals(rolling) && PodWatch.ready(client.pods().inNamespace(cluster.ns).withName(p).get()))
+          .findFirst().orElseThrow();
+      boolean evicted;
+      // no retry of the 429 (fabric8 would retry it itself for 100 s: see step 11)
+      try (KubernetesClient once = new KubernetesClientBuilder()
+          .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0).build())
+          .build()) {
+        evicted = once.pods().inNamespace(cluster.ns).withName(other).evict();
+      }
+      boolean rollingReadyAfter = PodWatch.ready(client.pods().inNamespace(cluster.ns).withName(rolling).get());
+      report.line("- mid-roll, `%s` deleted by the roll and not Ready (step WaitingReady): Eviction API on `%s` -> %s (%s Ready right after: %s)",
+          rolling, other, evicted ? "evicted" : "refused (429)", rolling, rollingReadyAfter);
+      assertThat(evicted).as("the eviction of %s while the roll's %s is down", other, rolling).isFalse();
+
+      RollMeasurement m = record(roll.awaitDone());
+      report.line("- `%s` in the roll: reason %s, drained from %s, steps %s, delete -> regions home %s s; new uid %s (Ready: %s)", victim,
+          roll.reason(victim), roll.drainedFrom(victim), m.pods().get(victim).steps(), m.homeSeconds().get(victim),
+          client.pods().inNamespace(cluster.ns).withName(victim).get().getMetadata().getUid(),
+          PodWatch.ready(client.pods().inNamespace(cluster.ns).withName(victim).get()));
+      assertThat(roll.seenInFlight(victim)).as("%s seen in the roll", victim).isTrue();
+      assertThat(roll.reason(victim)).as("why the roll took %s", victim).isEqualTo("Unready");
+      // a pod the roll takes without a drain has no oldServer: its regions would go down with it
+      assertThat(roll.drainedFrom(victim)).as("the RegionServer %s was drained from (PodRoll.oldServer)", victim).isNotNull()
+          .isEqualToIgnoringCase(serving.serverName());
+      assertThat(m.homeSeconds()).as("%s's regions brought back after its restart", victim).containsKey(victim);
+      assertThat(m.uids().get(Cluster.ordinalOf(victim))).as("%s's pod UIDs", victim).contains(uid).hasSize(2);
+      assertOneAtATimeWithTheCacheKept(m);
+      summary.add(String.format("RegionServer not Ready but serving %d regions: drained by the roll (reason %s, from %s), home in %s s;"
+              + " mid-roll eviction of %s %s; roll %d s, at most %d down, failed reads %d", serving.regionCount(), roll.reason(victim),
+          roll.drainedFrom(victim), m.homeSeconds().get(victim), other, evicted ? "ALLOWED" : "refused", m.seconds(), m.maxDown(),
+          m.during().fail()));
+    });
+  }
+
+  @Test
+  @Order(12)
+  @Tag("fault")
+  void aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack() {
+    step("10c. a drain with nowhere to go (an administrator decommissioned the other RegionServers; writerThreads 10 -> 11,"
+        + " podReadyTimeout 30s): Blocked with DrainTimeout, HBase's balancer back on, no pod restarted, the administrator's marks"
+        + " kept; once they are cleared, the roll finishes", () -> {
+      // the pod the roll takes first (Roller.order()): not the hbase:meta host, the fewest regions, the lowest ordinal
+      List<Candidate> cs = new ArrayList<>();
+      for (int i = 0; i < REPLICAS; i++) {
+        String pod = Cluster.pod(i);
+        cs.add(new Candidate(pod, Jmx.hostsMeta(client, cluster.ns, pod), Jmx.read(client, cluster.ns, pod).regionCount(), i));
+      }
+      cs.sort(java.util.Comparator.comparing(Candidate::meta).thenComparingLong(Candidate::regions).thenComparingInt(Candidate::ordinal));
+      String first = cs.get(0).pod();
+      List<String> others = cs.stream().skip(1).map(Candidate::pod).toList();
+      List<String> hosts = others.stream().map(p -> p + ".").toList(); // host names: pod.service.namespace...
+      Workload.Run marked = admin("decommission", hosts);
+      report.line("- regions per pod: %s; the roll takes `%s` first; an administrator decommissioned the others: %s", cs, first, said(marked));
+      String oldRevision = cluster.revision();
+      Map<Integer, String> uids = cluster.podUids();
+      watch.reset();
+      Instant t0 = Instant.now();
+      boolean cleared = false;
+      try {
+        cluster.editPolicy(x -> {
+          x.getSpec().setTuning(tuning(x).setWriterThreads(11));
+          x.getSpec().getRollout().setPodReadyTimeout("30s");
+        });
+        AtomicReference<BlockCachePolicy> blocked = new AtomicReference<>();
+        await("phase Blocked, Degraded=True reason DrainTimeout").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
+            .until(() -> {
+              BlockCachePolicy p = cluster.policy();
+              blocked.set(p);
+              Condition d = condition(p, "Degraded");
+              return p.getStatus().getRollout() != null && p.getStatus().getRollout().getPhase() == RolloutStatus.Phase.Blocked
+                  && d != null && "True".equals(d.getStatus()) && "DrainTimeout".equals(d.getReason());
+            });
+        long toBlock = Duration.between(t0, Instant.now()).toSeconds();
+        RolloutStatus ro = blocked.get().getStatus().getRollout();
+        Boolean balancer = cluster.balancerOn();
+        long regionsNow = Jmx.read(client, cluster.ns, first).regionCount();
+        String marks = said(admin("decommissioned", List.of()));
+        List<Event> ev = cluster.policyEvents(Set.of("RollBlocked"), l -> l.stream().anyMatch(e -> e.getMessage().contains("could not begin")));
+        report.line("- Blocked after %d s: %s; retryAt %s", toBlock, ro.getMessage(), ro.getRetryAt());
+        report.line("- while Blocked: HBase's balancer on: %s; `%s` serves %d regions; %s; pods restarted: %s; event RollBlocked: %s", balancer,
+            first, regionsNow, marks, !cluster.podUids().equals(uids), ev.isEmpty() ? "none" : ev.get(ev.size() - 1).getMessage());
+        assertThat(ro.getMessage()).as("the blocked roll's message").contains(first + "'s drain could not begin within 30s");
+        assertThat(ro.getRetryAt()).as("status.rollout.retryAt").isNotNull();
+        assertThat(ev).as("a RollBlocked event").isNotEmpty();
+        assertThat(balancer).as("HBase's balancer while Blocked (off while the roll drained)").isTrue();
+        assertThat(regionsNow).as("regions %s serves while Blocked", first).isEqualTo(cs.get(0).regions());
+        for (String h : hosts) {
+          assertThat(marks).as("the administrator's mark on %s", h).contains(h);
+        }
+        assertThat(marks).as("a mark on %s (the roll's own, cleared when it gave up)", first).doesNotContain(first + ".");
+        assertThat(cluster.podUids()).as("pods restarted while Blocked").isEqualTo(uids);
+        assertThat(watch.maxDown()).as("RegionServers down while Blocked").isZero();
+      } finally {
+        Workload.Run r = admin("recommission", hosts);
+        cleared = r.phase().equals("Succeeded");
+        report.line("- the administrator cleared the marks: %s", said(r));
+      }
+      assertThat(cleared).as("marks cleared").isTrue();
+      Instant t1 = Instant.now();
+      cluster.editPolicy(x -> x.getSpec().getRollout().setPodReadyTimeout("10m"));
+      cluster.awaitRollDone("after the marks were cleared", oldRevision, ROLL_TIMEOUT);
+      Map<Integer, Set<String>> seen = watch.uids();
+      Workload.Stats s = Workload.stats(workload.log(READER), t0, Instant.now());
+      report.line("- podReadyTimeout back to 10m: roll done %d s later; pod UIDs per ordinal since the change %s; max down at once %d;"
+          + " reader from the change to the end: %s", Duration.between(t1, Instant.now()).toSeconds(), sizes(seen), watch.maxDown(), s.summary());
+      for (int i = 0; i < REPLICAS; i++) {
+        assertThat(seen.get(i)).as("pod UIDs of ordinal %d: restarted once, after the marks were cleared", i).hasSize(2);
+      }
+      assertThat(watch.maxDown()).as("RegionServers down at once").isLessThanOrEqualTo(1);
+      assertThat(s.fail()).as("failed reads: %s", s.errors()).isZero();
+      summary.add(String.format("drain with nowhere to go: Blocked (DrainTimeout) after the 30 s timeout, balancer back on, no restart,"
+          + " the administrator's marks kept; roll finished once they were cleared; failed reads %d", s.fail()));
+    });
+  }
+
+  /** What the workload's admin command printed (its result lines, not the HBase client's log). */
+  static String said(Workload.Run r) {
+    return r.log().lines().filter(l -> l.matches("^(decommission|recommission|decommissioned now).*")).reduce((a, b) -> a + "; " + b)
+        .orElse(r.log().strip());
+  }
+
+  /** A RegionServer pod as the roll orders them. */
+  record Candidate(String pod, boolean meta, long regions, int ordinal) {}
+
+  /** The workload client as an HBase administrator: decommission / recommission HOST_PREFIX..., or decommissioned (the marks). */
+  Workload.Run admin(String command, List<String> hostPrefixes) {
+    List<String> args = new ArrayList<>(List.of(command));
+    args.addAll(hostPrefixes);
+    Workload.Run r = workload.run("e2e-admin", Duration.ofMinutes(3), args.toArray(String[]::new));
+    assertThat(r.phase()).as("workload %s: %s", args, r.log()).isEqualTo("Succeeded");
+    return r;
+  }
+
   static int containerRestarts(Pod pod) {
     return pod.getStatus().getContainerStatuses().stream()
         .filter(c -> "regionserver".equals(c.getName())).mapToInt(c -> c.getRestartCount()).sum();
   }
 
   @Test
-  @Order(11)
+  @Order(13)
+  @Tag("fault")
   void aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack() {
     // after the rolls that measure reads on every server: an eviction is no drain, HBase reassigns
     // the evicted server's regions and it comes back with none of them
@@ -669,7 +871,8 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(12)
+  @Order(14)
+  @Tag("fault")
   void aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing() {
     step("12. a second policy on the same StatefulSet: Valid=False reason Conflict, nothing touched", () -> {
       StatefulSet sts = cluster.regionServers();
@@ -712,7 +915,8 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(13)
+  @Order(15)
+  @Tag("fault")
   void aPolicyThatCannotBePlannedChangesNothing() {
     step("13. a policy that cannot be planned changes nothing", () -> {
       StatefulSet sts = cluster.regionServers();
@@ -762,7 +966,8 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(14)
+  @Order(16)
+  @Tag("fault")
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
     step("14. a pod that cannot start blocks the roll (Degraded); reverting recovers", () -> {
       Map<Integer, String> uids = cluster.podUids();
@@ -825,7 +1030,8 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(15)
+  @Order(17)
+  @Tag("fault")
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
     step("15. idle cluster: a cache reset (prefetch off), then a RegionServer restarted with an empty cache, twice in a row", () -> {
       // nobody reads from here to the end of the step, and nothing prefetches (PersistentFile prefetches regions as they
@@ -896,7 +1102,8 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(16)
+  @Order(18)
+  @Tag("fault")
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
     step("16. deleting the policy leaves RegionServers and PVCs", () -> {
       // the sizing advice the run's reads gave (autoTune.window 3m): real RegionServers' counters and JVM GC time
@@ -1053,7 +1260,7 @@ class KindE2ETest {
   static final String ADVICE_POLICY = "lru-advice";
 
   @Test
-  @Order(17)
+  @Order(19)
   void aWorkingSetThatOutgrowsTheLruGetsAnOffheapRecommendation() {
     step("17. sizing advice from real RegionServers: an LRU the reader's working set outgrows gets an Offheap recommendation", () -> {
       // examples/lru.yaml on the StatefulSet the deleted policy left, with an L1 of 2% of the heap (the table's 200 MB of
@@ -1122,7 +1329,7 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(18)
+  @Order(20)
   void prometheusAnswersEveryDashboardQueryFromTheRun() {
     step("18. Prometheus scraped the operator and the RegionServers: every query of the chart's Grafana dashboard has series", () -> {
       report.line("- Prometheus (Debian's 2.x, on the host) since %s, through the API server's proxy, scraping and evaluating what the "

@@ -60,6 +60,9 @@ final class RollObserver {
   private final Map<String, Long> l2Before = new LinkedHashMap<>();
   private final Map<String, String> steps = new LinkedHashMap<>();
   private final Map<String, Instant> inFlightFrom = new LinkedHashMap<>();
+  /** Per pod, why the roll took it (null: out of date) and the server it was drained from (null: not drained), as first seen. */
+  private final Map<String, String> reasons = new LinkedHashMap<>();
+  private final Map<String, String> drainedFrom = new LinkedHashMap<>();
   /** Per pod, seconds from its delete to all its regions back, from the roll's state as the status showed it. */
   private final Map<String, Double> homeSeconds = new TreeMap<>();
   private Instant start;
@@ -117,7 +120,10 @@ final class RollObserver {
     RolloutStatus ro = p.getStatus().getRollout();
     if (ro.getInFlight() != null) {
       for (PodRoll f : ro.getInFlight()) {
-        inFlightFrom.putIfAbsent(f.getPod(), Instant.now());
+        if (inFlightFrom.putIfAbsent(f.getPod(), Instant.now()) == null) {
+          reasons.put(f.getPod(), f.getReason());
+          drainedFrom.put(f.getPod(), f.getOldServer());
+        }
         steps.merge(f.getPod(), String.valueOf(f.getStep()), (a, b) -> a.endsWith(b) ? a : a + ">" + b);
         if (f.getDeletedAt() != null && f.getHomeAt() != null) {
           homeSeconds.put(f.getPod(),
@@ -125,6 +131,24 @@ final class RollObserver {
         }
       }
     }
+  }
+
+  /** Why the roll took the pod when it was first seen in flight ({@code PodRoll.reason}), or null. */
+  String reason(String pod) {
+    return reasons.get(pod);
+  }
+
+  /**
+   * The RegionServer the roll drained the pod from ({@code PodRoll.oldServer}, set at admission
+   * for a drain and only then), or null: not drained, or never seen in flight.
+   */
+  String drainedFrom(String pod) {
+    return drainedFrom.get(pod);
+  }
+
+  /** Whether the status showed the pod in flight during this roll. */
+  boolean seenInFlight(String pod) {
+    return inFlightFrom.containsKey(pod);
   }
 
   /** Waits for a moment in the roll; null when the roll finished without it. */

@@ -308,6 +308,21 @@ public final class Roller {
       Optional<ServerState> old = h.live(oldId);
       int left = old.map(ServerState::regionCount).orElse(0);
       if (old.isPresent() && !h.decommissioned().contains(oldId)) {
+        // A drain that cannot begin (no server may take the regions: every other one marked by
+        // someone else, or the gate closed) times out like one that does not finish: otherwise
+        // the balancer stays off for as long as the cause lasts.
+        if (timedOut(r, s.podReadyTimeout())) {
+          drainTimedOut(
+              r,
+              oldId,
+              r.getPod()
+                  + "'s drain could not begin within "
+                  + Durations.format(s.podReadyTimeout())
+                  + " ("
+                  + Objects.requireNonNullElse(st.getMessage(), "no reason given")
+                  + "): nothing was moved");
+          return;
+        }
         if (!gateStillOpen(r)) {
           return;
         }
@@ -321,22 +336,16 @@ public final class Roller {
         return;
       }
       if (timedOut(r, s.podReadyTimeout())) {
-        // The cluster goes back to normal meanwhile: the server gets back what was drained, its
-        // mark goes, the balancer goes back on (finish); the drain is tried again later.
-        Instant retry = in.now().plus(s.podReadyTimeout());
-        actions.add(new Recommission(oldId, r.getRegions() == null ? List.of() : r.getRegions()));
-        st.getInFlight().remove(r);
-        st.setRetryAt(retry.toString());
-        block(
-            Reason.DrainTimeout,
+        drainTimedOut(
+            r,
+            oldId,
             r.getPod()
                 + " still served "
                 + left
                 + " regions "
                 + Durations.format(s.podReadyTimeout())
                 + " after its decommission: its regions went back and its decommission mark"
-                + " was cleared; the drain is tried again at "
-                + retry);
+                + " was cleared");
         return;
       }
       if (left > 0 && h.regionsInTransition() == 0) {
@@ -346,6 +355,19 @@ public final class Roller {
       requeue(FAST);
     }
 
+    /**
+     * The cluster goes back to normal meanwhile: the server gets back what was drained, its mark
+     * goes, the balancer goes back on (finish); the drain is tried again after the timeout once
+     * more, or at once after a spec change.
+     */
+    void drainTimedOut(PodRoll r, ServerId oldId, String what) {
+      Instant retry = in.now().plus(s.podReadyTimeout());
+      actions.add(new Recommission(oldId, r.getRegions() == null ? List.of() : r.getRegions()));
+      st.getInFlight().remove(r);
+      st.setRetryAt(retry.toString());
+      block(Reason.DrainTimeout, what + "; the drain is tried again at " + retry);
+    }
+
     /** Moves the server's regions to where they are cached best ({@link DrainTargets}). */
     void drain(ServerState server) {
       Map<String, ServerId> targets =
@@ -353,7 +375,9 @@ public final class Roller {
       if (targets.isEmpty() && server.regionCount() > 0) {
         waitFor(
             Reason.Draining,
-            "no RegionServer can take the regions of " + server.id() + " (all others restarting)");
+            "no RegionServer can take the regions of "
+                + server.id()
+                + " (every other one is decommissioned, restarting or has not reported yet)");
         return;
       }
       actions.add(new Drain(server.id(), targets));

@@ -240,6 +240,37 @@ class RollerTest {
   }
 
   @Test
+  void aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack() {
+    FakeCluster c = threeServers();
+    // someone else marked the other two servers: no RegionServer may take rs-1's regions
+    var marked = List.of(c.hbase.servers.get("rs-0").id, c.hbase.servers.get("rs-2").id);
+    c.hbase.decommissioned.addAll(marked);
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 1000, st -> st.getPhase() == Phase.Blocked, log);
+    assertThat(s.getPhase()).as("the roll after 1000 looks").isEqualTo(Phase.Blocked);
+    assertThat(reason(log.get(log.size() - 1))).isEqualTo(Reason.DrainTimeout);
+    assertThat(s.getMessage())
+        .contains("rs-1's drain could not begin within 10m")
+        .contains("no RegionServer can take the regions")
+        .contains("tried again at");
+    // the cluster as before the roll: balancer on, rs-1 unmarked with its regions, the marks
+    // someone else set left alone
+    assertThat(c.hbase.balancerOn).isTrue();
+    assertThat(c.hbase.decommissioned).containsExactlyInAnyOrderElementsOf(marked);
+    assertThat(c.hbase.servers.get("rs-1").regions).containsExactlyInAnyOrder("b0", "b1");
+    assertThat(s.getInFlight()).isEmpty();
+    assertThat(c.restarts).isEmpty();
+
+    // their owner clears the marks: the roll goes on after the backoff and finishes
+    c.hbase.decommissioned.clear();
+    s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(idle(s)).isTrue();
+    assertThat(c.restarts)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+  }
+
+  @Test
   void serversThatHaveNotReportedYetMakeTheDrainWaitNotSkip() {
     FakeCluster c = threeServers();
     c.now = c.now.minus(c.hbase.reportDelay); // every server registered, none reported yet
