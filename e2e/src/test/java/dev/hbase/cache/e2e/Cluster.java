@@ -336,6 +336,20 @@ final class Cluster {
     return page.contains("Region Servers") ? !page.contains("The Load Balancer is not enabled") : null;
   }
 
+  /**
+   * The master's decommissioned ("draining") RegionServers, from its /jmx ({@code Master,sub=Server}:
+   * tag.drainingRegionServers, as HBase 2.6 names it), or null when it cannot be read.
+   */
+  String drainingRegionServers() {
+    Shell.Result r = kubectl("exec", "-n", ns, MASTER_POD, "--", "curl", "-sf", "--max-time", "20",
+        "http://127.0.0.1:16010/jmx?qry=Hadoop:service=HBase,name=Master,sub=Server");
+    if (r.code() != 0) {
+      return null;
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"tag\\.drainingRegionServers\"\\s*:\\s*\"([^\"]*)\"").matcher(r.output());
+    return m.find() ? m.group(1) : null;
+  }
+
   Shell.Result kubectl(String... args) {
     List<String> cmd = new java.util.ArrayList<>(List.of("kubectl", "--context", settings.context()));
     cmd.addAll(List.of(args));

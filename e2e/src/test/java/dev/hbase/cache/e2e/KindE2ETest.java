@@ -41,12 +41,14 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
@@ -165,6 +167,40 @@ class KindE2ETest {
       if (client != null) {
         client.close();
       }
+    }
+  }
+
+  /**
+   * After every fault scenario (tag "fault"), whatever it did: the cluster as HBase runs without
+   * a roll, HBase's balancer on and no decommission mark left, within a minute.
+   */
+  @AfterEach
+  void clusterGivenBack(TestInfo info) {
+    if (failed || report == null || !info.getTags().contains("fault")) {
+      return;
+    }
+    AtomicReference<String> seen = new AtomicReference<>();
+    Instant t0 = Instant.now();
+    try {
+      await("HBase's balancer on and no decommission mark").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(3))
+          .until(() -> {
+            Boolean on = cluster.balancerOn();
+            String marks = cluster.drainingRegionServers();
+            String from = "the master's /jmx";
+            if (marks == null) { // not in this HBase's metrics: ask through the Admin API
+              String said = said(admin("decommissioned", List.of()));
+              marks = said.replaceAll("^.*\\[(.*)\\].*$", "$1");
+              from = "Admin.listDecommissionedRegionServers";
+            }
+            seen.set(String.format("HBase's balancer on: %s; decommissioned RegionServers (%s): [%s]", on, from, marks));
+            return Boolean.TRUE.equals(on) && marks.isBlank();
+          });
+      report.line("- after the scenario (%d s): %s", Duration.between(t0, Instant.now()).toSeconds(), seen.get());
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      failed = true;
+      report.line("- FAILED after the scenario: the cluster was not given back within 60 s: %s", seen.get());
+      diagnostics();
+      throw new AssertionError("after " + info.getDisplayName() + ": " + seen.get(), e);
     }
   }
 
@@ -757,6 +793,10 @@ class KindE2ETest {
           assertThat(marks).as("the administrator's mark on %s", h).contains(h);
         }
         assertThat(marks).as("a mark on %s (the roll's own, cleared when it gave up)", first).doesNotContain(first + ".");
+        // the master's /jmx shows the same marks: the check after every fault step reads them there
+        String jmxMarks = await("the marks in the master's /jmx").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofSeconds(2))
+            .until(cluster::drainingRegionServers, m -> m != null && hosts.stream().allMatch(m::contains));
+        assertThat(jmxMarks).as("tag.drainingRegionServers while Blocked").doesNotContain(first + ".");
         assertThat(cluster.podUids()).as("pods restarted while Blocked").isEqualTo(uids);
         assertThat(watch.maxDown()).as("RegionServers down while Blocked").isZero();
       } finally {
