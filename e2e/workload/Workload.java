@@ -141,13 +141,13 @@ public class Workload {
           servers.add(s);
         }
       }
-      if (servers.size() != hostPrefixes.length) {
-        throw new IOException(what + ": " + servers + " do not match " + Arrays.toString(hostPrefixes) + " one to one");
-      }
       if ("decommission".equals(what)) {
+        if (servers.size() != hostPrefixes.length) {
+          throw new IOException(what + ": " + servers + " do not match " + Arrays.toString(hostPrefixes) + " one to one");
+        }
         admin.decommissionRegionServers(servers, false);
       } else {
-        for (ServerName s : servers) {
+        for (ServerName s : servers) { // every mark on these hosts, also an older instance's
           admin.recommissionRegionServer(s, List.of());
         }
       }

@@ -318,9 +318,9 @@ public final class Roller {
               r.getPod()
                   + "'s drain could not begin within "
                   + Durations.format(s.podReadyTimeout())
-                  + " ("
-                  + Objects.requireNonNullElse(st.getMessage(), "no reason given")
-                  + "): nothing was moved");
+                  + " (the roll's last wait: "
+                  + Objects.requireNonNullElse(st.getMessage(), "none")
+                  + "): what it had moved goes back to it");
           return;
         }
         if (!gateStillOpen(r)) {

@@ -271,6 +271,33 @@ class RollerTest {
   }
 
   @Test
+  void aGateClosedPastTheTimeoutBeforeTheDrainBlocksWithTheBalancerOn() {
+    FakeCluster c = threeServers();
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 1, st -> true, log); // admission
+    assertThat(s.getInFlight())
+        .singleElement()
+        .extracting(PodRoll::getStep)
+        .isEqualTo(PodRoll.Step.Draining);
+    assertThat(c.hbase.decommissioned).as("admitted, not drained yet").isEmpty();
+    // another server goes down for good (a lost node) before the drain begins
+    String admitted = s.getInFlight().get(0).getPod();
+    String lost =
+        c.pods.keySet().stream().filter(p -> !p.equals(admitted)).findFirst().orElseThrow();
+    c.pods.get(lost).ready = false;
+    s = c.run(s, FakeCluster.settings(NEW), 1000, st -> st.getPhase() == Phase.Blocked, log);
+    assertThat(s.getPhase()).as("the roll after 1000 looks").isEqualTo(Phase.Blocked);
+    assertThat(reason(log.get(log.size() - 1))).isEqualTo(Reason.DrainTimeout);
+    assertThat(s.getMessage())
+        .contains(admitted + "'s drain could not begin within 10m")
+        .contains("not Ready");
+    assertThat(c.hbase.balancerOn).as("HBase's balancer while Blocked").isTrue();
+    assertThat(c.hbase.decommissioned).isEmpty();
+    assertThat(s.getInFlight()).isEmpty();
+    assertThat(c.restarts).isEmpty();
+  }
+
+  @Test
   void serversThatHaveNotReportedYetMakeTheDrainWaitNotSkip() {
     FakeCluster c = threeServers();
     c.now = c.now.minus(c.hbase.reportDelay); // every server registered, none reported yet
