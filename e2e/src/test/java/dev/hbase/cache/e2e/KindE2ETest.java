@@ -650,6 +650,17 @@ class KindE2ETest {
     });
   }
 
+  /**
+   * A client of its own that does not retry: fabric8 retries a 429 by itself (10 times, after the
+   * Retry-After of 10 s the Eviction API sends), so evict() would block until the budget allows it
+   * and look allowed at once.
+   */
+  KubernetesClient withoutRetries() {
+    return new KubernetesClientBuilder()
+        .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0).build())
+        .build();
+  }
+
   /** A shell script run on the kind node (as root, in the node's namespaces). */
   Shell.Result onNode(String script) {
     return Shell.run(settings.repo(), 60, settings.env(),
@@ -707,9 +718,7 @@ class KindE2ETest {
           .findFirst().orElseThrow();
       boolean evicted;
       // no retry of the 429 (fabric8 would retry it itself for 100 s: see step 11)
-      try (KubernetesClient once = new KubernetesClientBuilder()
-          .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0).build())
-          .build()) {
+      try (KubernetesClient once = withoutRetries()) {
         evicted = once.pods().inNamespace(cluster.ns).withName(other).evict();
       }
       boolean rollingReadyAfter = PodWatch.ready(client.pods().inNamespace(cluster.ns).withName(rolling).get());
@@ -879,9 +888,7 @@ class KindE2ETest {
       // fabric8 retries a 429 itself (10 times, after the Retry-After of 10 s the Eviction API
       // sends): evict() would block until the budget allows it and look allowed at once. Each
       // refusal is counted here with a client that does not retry.
-      try (KubernetesClient once = new KubernetesClientBuilder()
-          .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0).build())
-          .build()) {
+      try (KubernetesClient once = withoutRetries()) {
         Instant t0 = Instant.now();
         assertThat(once.pods().inNamespace(cluster.ns).withName(Cluster.pod(2)).evict())
             .as("the first eviction (the budget allows one)").isTrue();
