@@ -589,12 +589,12 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(10)
+  @Order(12)
   @Tag("fault")
   void aRegionServerKilledWhileAnotherDrainsHoldsTheRollUntilItIsBack() {
-    step("10. a RegionServer killed with SIGKILL while another pod drains (writerThreads 8 -> 9): no pod is deleted while it is"
+    step("10. a RegionServer killed with SIGKILL while another pod drains (writerThreads 11 -> 9): no pod is deleted while it is"
         + " down, the roll finishes, every pod restarted once by it", () -> {
-      RollObserver roll = observeRoll("writerThreads 8 -> 9, a RegionServer killed (SIGKILL) while another drains");
+      RollObserver roll = observeRoll("writerThreads 11 -> 9, a RegionServer killed (SIGKILL) while another drains");
       cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(9)));
       RolloutStatus mid = roll.awaitRollout("a pod draining",
           ro -> ro.getInFlight() != null && ro.getInFlight().stream().anyMatch(f -> f.getStep() == PodRoll.Step.Draining));
@@ -675,10 +675,10 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(11)
+  @Order(10)
   @Tag("fault")
   void aRegionServerNotReadyButServingIsDrainedAndAnEvictionMidRollIsRefused() {
-    step("10b. a RegionServer not Ready but still serving regions when a roll starts (writerThreads 9 -> 10): the roll drains it,"
+    step("9b. a RegionServer not Ready but still serving regions when a roll starts (writerThreads 8 -> 10): the roll drains it,"
         + " never just deletes it; mid-roll, the eviction of another RegionServer is refused", () -> {
       String victim = Cluster.pod(1);
       // The readiness probe curls 127.0.0.1:16030 inside the pod: packets on the pod's loopback to the info port are
@@ -698,7 +698,7 @@ class KindE2ETest {
           serving.regionCount(), serving.serverName());
       assertThat(serving.regionCount()).as("regions %s serves while not Ready", victim).isPositive();
 
-      RollObserver roll = observeRoll("writerThreads 9 -> 10, " + victim + " not Ready but serving");
+      RollObserver roll = observeRoll("writerThreads 8 -> 10, " + victim + " not Ready but serving");
       assertThat(PodWatch.ready(client.pods().inNamespace(cluster.ns).withName(victim).get())).as("%s still not Ready", victim).isFalse();
       cluster.editPolicy(x -> x.getSpec().setTuning(tuning(x).setWriterThreads(10)));
       // mid-roll: another RegionServer deleted by the roll and not Ready yet; a node drain now must not take a second one
@@ -738,7 +738,9 @@ class KindE2ETest {
           .isEqualToIgnoringCase(serving.serverName());
       assertThat(m.homeSeconds()).as("%s's regions brought back after its restart", victim).containsKey(victim);
       assertThat(m.uids().get(Cluster.ordinalOf(victim))).as("%s's pod UIDs", victim).contains(uid).hasSize(2);
-      assertOneAtATimeWithTheCacheKept(m);
+      // the unready pod goes first, out of the usual order: whether a restarted pod's window right after its restart
+      // holds reads depends on where the regions are (seen on CI: one server held all six, restarted first)
+      assertOneAtATimeWithTheCacheKept(m, true, false);
       summary.add(String.format("RegionServer not Ready but serving %d regions: drained by the roll (reason %s, from %s), home in %s s;"
               + " mid-roll eviction of %s %s; roll %d s, at most %d down, failed reads %d", serving.regionCount(), roll.reason(victim),
           roll.drainedFrom(victim), m.homeSeconds().get(victim), other, evicted ? "ALLOWED" : "refused", m.seconds(), m.maxDown(),
@@ -747,10 +749,10 @@ class KindE2ETest {
   }
 
   @Test
-  @Order(12)
+  @Order(11)
   @Tag("fault")
   void aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack() {
-    step("10c. a drain with nowhere to go (an administrator decommissioned the other RegionServers; writerThreads 10 -> 11,"
+    step("9c. a drain with nowhere to go (an administrator decommissioned the other RegionServers; writerThreads 10 -> 11,"
         + " podReadyTimeout 30s): Blocked with DrainTimeout, HBase's balancer back on, no pod restarted, the administrator's marks"
         + " kept; once they are cleared, the roll finishes", () -> {
       // the pod the roll takes first (Roller.order()): not the hbase:meta host, the fewest regions, the lowest ordinal
@@ -774,6 +776,8 @@ class KindE2ETest {
       cs = new ArrayList<>(cs);
       cs.sort(java.util.Comparator.comparing(Candidate::meta).thenComparingLong(Candidate::regions).thenComparingInt(Candidate::ordinal));
       String first = cs.get(0).pod();
+      assertThat(cs.get(0).regions()).as("regions of %s, which the roll takes first (the scenario needs a drain): %s", first, cs)
+          .isPositive();
       List<String> others = cs.stream().skip(1).map(Candidate::pod).toList();
       List<String> hosts = others.stream().map(p -> p + ".").toList(); // host names: pod.service.namespace...
       Workload.Run marked = admin("decommission", hosts);
@@ -1242,6 +1246,14 @@ class KindE2ETest {
   }
 
   void assertOneAtATimeWithTheCacheKept(RollMeasurement m, boolean noFailedReads) {
+    assertOneAtATimeWithTheCacheKept(m, noFailedReads, true);
+  }
+
+  /**
+   * @param readsRightAfter at least one restarted pod had reads in its window right after its restart (false where the
+   *     scenario moves regions so that the windows may hold none: the window ends at the next pod's drain)
+   */
+  void assertOneAtATimeWithTheCacheKept(RollMeasurement m, boolean noFailedReads, boolean readsRightAfter) {
     var last = cluster.policy().getStatus().getRollout().getLastRoll();
     assertThat(last).as("status.rollout.lastRoll").isNotNull();
     assertThat(last.getRestarts()).as("lastRoll.restarts").isEqualTo(REPLICAS);
@@ -1268,7 +1280,7 @@ class KindE2ETest {
     m.pods().values().stream().filter(p -> p.hitAfter() != null).forEach(p -> assertThat(p.hitAfter())
         .as("data hit ratio of %s right after its restart (served from the cache)", p.pod()).isGreaterThanOrEqualTo(0.9));
     assertThat(m.pods().values().stream().filter(p -> p.hitAfter() != null).count()).as("restarted pods with reads measured right after")
-        .isGreaterThanOrEqualTo(1);
+        .isGreaterThanOrEqualTo(readsRightAfter ? 1 : 0);
     if (noFailedReads) {
       assertThat(m.during().fail()).as("failed reads during the roll: %s", m.during().errors()).isZero();
     }
