@@ -661,6 +661,16 @@ class KindE2ETest {
         .build();
   }
 
+  /** Waits until the policy's PodDisruptionBudget allows {@code n} disruptions; returns its name. */
+  String awaitDisruptionsAllowed(int n, String when, Duration atMost, Duration every) {
+    String pdb = Cluster.POLICY + "-regionservers";
+    await("PodDisruptionBudget " + pdb + " allows " + n + " disruptions " + when).atMost(atMost).pollInterval(every).until(() -> {
+      var b = client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName(pdb).get();
+      return b != null && b.getStatus() != null && Integer.valueOf(n).equals(b.getStatus().getDisruptionsAllowed());
+    });
+    return pdb;
+  }
+
   /** A shell script run on the kind node (as root, in the node's namespaces). */
   Shell.Result onNode(String script) {
     return Shell.run(settings.repo(), 60, settings.env(),
@@ -707,12 +717,7 @@ class KindE2ETest {
               .anyMatch(f -> !f.getPod().equals(victim) && f.getStep() == PodRoll.Step.WaitingReady));
       assertThat(mid).as("another pod waiting for Ready in the roll (the roll finished first)").isNotNull();
       String rolling = mid.getInFlight().stream().filter(f -> !f.getPod().equals(victim)).findFirst().orElseThrow().getPod();
-      String pdb = Cluster.POLICY + "-regionservers";
-      await("PodDisruptionBudget " + pdb + " allows no disruption while " + rolling + " is down").atMost(Duration.ofSeconds(10))
-          .pollInterval(Duration.ofMillis(200)).until(() -> {
-            var b = client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName(pdb).get();
-            return b != null && b.getStatus() != null && Integer.valueOf(0).equals(b.getStatus().getDisruptionsAllowed());
-          });
+      awaitDisruptionsAllowed(0, "while " + rolling + " is down", Duration.ofSeconds(10), Duration.ofMillis(200));
       String other = java.util.stream.IntStream.range(0, REPLICAS).mapToObj(Cluster::pod)
           .filter(p -> !p.equals(rolling) && PodWatch.ready(client.pods().inNamespace(cluster.ns).withName(p).get()))
           .findFirst().orElseThrow();
@@ -881,12 +886,7 @@ class KindE2ETest {
     // after the rolls that measure reads on every server: an eviction is no drain, HBase reassigns
     // the evicted server's regions and it comes back with none of them
     step("11. a node drain (Eviction API): a second RegionServer is evicted only once the first is back and Ready", () -> {
-      String pdb = Cluster.POLICY + "-regionservers";
-      await("PodDisruptionBudget " + pdb + " allows one disruption").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1))
-          .until(() -> {
-            var b = client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName(pdb).get();
-            return b != null && b.getStatus() != null && Integer.valueOf(1).equals(b.getStatus().getDisruptionsAllowed());
-          });
+      String pdb = awaitDisruptionsAllowed(1, "before the drain", Duration.ofMinutes(2), Duration.ofSeconds(1));
       Map<Integer, String> uids = cluster.podUids();
       watch.reset();
       // fabric8 retries a 429 itself (10 times, after the Retry-After of 10 s the Eviction API
