@@ -138,8 +138,11 @@ final class LocalHBase implements AutoCloseable {
   }
 
   AdminHBaseCluster admin() throws HBaseClusterException {
-    AdminHBaseCluster admin =
-        AdminHBaseCluster.connect(clientSettings(), AdminHBaseCluster.Options.defaults());
+    return admin(AdminHBaseCluster.Options.defaults());
+  }
+
+  AdminHBaseCluster admin(AdminHBaseCluster.Options options) throws HBaseClusterException {
+    AdminHBaseCluster admin = AdminHBaseCluster.connect(clientSettings(), options);
     admins.add(admin);
     return admin;
   }

@@ -51,17 +51,20 @@ final class LocalRoll {
       Map<String, Double> podSeconds,
       Double servedFromCache,
       Reader.Stats reads,
-      List<String> events) {
+      List<String> events,
+      List<RegionMoves.Move> moves) {
 
     String summary() {
       return String.format(
           Locale.ROOT,
           "%s: %d s; data reads from cache, all servers: %s; per pod delete -> regions home %s s;"
-              + " reads: %s",
+              + " region moves of the drains %s, of the reloads %s; reads: %s",
           label,
           Duration.between(start, end).toSeconds(),
           servedFromCache == null ? "n/a" : String.format(Locale.ROOT, "%.4f", servedFromCache),
           podSeconds,
+          RegionMoves.summary(moves, true),
+          RegionMoves.summary(moves, false),
           reads.summary());
     }
   }
@@ -81,10 +84,14 @@ final class LocalRoll {
   private final List<String> timeline = new CopyOnWriteArrayList<>();
   boolean hbaseOffload;
 
-  LocalRoll(LocalHBase hbase, LocalHBase.RegionServerSettings[] settings, String revision)
+  LocalRoll(
+      LocalHBase hbase,
+      AdminHBaseCluster admin,
+      LocalHBase.RegionServerSettings[] settings,
+      String revision)
       throws Exception {
     this.hbase = hbase;
-    this.admin = hbase.admin();
+    this.admin = admin;
     this.rawAdmin = hbase.connection().getAdmin();
     this.settings = settings;
     int n = settings.length;
@@ -191,7 +198,8 @@ final class LocalRoll {
         podSeconds,
         CacheRatios.servedFromCache(samples, start, end),
         reader.stats(start, end),
-        events);
+        events,
+        RegionMoves.read(hbase.dir.resolve("logs").resolve("master.log"), start, end, timeline()));
   }
 
   /** The cluster's share of data reads served from cache over a window (all servers). */

@@ -9,28 +9,37 @@ import java.util.Locale;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code make bench-roll}: {@link WarmRollIT}'s two rolls twice, each on a fresh cluster: with
- * HBase's own drain (decommission with offload: each region to a random server, what the operator
- * did before) and with the operator's drain targets. Writes {@code target/bench/roll.md}; the make
- * target copies it to {@code docs/bench-roll.md}. Not a test: it asserts nothing the ITs do not.
+ * {@code make bench-roll}: {@link WarmRollIT}'s two rolls three times, each on a fresh cluster:
+ * with HBase's own drain (decommission with offload: each region to a random server, what the
+ * operator did before), with the operator's drain targets sent in one batch per target ({@code
+ * recommissionRegionServer}, what it did before warm moves), and with its drain targets sent as one
+ * warmed-up move per region (the default). Writes {@code target/bench/roll.md}; the make target
+ * copies it to {@code docs/bench-roll.md}. Not a test: it asserts nothing the ITs do not.
  */
 class RollBench {
 
   @Test
   void hbaseOffloadAgainstTheOperatorsDrainTargets() throws Exception {
     List<WarmRollIT.Run> runs = new ArrayList<>();
-    runs.add(WarmRollIT.run(true));
-    runs.add(WarmRollIT.run(false));
+    for (WarmRollIT.Drain d : WarmRollIT.Drain.values()) {
+      runs.add(WarmRollIT.run(d));
+    }
     StringBuilder md =
         new StringBuilder(
-            "# Rolls on real RegionServers: HBase's drain against the operator's\n\n"
+            "# Rolls on real RegionServers: how the drain and the reload move regions\n\n"
                 + "`make bench-roll` (operator/hbase-it `RollBench`): the operator's `Roller` restarts"
                 + " three local RegionServers one after the other, twice, while a client reads random"
-                + " rows of the whole table; each drain is either HBase's own offload (every region to"
-                + " a random server: what the operator did before) or the operator's drain targets"
-                + " (each region to the server that caches it best, else the same server every roll)."
-                + " Each variant on a fresh cluster. The share of reads served from cache is summed"
-                + " over every server's /jmx for the roll's duration (a cold read counted once).\n\n");
+                + " rows of the whole table. Each drain is HBase's own offload (every region to a"
+                + " random server: what the operator did first), or the operator's drain targets"
+                + " (each region to the server that caches it best, else the same server every roll)"
+                + " sent in one `recommissionRegionServer` batch per target (what it did before warm"
+                + " moves), or sent as one `Admin.move` per region, which has the master warm the"
+                + " region up on its target before closing it (the default). Each variant on a fresh"
+                + " cluster. The share of reads served from cache is summed over every server's /jmx"
+                + " for the roll's duration (a cold read counted once). A region move's time is the"
+                + " master's own (`TransitRegionStateProcedure ... in N msec` in its log: close on"
+                + " one server to open on the other, what a read of the region waits), for the"
+                + " drains' moves and the reloads' (back onto the restarted server).\n\n");
     md.append(
         String.format(
             Locale.ROOT,
@@ -46,13 +55,14 @@ class RollBench {
             WarmRollIT.READS_PER_SECOND));
     md.append(
         "| drain | roll | seconds | data reads from cache, all servers | delete -> regions home (s) |"
-            + " reads | over 100 ms | p99 | worst second's p99 | seconds with p99 > 200 ms | failed |\n"
-            + "|---|---|---|---|---|---|---|---|---|---|---|\n");
+            + " drain moves | reload moves | reads | over 100 ms | p99 | worst second's p99 |"
+            + " seconds with p99 > 200 ms | failed |\n"
+            + "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (WarmRollIT.Run run : runs) {
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | steady state (20 s) | | %.4f | | %d | %d | %.0f ms | %.0f ms | %d | %d |%n",
+              "| %s | steady state (20 s) | | %.4f | | | | %d | %d | %.0f ms | %.0f ms | %d | %d |%n",
               run.drain(),
               run.steady(),
               run.steadyReads().reads(),
@@ -65,12 +75,14 @@ class RollBench {
         md.append(
             String.format(
                 Locale.ROOT,
-                "| %s | %s | %d | %.4f | %s | %d | %d | %.0f ms | %.0f ms | %d | %d |%n",
+                "| %s | %s | %d | %.4f | %s | %s | %s | %d | %d | %.0f ms | %.0f ms | %d | %d |%n",
                 run.drain(),
                 r.label().substring(r.label().lastIndexOf(", ") + 2),
                 Duration.between(r.start(), r.end()).toSeconds(),
                 r.servedFromCache(),
                 r.podSeconds().values(),
+                RegionMoves.summary(r.moves(), true),
+                RegionMoves.summary(r.moves(), false),
                 r.reads().reads(),
                 r.reads().slow(),
                 r.reads().p99Micros() / 1000.0,

@@ -32,9 +32,27 @@ class WarmRollIT {
   /** The figures of one cluster's steady state and two rolls. */
   record Run(String drain, Double steady, Reader.Stats steadyReads, List<LocalRoll.Result> rolls) {}
 
+  /** How the roll's drains and reloads move regions. */
+  enum Drain {
+    /** HBase's own offload (every region to a random server): what the operator did before. */
+    HBASE_OFFLOAD("HBase offload", AdminHBaseCluster.Moves.BATCH),
+    /** The operator's drain targets, each batch in one recommission call (before warm moves). */
+    TARGETS_BATCH("drain targets, batch moves", AdminHBaseCluster.Moves.BATCH),
+    /** The operator's drain targets, one warmed-up move per region (the operator's default). */
+    TARGETS_WARM("drain targets, warm moves", AdminHBaseCluster.Moves.WARM);
+
+    final String label;
+    final AdminHBaseCluster.Moves moves;
+
+    Drain(String label, AdminHBaseCluster.Moves moves) {
+      this.label = label;
+      this.moves = moves;
+    }
+  }
+
   @Test
   void fromTheSecondRollOnTheClustersReadsStayCachedAndNoneFails() throws Exception {
-    Run run = run(false);
+    Run run = run(Drain.TARGETS_WARM);
     LocalRoll.Result first = run.rolls().get(0);
     LocalRoll.Result second = run.rolls().get(1);
     for (LocalRoll.Result r : run.rolls()) {
@@ -52,21 +70,18 @@ class WarmRollIT {
         .isGreaterThanOrEqualTo(0.98);
   }
 
-  /**
-   * Three RegionServers, a table warm in their caches, a reader, then two rolls.
-   *
-   * @param hbaseOffload drain with HBase's own offload (random targets) instead of the operator's
-   */
-  static Run run(boolean hbaseOffload) throws Exception {
-    String drain = hbaseOffload ? "HBase offload" : "operator drain targets";
+  /** Three RegionServers, a table warm in their caches, a reader, then two rolls. */
+  static Run run(Drain variant) throws Exception {
+    String drain = variant.label;
     // the master as the operator configures it for PersistentFile (masterRef set)
     Map<String, String> master =
         Plans.plan(CacheMode.PersistentFile, Files.createTempDirectory("plan")).masterSite();
     try (LocalHBase hbase =
-        LocalHBase.start(hbaseOffload ? "roll-offload" : "roll", SERVERS, master)
+        LocalHBase.start("roll-" + variant.name().toLowerCase(Locale.ROOT), SERVERS, master)
             .withHostPerRegionServer()) {
       LocalHBase.RegionServerSettings[] settings = new LocalHBase.RegionServerSettings[SERVERS];
-      AdminHBaseCluster admin = hbase.admin();
+      AdminHBaseCluster admin =
+          hbase.admin(AdminHBaseCluster.Options.defaults().withMoves(variant.moves));
       for (int i = 0; i < SERVERS; i++) {
         settings[i] =
             Plans.settings(
@@ -83,7 +98,8 @@ class WarmRollIT {
       admin.balancer(false);
       TestTable table = TestTable.create(hbase.connection(), "warmroll", ROWS, REGIONS);
       assertThat(table.scanAll()).isEqualTo(ROWS);
-      LocalRoll roll = new LocalRoll(hbase, settings, "rev-0");
+      LocalRoll roll = new LocalRoll(hbase, admin, settings, "rev-0");
+      roll.hbaseOffload = variant == Drain.HBASE_OFFLOAD;
       try (Reader reader =
           new Reader(hbase.connection(), table, READS_PER_SECOND, 4, Duration.ofMinutes(20))) {
         Thread.sleep(15_000); // every block read once at least (prefetch, the scan and the reader)

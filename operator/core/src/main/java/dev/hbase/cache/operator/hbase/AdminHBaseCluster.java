@@ -17,6 +17,11 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.ClusterMetrics.Option;
@@ -54,19 +59,54 @@ public final class AdminHBaseCluster implements HBaseCluster {
    * @param operationTimeout one client operation, retries included
    * @param retries client retries per operation
    * @param connectTimeout TCP connect to a master or RegionServer
+   * @param moves how regions are sent to a named server
    */
   public record Options(
-      Duration rpcTimeout, Duration operationTimeout, int retries, Duration connectTimeout) {
+      Duration rpcTimeout,
+      Duration operationTimeout,
+      int retries,
+      Duration connectTimeout,
+      Moves moves) {
 
     public static Options defaults() {
-      return new Options(Duration.ofSeconds(10), Duration.ofSeconds(20), 2, Duration.ofSeconds(2));
+      return new Options(
+          Duration.ofSeconds(10), Duration.ofSeconds(20), 2, Duration.ofSeconds(2), Moves.WARM);
+    }
+
+    public Options withMoves(Moves m) {
+      return new Options(rpcTimeout, operationTimeout, retries, connectTimeout, m);
     }
   }
+
+  /** How the drain and the reload send regions to a named server. */
+  public enum Moves {
+    /**
+     * {@code recommissionRegionServer(target, regions)}: one call per target that returns at once;
+     * the master closes each region on its server and opens it on the target, nothing prepared.
+     */
+    BATCH,
+    /**
+     * One {@code Admin.move} per region, {@link #MOVE_THREADS} at a time in the background: the
+     * master first warms the region up on the target ({@code hbase.master.warmup.before.move},
+     * default true: the target opens the region's stores and HFiles while the source still serves
+     * it), then closes and opens it, as HBase's own RegionMover does.
+     */
+    WARM
+  }
+
+  /** Region moves in flight at once with {@link Moves#WARM} (master RPC handlers they hold). */
+  static final int MOVE_THREADS = 4;
 
   private final Connection connection;
   private final Admin admin;
   private final Options options;
   private final Clock clock;
+
+  /** {@link Moves#WARM}: the moves sent and not yet answered (one Admin.move each). */
+  private final ExecutorService movers;
+
+  /** Encoded names of the regions queued or moving in {@link #movers}: not sent again. */
+  private final Set<String> sending = ConcurrentHashMap.newKeySet();
 
   private AdminHBaseCluster(Connection connection, Options options, Clock clock)
       throws IOException {
@@ -74,6 +114,15 @@ public final class AdminHBaseCluster implements HBaseCluster {
     this.admin = connection.getAdmin();
     this.options = options;
     this.clock = clock;
+    AtomicInteger n = new AtomicInteger();
+    this.movers =
+        Executors.newFixedThreadPool(
+            MOVE_THREADS,
+            r -> {
+              Thread t = new Thread(r, "hbase-region-move-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /**
@@ -199,11 +248,9 @@ public final class AdminHBaseCluster implements HBaseCluster {
   /**
    * Marks the server decommissioned without offload (the master sends nothing there any more and
    * moves nothing off it by itself), then sends each listed region to its target: hbase:meta first
-   * and alone (waiting for that move), the others in one asynchronous batch per target through
-   * {@code recommissionRegionServer(target, regions)}, the master's only call that moves a list of
-   * regions to a named server without waiting (the target is not decommissioned, so its "clear the
-   * mark" part does nothing). A region already in transition is not sent again. Returns at once;
-   * the roller looks again.
+   * and alone (waiting for that move), the others in the background ({@link #send}). A region
+   * already in transition, or being sent by this client, is not sent again. Returns at once; the
+   * roller looks again.
    */
   @Override
   public void drain(ServerId server, Map<String, ServerId> targets) throws HBaseClusterException {
@@ -243,13 +290,51 @@ public final class AdminHBaseCluster implements HBaseCluster {
     for (Map.Entry<ServerId, List<String>> b : batches.entrySet()) {
       List<String> regions = b.getValue().stream().sorted().toList();
       LOG.info("sending {} regions of {} to {}: {}", regions.size(), server, b.getKey(), regions);
+      send(b.getKey(), regions);
+    }
+  }
+
+  /**
+   * Sends the regions to the target without waiting ({@link Options#moves()}): one {@code
+   * recommissionRegionServer(target, regions)} call ({@link Moves#BATCH}; it would also clear the
+   * target's own mark), or one {@code Admin.move} per region in the background ({@link Moves#WARM};
+   * a region whose move is queued or running is not sent twice, a failed one is logged and sent
+   * again by the roller, which finds it still on its old server).
+   */
+  private void send(ServerId target, List<String> regions) throws HBaseClusterException {
+    if (regions.isEmpty()) {
+      return;
+    }
+    ServerName to = name(target);
+    if (options.moves() == Moves.BATCH) {
       call(
-          "move " + regions.size() + " regions to " + b.getKey(),
+          "move " + regions.size() + " regions to " + target,
           () -> {
             admin.recommissionRegionServer(
-                name(b.getKey()), regions.stream().map(AdminHBaseCluster::bytes).toList());
+                to, regions.stream().map(AdminHBaseCluster::bytes).toList());
             return null;
           });
+      return;
+    }
+    for (String region : regions) {
+      if (!sending.add(region)) {
+        continue;
+      }
+      try {
+        movers.execute(
+            () -> {
+              try (Admin a = connection.getAdmin()) {
+                a.move(bytes(region), to);
+              } catch (IOException | RuntimeException e) {
+                LOG.info("move of {} to {} failed: {}", region, target, e.toString());
+              } finally {
+                sending.remove(region);
+              }
+            });
+      } catch (RejectedExecutionException e) {
+        sending.remove(region);
+        throw new HBaseClusterException("move " + region + " to " + target + ": closed", e);
+      }
     }
   }
 
@@ -329,14 +414,14 @@ public final class AdminHBaseCluster implements HBaseCluster {
     Set<String> moving = inTransition();
     List<String> batch =
         elsewhere.stream().filter(r -> !r.equals(META_ENCODED) && !moving.contains(r)).toList();
-    // The target's own mark (if any) is cleared by the same call that sends the batch.
+    // The target's own mark (if any) goes first: a marked server takes no region.
     call(
         "recommission " + targetName,
         () -> {
-          admin.recommissionRegionServer(
-              targetName, batch.stream().map(AdminHBaseCluster::bytes).toList());
+          admin.recommissionRegionServer(targetName, List.of());
           return null;
         });
+    send(target.id(), batch);
     if (snap.decommissioned().contains(target.id())) {
       cleared.add(target.id());
     }
@@ -386,6 +471,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
 
   @Override
   public void close() {
+    movers.shutdownNow();
     try {
       admin.close();
       connection.close();
@@ -394,15 +480,18 @@ public final class AdminHBaseCluster implements HBaseCluster {
     }
   }
 
-  /** Encoded names of the regions in transition now. */
+  /** Encoded names of the regions in transition now, and of those this client is sending. */
   private Set<String> inTransition() throws HBaseClusterException {
-    return call(
-            "regions in transition",
-            () -> admin.getClusterMetrics(EnumSet.of(Option.REGIONS_IN_TRANSITION)))
-        .getRegionStatesInTransition()
-        .stream()
-        .map(rs -> rs.getRegion().getEncodedName())
-        .collect(java.util.stream.Collectors.toSet());
+    Set<String> out =
+        call(
+                "regions in transition",
+                () -> admin.getClusterMetrics(EnumSet.of(Option.REGIONS_IN_TRANSITION)))
+            .getRegionStatesInTransition()
+            .stream()
+            .map(rs -> rs.getRegion().getEncodedName())
+            .collect(java.util.stream.Collectors.toSet());
+    out.addAll(sending);
+    return out;
   }
 
   private ClusterSnapshot reachableSnapshot() throws HBaseClusterException {
