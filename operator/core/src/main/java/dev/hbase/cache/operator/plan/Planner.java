@@ -112,6 +112,9 @@ public final class Planner {
   /** The master's batching waits for region moves (HBase default 150 ms each). */
   static final int MOVE_BATCH_WAIT_MS = 10;
 
+  /** hbase.regionserver.msginterval unless {@code tuning.loadReportIntervalMillis} says. */
+  static final long LOAD_REPORT_INTERVAL_MS = 1000;
+
   /** JVM flags every RegionServer gets: a short DNS cache (restarted pods get new IPs). */
   static final String DNS_TTL = "-Dsun.net.inetaddr.ttl=1 -Dsun.net.inetaddr.negative.ttl=0";
 
@@ -402,6 +405,12 @@ public final class Planner {
     Map<String, String> rs = new TreeMap<>();
     rs.put("hfile.block.cache.size", trim(l1Fraction));
     rs.put("hbase.regionserver.global.memstore.size", trim(memstore));
+    // A restarted RegionServer's first load report comes one interval after it registers, and the
+    // roll sends its regions back only then (HBase's 3 s default: measured as ~2 s of each
+    // restart's delete -> regions home).
+    rs.put(
+        "hbase.regionserver.msginterval",
+        Long.toString(orDefault(tuning.getLoadReportIntervalMillis(), LOAD_REPORT_INTERVAL_MS)));
     String ioEngine = null;
     String cacheFile = null;
     String persistentPath = null;

@@ -110,6 +110,8 @@ class PlannerTest {
         assertThat(p.pvcSize()).isGreaterThanOrEqualTo(p.bucketCache() + GiB);
       }
     }
+    // a restarted server reports (and gets its regions back) 1 s after it registers, not 3 s
+    assertThat(p.regionServerSite()).containsEntry("hbase.regionserver.msginterval", "1000");
     if (mode == CacheMode.PersistentFile) {
       assertThat(p.persistentPath()).isEqualTo("/var/lib/hbase/bucketcache/bucketcache.map");
       assertThat(p.regionServerSite())
@@ -279,7 +281,8 @@ class PlannerTest {
         planned(
             "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n  tuning:\n    bucketSizes: [5120, 9216, 66560]\n"
                 + "    writerThreads: 5\n    writerQueueLength: 128\n    cacheDataCompressed: true\n"
-                + "    prefetchOnOpen: true\n    persistIntervalMillis: 2000\n  storage:\n    mountPath: /cache/\n"
+                + "    prefetchOnOpen: true\n    persistIntervalMillis: 2000\n"
+                + "    loadReportIntervalMillis: 3000\n  storage:\n    mountPath: /cache/\n"
                 + "  jvm:\n    gc: ZGC\n    extraOptions: [\"-XX:+PrintFlagsFinal\"]\n",
             "8Gi");
     assertThat(p.regionServerSite())
@@ -289,6 +292,7 @@ class PlannerTest {
         .containsEntry("hbase.block.data.cachecompressed", "true")
         .containsEntry("hbase.rs.prefetchblocksonopen", "true")
         .containsEntry("hbase.bucketcache.persist.intervalinmillis", "2000")
+        .containsEntry("hbase.regionserver.msginterval", "3000")
         .containsEntry("hbase.bucketcache.ioengine", "file:/cache/bucketcache.data")
         .containsEntry("hbase.bucketcache.persistent.path", "/cache/bucketcache.map");
     assertThat(p.jvmOptions()).startsWith("-XX:+UseZGC").endsWith("-XX:+PrintFlagsFinal");

@@ -10,7 +10,7 @@ import java.util.List;
 import lombok.Data;
 import lombok.experimental.Accessors;
 
-/** BucketCache knobs. Unset fields keep HBase's defaults. */
+/** BucketCache and RegionServer knobs. Unset fields keep HBase's defaults unless said. */
 @Data
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -55,4 +55,13 @@ public class TuningSpec {
       "hbase.bucketcache.persist.intervalinmillis (PersistentFile): checkpoint interval of the"
           + " cache map; a crash loses at most this much. HBase default 1000.")
   private Long persistIntervalMillis;
+
+  @Min(200)
+  @Max(60000)
+  @JsonPropertyDescription(
+      "hbase.regionserver.msginterval: how often each RegionServer sends the master its load report"
+          + " (regions, cached MB per region). A restarted RegionServer gets its regions back after"
+          + " its first report, one interval after it registers. Default 1000 (HBase's own default"
+          + " is 3000: each restart of a roll then takes ~2 s longer).")
+  private Long loadReportIntervalMillis;
 }
