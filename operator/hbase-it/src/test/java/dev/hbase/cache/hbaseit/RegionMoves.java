@@ -37,8 +37,12 @@ final class RegionMoves {
 
   private static final Pattern FINISHED =
       Pattern.compile(
-          "^(\\S+) .*Finished pid=\\d+, state=SUCCESS; TransitRegionStateProcedure .*REOPEN/MOVE in"
-              + " (\\d+(?:\\.\\d+)?) (msec|sec)");
+          "^(\\S+) .*Finished pid=\\d+, (?:ppid=\\d+, )?state=SUCCESS[^;]*;"
+              + " TransitRegionStateProcedure .*REOPEN/MOVE in (.+)$");
+
+  /** One part of HBase's humanTimeDiff ("1 hrs, 2 mins, 3.456 sec", "345 msec"). */
+  private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d+)?) (hrs|mins|sec|msec)");
+
   private static final DateTimeFormatter STAMP =
       DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss,SSS", Locale.ROOT);
 
@@ -61,11 +65,26 @@ final class RegionMoves {
       if (at.isBefore(from) || !at.isBefore(to)) {
         continue;
       }
-      double n = Double.parseDouble(m.group(2));
-      long millis = Math.round(m.group(3).equals("sec") ? n * 1000 : n);
-      out.add(new Move(at, millis, lastSendBefore(timeline, at).startsWith("Drain")));
+      out.add(new Move(at, millis(m.group(2)), lastSendBefore(timeline, at).startsWith("Drain")));
     }
     return out;
+  }
+
+  /** Milliseconds of HBase's humanTimeDiff text. */
+  static long millis(String humanTimeDiff) {
+    double ms = 0;
+    Matcher m = PART.matcher(humanTimeDiff);
+    while (m.find()) {
+      double n = Double.parseDouble(m.group(1));
+      ms +=
+          switch (m.group(2)) {
+            case "hrs" -> n * 3_600_000;
+            case "mins" -> n * 60_000;
+            case "sec" -> n * 1000;
+            default -> n;
+          };
+    }
+    return Math.round(ms);
   }
 
   /** The action of the timeline's last Drain or Recommission entry before {@code at}, or "". */

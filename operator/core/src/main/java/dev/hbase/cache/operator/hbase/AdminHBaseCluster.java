@@ -17,11 +17,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.ClusterMetrics.Option;
@@ -85,44 +80,56 @@ public final class AdminHBaseCluster implements HBaseCluster {
      * the master closes each region on its server and opens it on the target, nothing prepared.
      */
     BATCH,
-    /**
-     * One {@code Admin.move} per region, {@link #MOVE_THREADS} at a time in the background: the
-     * master first warms the region up on the target ({@code hbase.master.warmup.before.move},
-     * default true: the target opens the region's stores and HFiles while the source still serves
-     * it), then closes and opens it, as HBase's own RegionMover does.
-     */
+    /** One {@code Admin.move} per region in the background, warmed up first ({@link WarmMoves}). */
     WARM
   }
 
-  /** Region moves in flight at once with {@link Moves#WARM} (master RPC handlers they hold). */
-  static final int MOVE_THREADS = 4;
+  /**
+   * A move's client call (its own connection, {@link Moves#WARM}): it waits in the master until the
+   * region is open on its target, after the warm-up. Not retried: a second try finds the region in
+   * transition and fails, and the thread would start the next move while the master still runs the
+   * first.
+   */
+  static final Duration MOVE_TIMEOUT = Duration.ofMinutes(2);
 
   private final Connection connection;
   private final Admin admin;
   private final Options options;
   private final Clock clock;
 
-  /** {@link Moves#WARM}: the moves sent and not yet answered (one Admin.move each). */
-  private final ExecutorService movers;
+  /** {@link Moves#WARM}: the moves queued and running (null with {@link Moves#BATCH}). */
+  private final WarmMoves warm;
 
-  /** Encoded names of the regions queued or moving in {@link #movers}: not sent again. */
-  private final Set<String> sending = ConcurrentHashMap.newKeySet();
+  /** The connection of the warm moves (null with {@link Moves#BATCH}). */
+  private final Connection moveConnection;
 
-  private AdminHBaseCluster(Connection connection, Options options, Clock clock)
+  private AdminHBaseCluster(
+      Connection connection, Connection moveConnection, Options options, Clock clock)
       throws IOException {
     this.connection = connection;
     this.admin = connection.getAdmin();
     this.options = options;
     this.clock = clock;
-    AtomicInteger n = new AtomicInteger();
-    this.movers =
-        Executors.newFixedThreadPool(
-            MOVE_THREADS,
-            r -> {
-              Thread t = new Thread(r, "hbase-region-move-" + n.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
+    this.moveConnection = moveConnection;
+    this.warm =
+        moveConnection == null
+            ? null
+            : new WarmMoves(
+                new WarmMoves.Master() {
+                  @Override
+                  public java.util.Collection<ServerId> takers() throws IOException {
+                    try (Admin a = moveConnection.getAdmin()) {
+                      return a.getRegionServers(true).stream().map(AdminHBaseCluster::id).toList();
+                    }
+                  }
+
+                  @Override
+                  public void move(String encodedRegionName, ServerId target) throws IOException {
+                    try (Admin a = moveConnection.getAdmin()) {
+                      a.move(bytes(encodedRegionName), name(target));
+                    }
+                  }
+                });
   }
 
   /**
@@ -132,8 +139,13 @@ public final class AdminHBaseCluster implements HBaseCluster {
   public static AdminHBaseCluster connect(Map<String, String> settings, Options options)
       throws HBaseClusterException {
     try {
+      Configuration moves = configuration(settings, options);
+      moves.setInt("hbase.client.retries.number", 0);
+      moves.setInt("hbase.rpc.timeout", millis(MOVE_TIMEOUT));
+      moves.setInt("hbase.client.operation.timeout", millis(MOVE_TIMEOUT));
       return new AdminHBaseCluster(
           ConnectionFactory.createConnection(configuration(settings, options)),
+          options.moves() == Moves.WARM ? ConnectionFactory.createConnection(moves) : null,
           options,
           Clock.systemUTC());
     } catch (IOException | RuntimeException e) {
@@ -297,45 +309,24 @@ public final class AdminHBaseCluster implements HBaseCluster {
   /**
    * Sends the regions to the target without waiting ({@link Options#moves()}): one {@code
    * recommissionRegionServer(target, regions)} call ({@link Moves#BATCH}; it would also clear the
-   * target's own mark), or one {@code Admin.move} per region in the background ({@link Moves#WARM};
-   * a region whose move is queued or running is not sent twice, a failed one is logged and sent
-   * again by the roller, which finds it still on its old server).
+   * target's own mark), or one warmed-up move per region in the background ({@link Moves#WARM}: a
+   * failed one is logged and sent again by the roller, which finds the region still where it was).
    */
   private void send(ServerId target, List<String> regions) throws HBaseClusterException {
     if (regions.isEmpty()) {
       return;
     }
-    ServerName to = name(target);
-    if (options.moves() == Moves.BATCH) {
-      call(
-          "move " + regions.size() + " regions to " + target,
-          () -> {
-            admin.recommissionRegionServer(
-                to, regions.stream().map(AdminHBaseCluster::bytes).toList());
-            return null;
-          });
+    if (warm != null) {
+      warm.send(target, regions);
       return;
     }
-    for (String region : regions) {
-      if (!sending.add(region)) {
-        continue;
-      }
-      try {
-        movers.execute(
-            () -> {
-              try (Admin a = connection.getAdmin()) {
-                a.move(bytes(region), to);
-              } catch (IOException | RuntimeException e) {
-                LOG.info("move of {} to {} failed: {}", region, target, e.toString());
-              } finally {
-                sending.remove(region);
-              }
-            });
-      } catch (RejectedExecutionException e) {
-        sending.remove(region);
-        throw new HBaseClusterException("move " + region + " to " + target + ": closed", e);
-      }
-    }
+    call(
+        "move " + regions.size() + " regions to " + target,
+        () -> {
+          admin.recommissionRegionServer(
+              name(target), regions.stream().map(AdminHBaseCluster::bytes).toList());
+          return null;
+        });
   }
 
   @Override
@@ -369,6 +360,13 @@ public final class AdminHBaseCluster implements HBaseCluster {
     }
     ServerState target = live.get();
     ServerName targetName = name(target.id());
+    if (warm != null) {
+      // a drain given up (timed out, held): its queued moves do not take the regions away again
+      List<String> cancelled = warm.cancelUnlessTo(server, encodedRegionNames);
+      if (!cancelled.isEmpty()) {
+        LOG.info("cancelled the queued moves of {} regions: {}", cancelled.size(), cancelled);
+      }
+    }
 
     // The decommission mark was set on the old instance's name, not on this one. A local 2.6.4
     // cluster had dropped it (list and znode) by the time the old instance was gone; on kind it was
@@ -471,8 +469,11 @@ public final class AdminHBaseCluster implements HBaseCluster {
 
   @Override
   public void close() {
-    movers.shutdownNow();
     try {
+      if (warm != null) {
+        warm.close();
+        moveConnection.close();
+      }
       admin.close();
       connection.close();
     } catch (IOException e) {
@@ -490,7 +491,9 @@ public final class AdminHBaseCluster implements HBaseCluster {
             .stream()
             .map(rs -> rs.getRegion().getEncodedName())
             .collect(java.util.stream.Collectors.toSet());
-    out.addAll(sending);
+    if (warm != null) {
+      out.addAll(warm.regions());
+    }
     return out;
   }
 

@@ -406,7 +406,7 @@ public final class Planner {
     rs.put("hfile.block.cache.size", trim(l1Fraction));
     rs.put("hbase.regionserver.global.memstore.size", trim(memstore));
     // A restarted RegionServer's first load report comes one interval after it registers, and the
-    // roll sends its regions back only then (HBase's 3 s default: measured as ~2 s of each
+    // roll sends its regions back only then (HBase's 3 s default: measured as 1-2 s of each
     // restart's delete -> regions home).
     rs.put(
         "hbase.regionserver.msginterval",

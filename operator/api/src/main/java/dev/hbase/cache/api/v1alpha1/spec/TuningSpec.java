@@ -62,6 +62,6 @@ public class TuningSpec {
       "hbase.regionserver.msginterval: how often each RegionServer sends the master its load report"
           + " (regions, cached MB per region). A restarted RegionServer gets its regions back after"
           + " its first report, one interval after it registers. Default 1000 (HBase's own default"
-          + " is 3000: each restart of a roll then takes ~2 s longer).")
+          + " is 3000: each restart of a roll then takes 1-2 s longer).")
   private Long loadReportIntervalMillis;
 }
