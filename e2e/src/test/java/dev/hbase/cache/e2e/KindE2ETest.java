@@ -1289,11 +1289,12 @@ class KindE2ETest {
   /** Data reads served from cache during a roll, all RegionServers, from the second roll with data on. */
   static final double CLUSTER_CACHED = 0.98;
   /**
-   * From a pod's delete to all its regions back on its new instance: a regression bound. Measured on kind 9.6-11.7 s
-   * (.ci/run of 956f356; 18.4 s for the pod that waited for a new HMaster in step 8): ~6 s until the new JVM starts, then
-   * HBase's start, its first load report and the reload.
+   * From a pod's delete to all its regions back on its new instance (issue 10's goal: 15 s), asserted for the rolls with
+   * nothing else going on (steps 4 and 6). Measured on kind 11.1-12.0 s in step 4 with warm moves and 1 s load reports
+   * (before: 12.4-13.9 s on CI's clean clone of 1e3f81b); 18-24 s for a pod that waited for a new operator or HMaster
+   * (steps 5 and 8, not asserted): ~9 s until the new JVM has registered, its first load report 1 s later, the reload.
    */
-  static final double HOME_SECONDS = 22;
+  static final double HOME_SECONDS = 15;
 
   /**
    * The whole cluster's reads stayed cached through the roll: every drained region went to a server that cached it in
