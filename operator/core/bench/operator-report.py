@@ -44,7 +44,10 @@ def operator_heap(p):
 def main(path, docs):
     with open(path) as f:
         r = json.load(f)
-    pts = r["points"]
+    # the points whose operator ran in the benchmark's JVM (requests counted, threads profiled),
+    # and those where it ran in a process of its own, from its jar (its memory alone)
+    pts = [p for p in r["points"] if not p.get("operatorOwnProcess")]
+    own = [p for p in r["points"] if p.get("operatorOwnProcess")]
     m = machine()
     out = []
     out.append("# The operator at scale\n")
@@ -84,6 +87,16 @@ def main(path, docs):
             f"(max heap {r['machine']['maxHeapMiB']} MiB, GC {', '.join(r['machine']['gc'])}): the "
             "chart's `javaOpts` under its 512Mi memory limit, where the JVM picks the Serial GC "
             "itself (MaxRAM stands for the container's limit).")
+    if own:
+        out.append(
+            "- Then the largest point again with the operator in a process of its own, started "
+            "from its runnable jar (`operator/target/hbase-cache-operator.jar`, as the image runs "
+            "it) with the same JVM options, on its own client (`BridgedOperator`). Its two seams "
+            "to HBase go over HTTP on the loopback to the benchmark's simulated clusters "
+            "(`HBaseBridge`): each admin call and /jmx sample is one local HTTP round trip, and "
+            "the HBase client's classes are not loaded (in production they are, so its metaspace "
+            "is larger there). Its memory is the operator's alone: RSS and peak RSS from "
+            "`/proc/<pid>/status`, heap after a full GC and Native Memory Tracking from `jcmd`.")
     out.append(f"- Idle window: {r['idleSeconds']} s after the statuses settled.\n")
 
     out.append("## Results\n")
@@ -143,6 +156,31 @@ def main(path, docs):
                 f"{fmt(p['rolling'].get('apiServerStatusPatchP99Ms'), ' ms')}"
                 for p in pts)
             + ".\n")
+        changes = [p for p in spec if p["specRoll"].get("statusChanges")]
+        if changes:
+            out.append("## What the status writes of the spec-change roll changed\n")
+            out.append(
+                "A watch on the policies compares each status with the one before, field by field "
+                "(`StatusChanges`): status writes per pod restarted, at each scale point.\n")
+            out.append("| RegionServers | status writes | per restart |")
+            out.append("|---|---:|---:|")
+            for p in changes:
+                c = p["specRoll"]["statusChanges"]
+                out.append(f"| {p['regionServers']} | {fmt(c['statusWrites'])} | "
+                           f"{fmt(c.get('statusWritesPerRestart'))} |")
+            out.append("")
+            c = changes[-1]["specRoll"]["statusChanges"]
+            out.append(
+                f"At {changes[-1]['regionServers']} servers, the fields changed together most "
+                "often (a row is one kind of write):\n")
+            out.append("| fields changed in one write | writes |")
+            out.append("|---|---:|")
+            for k, v in c["fieldsChangedTogether"].items():
+                fields = " ".join(f.replace("status.", "") for f in k.split(" "))
+                if len(fields) > 160:
+                    fields = fields[:157] + "..."
+                out.append(f"| `{fields}` | {fmt(v)} |")
+            out.append("")
     big = pts[-1]
     profiles = [("the first roll of all", big["rolling"].get("reconcileThreads"))]
     if "specRoll" in big:
@@ -192,6 +230,38 @@ def main(path, docs):
             f"{s['reconciles']}, p50 {fmt(s['reconcileP50Ms'], ' ms')}, p99 "
             f"{fmt(s['reconcileP99Ms'], ' ms')} (idle before: p99 "
             f"{fmt(p['idle']['reconcileP99Ms'], ' ms')}).\n")
+    if own:
+        out.append("## The operator alone, in its own process\n")
+        out.append(
+            "| RegionServers (StatefulSets) | first roll of all: time, reconcile p50 / p99 | "
+            "spec-change roll: time, reconcile p50 / p99 | status writes per restart | process "
+            "CPU idle / rolling (cores) | heap after GC | RSS after the idle window | peak RSS "
+            "(both rolls) | threads |")
+        out.append("|---|---|---|---:|---:|---:|---:|---:|---:|")
+        for p in own:
+            o, sr = p["operatorProcess"], p.get("specRoll", {})
+            out.append(
+                f"| {p['regionServers']} ({p['statefulSets']}) | {fmt(p['rollSeconds'], ' s')}, "
+                f"{fmt(p['rolling']['reconcileP50Ms'], ' ms')} / "
+                f"{fmt(p['rolling']['reconcileP99Ms'], ' ms')} | "
+                f"{fmt(sr.get('rollSeconds'), ' s')}, {fmt(sr.get('reconcileP50Ms'), ' ms')} / "
+                f"{fmt(sr.get('reconcileP99Ms'), ' ms')} | "
+                f"{fmt(sr.get('statusChanges', {}).get('statusWritesPerRestart'))} | "
+                f"{fmt(p['idle']['jvmCpuCores'])} / {fmt(p['rolling']['jvmCpuCores'])} | "
+                f"{fmt(o['heapAfterGcMiB'], ' MiB')} | {fmt(o['rssMiB'], ' MiB')} | "
+                f"{fmt(sr.get('operatorProcessPeakRssMiB'), ' MiB')} | {fmt(o['threads'])} |")
+        out.append("")
+        p = own[-1]
+        out.append(
+            f"Native Memory Tracking's committed memory of the operator's process at "
+            f"{p['regionServers']} servers after the idle window (MiB), beside its RSS "
+            f"({fmt(p['operatorProcess']['rssMiB'], ' MiB')}):\n")
+        out.append("| category | committed |")
+        out.append("|---|---:|")
+        for k, v in p["operatorProcess"]["nativeMemoryCommittedMiB"].items():
+            if v >= 1:
+                out.append(f"| {k} | {v} |")
+        out.append("")
     out.append("## Against the goals (issue 12)\n")
     out.append(
         f"- Idle API writes: {fmt(big['idle']['writesPerMinute'])} per minute at "
@@ -206,8 +276,16 @@ def main(path, docs):
            f"{fmt(big['specRoll'].get('apiServerStatusPatchP99Ms'), ' ms')}"
            if "specRoll" in big else "")
         + ".")
+    if own:
+        p = own[-1]
+        out.append(
+            f"- Memory at {p['regionServers']} servers, the operator in its own process: RSS "
+            f"{fmt(p['operatorProcess']['rssMiB'], ' MiB')} after the idle window, at most "
+            f"{fmt(p.get('specRoll', {}).get('operatorProcessPeakRssMiB'), ' MiB')} over both "
+            f"rolls, live heap {fmt(p['operatorProcess']['heapAfterGcMiB'], ' MiB')} (goal RSS "
+            "< 300 MiB; the HBase client's classes, loaded in production, are not in it).")
     out.append(
-        f"- Memory at {big['regionServers']} servers: the operator's live heap "
+        f"- Memory at {big['regionServers']} servers, in the benchmark's JVM: the operator's live heap "
         + (f"at most {fmt(operator_heap(big), ' MiB')}" if operator_heap(big) else
            "is not separable from the simulation's in this run (the simulation's heap measured "
            "before the operator started was larger than the whole JVM's after: garbage of the "
@@ -250,6 +328,11 @@ def main(path, docs):
     if all(operator_heap(p) for p in pts):
         ax[2].plot(xs, [operator_heap(p) for p in pts], "^-",
                    label="heap after GC (operator, at most)")
+    if own:
+        ax[2].plot([p["regionServers"] for p in own],
+                   [p.get("specRoll", {}).get("operatorProcessPeakRssMiB") or 0 for p in own],
+                   "r*", markersize=12, label="peak RSS (operator alone)")
+        ax[2].axhline(300, color="grey", linestyle=":", label="goal: 300 MiB")
     ax[2].set_title("memory (MiB)")
     ax[2].legend()
     for a in ax:

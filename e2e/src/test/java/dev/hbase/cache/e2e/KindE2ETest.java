@@ -1439,7 +1439,27 @@ class KindE2ETest {
       report.line("- every panel's series saved to e2e/target/prometheus-panels.json (`make dashboard-plot` draws them)");
       assertThat(empty).as("dashboard queries without a series over the run").isEmpty();
       summary.add(String.format("Prometheus: all %d queries of the chart's dashboard answered with series from the run", saved.size()));
+      // the operator's own memory after the whole suite (make bench-operator measures it at 200 servers
+      // without the HBase client's classes: this is the production process, HBase client loaded)
+      Pod op = cluster.operatorPod();
+      String status = cluster.kubectl("exec", "-n", cluster.opNs, op.getMetadata().getName(), "--", "cat", "/proc/1/status").output();
+      String metrics = cluster.kubectl("get", "--raw", "/api/v1/namespaces/" + cluster.opNs + "/pods/"
+          + op.getMetadata().getName() + ":8080/proxy/metrics").output();
+      long rss = procKiB(status, "VmRSS") >> 10;
+      long peak = procKiB(status, "VmHWM") >> 10;
+      double metaspace = metrics.lines().filter(l -> l.startsWith("jvm_memory_used_bytes{") && l.contains("id=\"Metaspace\""))
+          .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum() / (1 << 20);
+      report.line("- operator pod %s after the suite: RSS %d MiB, peak RSS %d MiB, metaspace %.0f MiB (chart limit 512Mi)",
+          op.getMetadata().getName(), rss, peak, metaspace);
+      assertThat(peak).as("the operator's peak RSS (MiB) against the chart's 512Mi limit").isBetween(1L, 511L);
+      assertThat(metaspace).as("the operator's metaspace from its /metrics (MiB)").isPositive();
     });
+  }
+
+  /** A field of /proc/PID/status in KiB (VmRSS, VmHWM); 0 when absent. */
+  static long procKiB(String status, String field) {
+    return status.lines().filter(l -> l.startsWith(field + ":")).findFirst()
+        .map(l -> Long.parseLong(l.replaceAll("\\D", ""))).orElse(0L);
   }
 
   interface Body {

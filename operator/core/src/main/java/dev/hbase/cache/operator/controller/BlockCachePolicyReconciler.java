@@ -97,6 +97,7 @@ public class BlockCachePolicyReconciler
   private final MetricsCollector metrics;
   private final RollStep roll;
   private final RecommendStep recommend;
+  private final StatusWrites writes = new StatusWrites();
 
   private InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets;
   private InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
@@ -375,6 +376,7 @@ public class BlockCachePolicyReconciler
       }
     }
     metrics.forget(policy);
+    writes.forget(policy.getMetadata().getUid());
     return DeleteControl.defaultDelete();
   }
 
@@ -428,20 +430,29 @@ public class BlockCachePolicyReconciler
   }
 
   /**
-   * Writes the status when it changed. The roll's state lives in the status, so the next reconcile
-   * must see this write even when an event (a pod turning Ready) triggers it before the informer
-   * has caught up: otherwise it re-decides a step already taken (seen: a second PodRestarted event
-   * for one restart, a balancer switched off and on again after a roll). JOSDK's
-   * PrimaryUpdateAndCacheUtils patches with optimistic locking (a conflict re-reads and re-applies)
-   * and keeps the written resource in a cache over the informer until the informer has it.
+   * Writes the status when it changed; progress alone waits a few seconds while a roll runs ({@link
+   * StatusWrites}). The roll's state lives in the status, so the next reconcile must see this write
+   * even when an event (a pod turning Ready) triggers it before the informer has caught up:
+   * otherwise it re-decides a step already taken (seen: a second PodRestarted event for one
+   * restart, a balancer switched off and on again after a roll). JOSDK's PrimaryUpdateAndCacheUtils
+   * patches with optimistic locking (a conflict re-reads and re-applies) and keeps the written
+   * resource in a cache over the informer until the informer has it.
    */
-  private static UpdateControl<BlockCachePolicy> write(
+  private UpdateControl<BlockCachePolicy> write(
       Context<BlockCachePolicy> ctx,
       BlockCachePolicy policy,
       StatusAggregator status,
       Duration requeue) {
     BlockCachePolicyStatus changed = status.changed();
     if (changed != null) {
+      String uid = policy.getMetadata().getUid();
+      Instant now = clock.instant();
+      Duration wait = writes.deferral(uid, changed, status.onlyProgressChanged(), now);
+      if (!wait.isZero()) {
+        // progress alone, written less than PROGRESS_EVERY ago: the next reconcile works it out
+        // again and writes it, with whatever else changed by then
+        return UpdateControl.<BlockCachePolicy>noUpdate().rescheduleAfter(min(requeue, wait));
+      }
       BlockCachePolicy fresh = new BlockCachePolicy();
       fresh.setMetadata(
           new ObjectMetaBuilder()
@@ -450,6 +461,7 @@ public class BlockCachePolicyReconciler
               .build());
       fresh.setStatus(changed);
       PrimaryUpdateAndCacheUtils.ssaPatchStatusAndCacheResource(policy, fresh, ctx);
+      writes.written(uid, now);
     }
     return UpdateControl.<BlockCachePolicy>noUpdate().rescheduleAfter(requeue);
   }

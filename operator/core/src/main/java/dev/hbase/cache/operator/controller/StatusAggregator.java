@@ -6,6 +6,8 @@ import static dev.hbase.cache.operator.controller.Conditions.PROGRESSING;
 import static dev.hbase.cache.operator.controller.Conditions.READY;
 import static dev.hbase.cache.operator.controller.Conditions.VALID;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
@@ -22,6 +24,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -182,6 +185,29 @@ final class StatusAggregator {
       condition(DEGRADED, false, "Recovered", "the last reconcile succeeded");
     }
     return Objects.equals(old, status) ? null : status;
+  }
+
+  /**
+   * Whether what differs from the previous status is only what every reconcile works out afresh
+   * from what it sees: the messages, a condition's reason while its status stays, the RegionServer
+   * rows and the cache figures. The roll's state, the plan, a condition turning, the roll's read
+   * counters (they add up across reconciles) and the sizing advice are not: a status that differs
+   * in any of them must be written at once ({@link StatusWrites}).
+   */
+  boolean onlyProgressChanged() {
+    return old != null && withoutProgress(old).equals(withoutProgress(status));
+  }
+
+  private static JsonNode withoutProgress(BlockCachePolicyStatus s) {
+    ObjectNode n = Serialization.jsonMapper().valueToTree(s);
+    n.remove(List.of("regionServers", "cache"));
+    if (n.get("rollout") instanceof ObjectNode r) {
+      r.remove("message");
+    }
+    if (n.get("conditions") != null) {
+      n.get("conditions").forEach(c -> ((ObjectNode) c).remove(List.of("message", "reason")));
+    }
+    return n;
   }
 
   // ------------------------------------------------------------------ helpers

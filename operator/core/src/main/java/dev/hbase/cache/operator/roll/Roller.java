@@ -49,8 +49,10 @@ import java.util.stream.Collectors;
  * (the decommission moves hbase:meta first, alone). InPlace: Deleting -> WaitingReady -> WarmGate
  * -> done. Stuck and unready pods serve nothing: they go first and skip the drain.
  *
- * <p>"Deleting" is written to the status before the delete is sent, with the pod's UID as a delete
- * precondition: whatever the operator's crash point, a pod is deleted at most once per roll.
+ * <p>A pod is deleted with its UID as a precondition, and only while the pods as observed show that
+ * instance not terminating: whatever the operator's crash point, a pod is deleted at most once per
+ * roll. A pod admitted without a drain is recorded as "Deleting" in one step and deleted in the
+ * next; a drained pod is deleted in the step that finds its drain complete.
  */
 public final class Roller {
 
@@ -331,8 +333,10 @@ public final class Roller {
         return;
       }
       if (left == 0 && h.regionsInTransition() == 0) {
+        // deleted in this step (one status write less per restart): the delete's UID precondition
+        // and the pods as observed keep it to one delete whatever the crash point
         to(r, Step.Deleting);
-        requeue(Duration.ZERO);
+        deleting(r, podByName(r.getPod()));
         return;
       }
       if (timedOut(r, s.podReadyTimeout())) {
@@ -498,7 +502,10 @@ public final class Roller {
       if (stragglers.isEmpty() && h.regionsInTransition() == 0) {
         r.setHomeAt(in.now().toString());
         to(r, Step.WarmGate);
-        requeue(FAST);
+        // the cache samples of this step are the new instance's (it registered a step ago): a
+        // persisted cache that is back passes the gate now, one status write sooner
+        warmGate(r, podByName(r.getPod()));
+        requeue(FAST); // not yet: the next sample soon, as before
         return;
       }
       if (timedOut(r, s.podReadyTimeout())) {

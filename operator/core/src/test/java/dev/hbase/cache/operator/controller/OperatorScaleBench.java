@@ -12,6 +12,7 @@ import dev.hbase.cache.operator.BlockCacheOperator;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
+import io.fabric8.kubeapitest.junit.KubeConfig;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -62,7 +63,15 @@ import org.junit.jupiter.api.Test;
 @EnableKubeAPIServer
 class OperatorScaleBench {
   static KubernetesClient client;
-  static final String POINTS = System.getProperty("bench.points", "1x3,13x4,50x4");
+  @KubeConfig static String kubeConfigYaml;
+
+  /** JVM options of the operator's own process (the points marked {@code p}): the chart's. */
+  static final List<String> OPERATOR_JVM =
+      Arrays.stream(System.getProperty("bench.operatorJvm", "").trim().split("\\s+"))
+          .filter(x -> !x.isEmpty())
+          .toList();
+
+  static final String POINTS = System.getProperty("bench.points", "1x3,13x4,50x4,50x4p");
   static final Duration IDLE = Duration.ofSeconds(Integer.getInteger("bench.idleSeconds", 120));
   static final Duration SLOW = Duration.ofSeconds(Integer.getInteger("bench.slowSeconds", 60));
   static final int REGIONS_PER_SERVER = 5;
@@ -85,13 +94,20 @@ class OperatorScaleBench {
   @Test
   void benchmark() throws Exception {
     List<Map<String, Object>> points = new ArrayList<>();
-    String[] specs = POINTS.split(",");
-    for (int i = 0; i < specs.length; i++) {
-      String[] p = specs[i].split("x");
-      boolean last = i == specs.length - 1;
+    List<String> specs = Arrays.asList(POINTS.split(","));
+    // the one slow RegionServer: at the last point whose operator runs in this JVM
+    int slowAt = -1;
+    for (int i = 0; i < specs.size(); i++) {
+      if (!specs.get(i).endsWith("p")) {
+        slowAt = i;
+      }
+    }
+    for (int i = 0; i < specs.size(); i++) {
+      boolean ownProcess = specs.get(i).endsWith("p");
+      String[] p = specs.get(i).replace("p", "").split("x");
       points.add(
-          new Point(i + 1, Integer.parseInt(p[0]), Integer.parseInt(p[1]))
-              .run(last && !SLOW.isZero()));
+          new Point(i + 1, Integer.parseInt(p[0]), Integer.parseInt(p[1]), ownProcess)
+              .run(i == slowAt && !SLOW.isZero()));
     }
     Map<String, Object> report = new LinkedHashMap<>();
     report.put("date", Instant.now().toString());
@@ -111,6 +127,7 @@ class OperatorScaleBench {
     final int run;
     final int clusters;
     final int replicas;
+    final boolean ownProcess;
     final List<String> namespaces = new ArrayList<>();
     final Map<String, SimulatedHBase> byQuorum = new ConcurrentHashMap<>();
     final Map<String, SimulatedHBase> bySubnet = new ConcurrentHashMap<>();
@@ -118,10 +135,11 @@ class OperatorScaleBench {
     final Counting counting = new Counting();
     volatile String slowIp;
 
-    Point(int run, int clusters, int replicas) {
+    Point(int run, int clusters, int replicas, boolean ownProcess) {
       this.run = run;
       this.clusters = clusters;
       this.replicas = replicas;
+      this.ownProcess = ownProcess;
     }
 
     Map<String, Object> run(boolean slowServer) throws Exception {
@@ -129,6 +147,7 @@ class OperatorScaleBench {
       r.put("statefulSets", clusters);
       r.put("regionServers", clusters * replicas);
       r.put("policies", clusters);
+      r.put("operatorOwnProcess", ownProcess);
       for (int c = 0; c < clusters; c++) {
         cluster(c);
       }
@@ -142,18 +161,31 @@ class OperatorScaleBench {
       long simulationHeap = heapAfterGcMiB();
       r.put("simulationHeapAfterGcMiB", simulationHeap);
 
-      BlockCachePolicyReconciler reconciler =
-          new BlockCachePolicyReconciler(
-              Clock.systemUTC(),
-              settings -> byQuorum.get(settings.get("hbase.zookeeper.quorum")),
-              probe());
-      BlockCacheOperator op = new BlockCacheOperator(counting.client, Set.of(), null, reconciler);
-      op.start();
+      HBaseBridge bridge = null;
+      OperatorUnderTest op;
+      if (ownProcess) {
+        bridge = new HBaseBridge(byQuorum::get, probe());
+        op =
+            OperatorUnderTest.process(
+                kubeConfigYaml,
+                bridge.url(),
+                OPERATOR_JVM,
+                OUT.resolve("operator-process-" + run + ".log"));
+      } else {
+        BlockCachePolicyReconciler reconciler =
+            new BlockCachePolicyReconciler(
+                Clock.systemUTC(),
+                settings -> byQuorum.get(settings.get("hbase.zookeeper.quorum")),
+                probe());
+        op =
+            OperatorUnderTest.inThisJvm(
+                new BlockCacheOperator(counting.client, Set.of(), null, reconciler));
+      }
       try {
         // the first roll: every policy created at once, every StatefulSet rolled
-        Usage u0 = Usage.now();
+        Usage u0 = Usage.now(op);
         Map<String, Long> c0 = counting.snapshot();
-        Histogram h0 = Histogram.of(op.registry().scrape(), null);
+        Histogram h0 = Histogram.of(op.metrics(), null);
         Instant t0 = Instant.now();
         ReconcileSampler sampler = new ReconcileSampler(50);
         try {
@@ -172,22 +204,28 @@ class OperatorScaleBench {
         r.put("podsRestarted", kubes.stream().mapToInt(k -> k.deletes.size()).sum());
         r.put("mostDownInOneStatefulSet", kubes.stream().mapToInt(k -> k.maxDown).max().orElse(0));
         Map<String, Object> rolling =
-            window(c0, counting.snapshot(), roll, u0, Usage.now(), h0, op, null);
-        rolling.put("reconcileThreads", sampler.report(12, (Long) rolling.get("reconciles")));
+            window(c0, counting.snapshot(), roll, u0, Usage.now(op), h0, op, null);
+        if (!ownProcess) {
+          rolling.put("reconcileThreads", sampler.report(12, (Long) rolling.get("reconciles")));
+        }
         r.put("rolling", rolling);
         assertThat((int) r.get("podsRestarted")).isEqualTo(clusters * replicas);
 
         settle();
         // idle: what a cluster with nothing to do costs
-        u0 = Usage.now();
+        u0 = Usage.now(op);
         c0 = counting.snapshot();
-        h0 = Histogram.of(op.registry().scrape(), null);
+        h0 = Histogram.of(op.metrics(), null);
         int s0 = scrapes();
         Thread.sleep(IDLE.toMillis());
         Map<String, Object> idle =
-            window(c0, counting.snapshot(), IDLE, u0, Usage.now(), h0, op, null);
+            window(c0, counting.snapshot(), IDLE, u0, Usage.now(op), h0, op, null);
         idle.put("scrapesPerMinute", round((scrapes() - s0) * 60.0 / IDLE.toSeconds()));
         r.put("idle", idle);
+        if (ownProcess) {
+          // the operator's process alone: its heap, RSS (now and at most so far) and NMT
+          r.put("operatorProcess", OperatorUnderTest.Proc.memory(op.pid()));
+        }
         long heap = heapAfterGcMiB();
         r.put("heapAfterGcMiB", heap);
         // what the operator holds, at most: the simulation's own state only grows meanwhile (a
@@ -205,9 +243,9 @@ class OperatorScaleBench {
 
         // a roll users start every day: a spec change (tuning.writerThreads) on every policy at
         // once; no ConfigMap, budget or volume template to create, only the roll itself
-        u0 = Usage.now();
+        u0 = Usage.now(op);
         c0 = counting.snapshot();
-        h0 = Histogram.of(op.registry().scrape(), null);
+        h0 = Histogram.of(op.metrics(), null);
         int deletes0 = kubes.stream().mapToInt(k -> k.deletes.size()).sum();
         kubes.forEach(k -> k.maxDown = 0);
         t0 = Instant.now();
@@ -239,29 +277,39 @@ class OperatorScaleBench {
         }
         Duration specRoll = Duration.between(t0, Instant.now());
         Map<String, Object> second =
-            window(c0, counting.snapshot(), specRoll, u0, Usage.now(), h0, op, null);
+            window(c0, counting.snapshot(), specRoll, u0, Usage.now(op), h0, op, null);
         second.put("rollSeconds", specRoll.toMillis() / 1000.0);
         second.put(
             "podsRestarted", kubes.stream().mapToInt(k -> k.deletes.size()).sum() - deletes0);
         second.put(
             "mostDownInOneStatefulSet", kubes.stream().mapToInt(k -> k.maxDown).max().orElse(0));
-        second.put("reconcileThreads", sampler.report(12, (Long) second.get("reconciles")));
+        if (!ownProcess) {
+          second.put("reconcileThreads", sampler.report(12, (Long) second.get("reconciles")));
+        }
         second.put("statusChanges", changes.report(clusters * replicas, 10));
         r.put("specRoll", second);
+        if (ownProcess) {
+          // the most it held at once, over both rolls and the idle window
+          second.put(
+              "operatorProcessRssMiB", OperatorUnderTest.Proc.statusKiB(op.pid(), "VmRSS") >> 10);
+          second.put(
+              "operatorProcessPeakRssMiB",
+              OperatorUnderTest.Proc.statusKiB(op.pid(), "VmHWM") >> 10);
+        }
         assertThat((int) second.get("podsRestarted")).isEqualTo(clusters * replicas);
 
         if (slowServer) {
           // one RegionServer's /jmx answers after 10 s: the other policies' reconciles
           String slowNs = namespaces.get(0);
           slowIp = kubes.get(0).ip(0);
-          u0 = Usage.now();
+          u0 = Usage.now(op);
           c0 = counting.snapshot();
-          h0 = Histogram.of(op.registry().scrape(), slowNs);
-          Histogram own0 = Histogram.only(op.registry().scrape(), slowNs);
+          h0 = Histogram.of(op.metrics(), slowNs);
+          Histogram own0 = Histogram.only(op.metrics(), slowNs);
           Thread.sleep(SLOW.toMillis());
           Map<String, Object> slow =
-              window(c0, counting.snapshot(), SLOW, u0, Usage.now(), h0, op, slowNs);
-          Histogram own = Histogram.only(op.registry().scrape(), slowNs).minus(own0);
+              window(c0, counting.snapshot(), SLOW, u0, Usage.now(op), h0, op, slowNs);
+          Histogram own = Histogram.only(op.metrics(), slowNs).minus(own0);
           slow.put("slowPolicyReconciles", own.count);
           slow.put("slowPolicyReconcileP50Ms", own.quantileMs(0.5));
           r.put("oneSlowServer", slow);
@@ -269,6 +317,9 @@ class OperatorScaleBench {
         }
       } finally {
         cleanUp(op);
+        if (bridge != null) {
+          bridge.close();
+        }
       }
       System.out.println("OPERATOR POINT " + Serialization.asJson(r));
       return r;
@@ -281,7 +332,7 @@ class OperatorScaleBench {
         Usage u0,
         Usage u1,
         Histogram h0,
-        BlockCacheOperator op,
+        OperatorUnderTest op,
         String excludeNs) {
       Map<String, Object> w = new LinkedHashMap<>();
       double minutes = d.toMillis() / 60000.0;
@@ -299,7 +350,7 @@ class OperatorScaleBench {
       w.put("seconds", d.toSeconds());
       w.put("requestsPerMinuteByVerb", byVerb);
       w.put("writesPerMinute", round(writes / minutes));
-      Histogram h = Histogram.of(op.registry().scrape(), excludeNs).minus(h0);
+      Histogram h = Histogram.of(op.metrics(), excludeNs).minus(h0);
       w.put("reconciles", h.count);
       w.put("reconcileP50Ms", h.quantileMs(0.5));
       w.put("reconcileP99Ms", h.quantileMs(0.99));
@@ -309,6 +360,9 @@ class OperatorScaleBench {
       w.put("apiServerStatusPatchP99Ms", patches.quantileMs(0.99));
       double wall = d.toMillis() / 1000.0;
       w.put("jvmCpuCores", round((u1.jvmCpuNanos - u0.jvmCpuNanos) / 1e9 / wall));
+      if (op.ownProcess()) {
+        w.put("requestsCounted", false); // another process's client: see the in-JVM points
+      }
       w.put("apiServerAndEtcdCpuCores", round((u1.apiTicks - u0.apiTicks) / 100.0 / wall));
       w.put("rssMiB", Usage.rssKiB() >> 10);
       w.put("loadAverage", Usage.loadAverage());
@@ -474,7 +528,7 @@ class OperatorScaleBench {
     }
 
     /** Policies deleted while the operator runs (it removes its finalizer), then the rest. */
-    private void cleanUp(BlockCacheOperator op) {
+    private void cleanUp(OperatorUnderTest op) {
       try {
         for (String ns : namespaces) {
           client.resources(BlockCachePolicy.class).inNamespace(ns).withName("cache").delete();
@@ -493,7 +547,7 @@ class OperatorScaleBench {
                                         .get()
                                     == null));
       } finally {
-        op.stop();
+        op.close();
         kubes.forEach(FakeKube::close);
         counting.client.close();
         for (String ns : namespaces) {
@@ -656,10 +710,9 @@ class OperatorScaleBench {
 
   /** CPU of this JVM, and of kube-apiserver and etcd (clock ticks from /proc). */
   record Usage(long jvmCpuNanos, long apiTicks, Histogram statusPatches) {
-    static Usage now() {
-      var os =
-          (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-      return new Usage(os.getProcessCpuTime(), apiServerTicks(), apiServerStatusPatches());
+    /** The operator's process CPU (this JVM's when it runs here). */
+    static Usage now(OperatorUnderTest op) {
+      return new Usage(op.cpuNanos(), apiServerTicks(), apiServerStatusPatches());
     }
 
     /**
@@ -740,16 +793,23 @@ class OperatorScaleBench {
                       "vmNativeMemory",
                       new Object[] {new String[] {"summary"}},
                       new String[] {String[].class.getName()});
-      Matcher m =
-          Pattern.compile(
-                  "^(?:Total|-\\s+(.+?)) ?\\(?(?:: )?reserved=\\d+KB, committed=(\\d+)KB",
-                  Pattern.MULTILINE)
-              .matcher(summary);
-      while (m.find()) {
-        out.put(m.group(1) == null ? "Total" : m.group(1).trim(), Long.parseLong(m.group(2)) >> 10);
-      }
+      out.putAll(parseNativeMemory(summary));
     } catch (Exception e) {
       out.put("unavailable: " + e, 0L);
+    }
+    return out;
+  }
+
+  /** {@code VM.native_memory summary}'s committed memory by category, MiB. */
+  static Map<String, Long> parseNativeMemory(String summary) {
+    Map<String, Long> out = new LinkedHashMap<>();
+    Matcher m =
+        Pattern.compile(
+                "^(?:Total|-\\s+(.+?)) ?\\(?(?:: )?reserved=\\d+KB, committed=(\\d+)KB",
+                Pattern.MULTILINE)
+            .matcher(summary);
+    while (m.find()) {
+      out.put(m.group(1) == null ? "Total" : m.group(1).trim(), Long.parseLong(m.group(2)) >> 10);
     }
     return out;
   }

@@ -542,13 +542,7 @@ class RollerTest {
     FakeCluster c = threeServers();
     RollModel.Settings s = FakeCluster.settings(NEW);
     // run until the first pod is drained (decommissioned, its regions elsewhere), not yet deleted
-    RolloutStatus mid =
-        c.run(
-            null,
-            s,
-            100,
-            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == PodRoll.Step.Deleting),
-            null);
+    RolloutStatus mid = c.run(null, s, 100, st -> drainedNotDeleted(c, st), null);
     PodRoll drained = mid.getInFlight().get(0);
     assertThat(c.hbase.balancerOn).isFalse();
     assertThat(c.hbase.decommissioned).hasSize(1);
@@ -670,14 +664,7 @@ class RollerTest {
   void aServerDyingAfterTheDrainHoldsTheDelete() {
     FakeCluster c = threeServers();
     RolloutStatus s =
-        c.run(
-            null,
-            FakeCluster.settings(NEW),
-            50,
-            st ->
-                !st.getInFlight().isEmpty()
-                    && st.getInFlight().get(0).getStep() == PodRoll.Step.Deleting,
-            null);
+        c.run(null, FakeCluster.settings(NEW), 50, st -> drainedNotDeleted(c, st), null);
     assertThat(s.getInFlight())
         .extracting(PodRoll::getPod)
         .containsExactly("rs-1"); // drained, about to be deleted
@@ -686,6 +673,10 @@ class RollerTest {
     Roller.Decision d = Roller.step(s, c.input(FakeCluster.settings(NEW)));
     assertThat(d.actions()).noneMatch(a -> a instanceof RollModel.DeletePod);
     assertThat(message(d)).contains("dead RegionServers");
+    assertThat(d.state().getInFlight())
+        .extracting(PodRoll::getStep)
+        .as("recorded as about to be deleted")
+        .containsExactly(PodRoll.Step.Deleting);
     c.hbase.dead.clear();
     Roller.Decision d2 = Roller.step(d.state(), c.input(FakeCluster.settings(NEW)));
     assertThat(d2.actions()).contains(new RollModel.DeletePod("rs-1", "rs-1-uid-0"));
@@ -938,6 +929,30 @@ class RollerTest {
   }
 
   @Test
+  void aPodWhoseCacheIsBackPassesTheWarmGateInTheStepItsRegionsComeHome() {
+    FakeCluster c = threeServers(); // every restart keeps all of its L2
+    List<Roller.Decision> log = new ArrayList<>();
+    c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(log).flatExtracting(Roller.Decision::restarted).hasSize(3);
+    // no state with a pod at the warm gate was written: one status write less per restart
+    assertThat(log)
+        .flatExtracting(d -> d.state().getInFlight())
+        .extracting(PodRoll::getStep)
+        .contains(PodRoll.Step.Reloading)
+        .doesNotContain(PodRoll.Step.WarmGate);
+    // the step that finds the regions home is the one that finishes the restart
+    for (int i = 1; i < log.size(); i++) {
+      for (RollModel.Restarted r : log.get(i).restarted()) {
+        assertThat(r.warm()).isTrue();
+        assertThat(log.get(i - 1).state().getInFlight())
+            .filteredOn(f -> f.getPod().equals(r.pod()))
+            .extracting(PodRoll::getStep)
+            .containsExactly(PodRoll.Step.Reloading);
+      }
+    }
+  }
+
+  @Test
   void warmGateWaitsForTheCacheAndReportsAColdPod() {
     FakeCluster c = threeServers();
     c.hbase.retainOnRestart = 0.5;
@@ -957,6 +972,10 @@ class RollerTest {
         .flatExtracting(Roller.Decision::events)
         .extracting(RollModel.Event::reason)
         .contains("PodRestartedCold");
+    assertThat(log)
+        .flatExtracting(d -> d.state().getInFlight())
+        .extracting(PodRoll::getStep)
+        .contains(PodRoll.Step.WarmGate);
     // each pod waited the warm gate's 5 minutes: the roll took at least 15 minutes
     assertThat(c.now).isAfter(java.time.Instant.parse("2026-11-21T10:15:00Z"));
   }
@@ -1041,6 +1060,29 @@ class RollerTest {
     Roller.Decision second = Roller.step(first.state(), c.input(s));
     List<Action> a = second.actions();
     assertThat(a).containsExactly(new RollModel.DeletePod("rs-0", "rs-0-uid-0"));
+  }
+
+  /** A pod whose drain is complete (decommissioned, no region left), not yet deleted. */
+  static boolean drainedNotDeleted(FakeCluster c, RolloutStatus st) {
+    return st.getInFlight().stream()
+        .anyMatch(
+            r ->
+                r.getStep() == PodRoll.Step.Draining
+                    && c.hbase.decommissioned.contains(ServerId.parse(r.getOldServer()))
+                    && c.hbase.servers.get(r.getPod()).regions.isEmpty());
+  }
+
+  /** The step that finds a drain complete deletes the pod: no status with it in Deleting first. */
+  @Test
+  void aDrainedPodIsDeletedInTheStepThatFindsItsDrainComplete() {
+    FakeCluster c = threeServers();
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 50, st -> drainedNotDeleted(c, st), null);
+    Roller.Decision d = Roller.step(s, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.actions()).containsExactly(new RollModel.DeletePod("rs-1", "rs-1-uid-0"));
+    assertThat(d.state().getInFlight())
+        .extracting(PodRoll::getStep, PodRoll::getDeletedAt)
+        .containsExactly(tuple(PodRoll.Step.WaitingReady, c.now.toString()));
   }
 
   static Reason reason(Roller.Decision d) {
