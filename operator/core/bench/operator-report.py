@@ -48,6 +48,9 @@ def main(path, docs):
     # and those where it ran in a process of its own, from its jar (its memory alone)
     pts = [p for p in r["points"] if not p.get("operatorOwnProcess")]
     own = [p for p in r["points"] if p.get("operatorOwnProcess")]
+    if not pts:
+        sys.exit("operator-report.py: the report needs a point with the operator in the benchmark's "
+                 "JVM (a bench.points entry without 'p'); the measurements are in " + path)
     m = machine()
     out = []
     out.append("# The operator at scale\n")
@@ -251,6 +254,12 @@ def main(path, docs):
                 f"{fmt(o['heapAfterGcMiB'], ' MiB')} | {fmt(o['rssMiB'], ' MiB')} | "
                 f"{fmt(sr.get('operatorProcessPeakRssMiB'), ' MiB')} | {fmt(o['threads'])} |")
         out.append("")
+        out.append(
+            "Its reconcile times are not the operator's alone: every HBase call and /jmx sample "
+            "is a loopback HTTP request with JSON both ways (`HBaseBridge`), and this process, the "
+            "benchmark's JVM and the API server share the same 2 cores. The reconcile figures of "
+            "the points above (operator in the benchmark's JVM) are the ones to read for latency; "
+            "this point is for memory.\n")
         p = own[-1]
         out.append(
             f"Native Memory Tracking's committed memory of the operator's process at "

@@ -241,6 +241,10 @@ interface OperatorUnderTest extends AutoCloseable {
       m.put("heapAfterGcMiB", heapAfterGcMiB(pid));
       m.put("rssMiB", statusKiB(pid, "VmRSS") >> 10);
       m.put("peakRssMiB", statusKiB(pid, "VmHWM") >> 10);
+      // the RSS's anonymous memory (heap, metaspace, code, stacks, malloc) and file pages (the
+      // JVM's own libraries and the mapped class data)
+      m.put("rssAnonMiB", statusKiB(pid, "RssAnon") >> 10);
+      m.put("rssFileMiB", statusKiB(pid, "RssFile") >> 10);
       m.put("threads", statusKiB(pid, "Threads"));
       m.put("nativeMemoryCommittedMiB", nativeMemoryMiB(pid));
       return m;
