@@ -846,6 +846,8 @@ class OperatorIT {
     policy("manual", "  mode: MetaOnly\n");
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("manual"));
     assertThat(kube.deletes).hasSize(3);
+    StatusChanges writes = new StatusChanges(client);
+    closeAfter.add(writes);
     editPolicy(
         "manual",
         p -> {
@@ -877,6 +879,12 @@ class OperatorIT {
     assertThat(kube.deleteCount)
         .containsOnly(Map.entry("rs-0", 2), Map.entry("rs-1", 2), Map.entry("rs-2", 2));
     assertThat(kube.maxDown).isEqualTo(1);
+    // a restart writes the roll's state about four times (admitted, deleted, reloading, back);
+    // progress alone waits for those writes (StatusWrites): about nine writes a restart before
+    writes.close();
+    assertThat((Double) writes.report(3, 10).get("statusWritesPerRestart"))
+        .as("status writes per restart: %s", writes.report(3, 10))
+        .isLessThanOrEqualTo(5.0);
     // the second roll's events are news too, although their texts may repeat the first roll's
     // (an event repeated counts up on its object)
     eventually(() -> assertThat(podRestartedEvents()).isEqualTo(6));
