@@ -129,7 +129,8 @@ public final class Roller {
    * old instance is gone, and the roll reloads them when it goes on.
    *
    * @param pods the pods as observed, or null when the target cannot be observed (then a pod in the
-   *     Deleting step counts as deleted)
+   *     Deleting step counts as deleted, one in the Draining step as deleted once its old instance
+   *     no longer serves)
    */
   public static Decision hold(
       RolloutStatus previous, List<PodView> pods, ClusterSnapshot hbase, String why) {
@@ -150,16 +151,19 @@ public final class Roller {
     }
     List<String> returned = new ArrayList<>();
     for (PodRoll r : List.copyOf(st.getInFlight())) {
+      // A drained pod is deleted in the step that finds its drain complete, so "Draining" may
+      // already be deleted (the status write after the delete failed): the pod as observed says,
+      // or, when the pods cannot be observed, whether its old instance still serves.
       boolean notDeleted =
-          r.getStep() == Step.Draining
-              || (r.getStep() == Step.Deleting
-                  && pods != null
-                  && pods.stream()
-                      .anyMatch(
-                          p ->
-                              p.name().equals(r.getPod())
-                                  && p.uid().equals(r.getUid())
-                                  && !p.terminating()));
+          switch (r.getStep()) {
+            case Draining ->
+                pods != null
+                    ? sameInstanceRunning(pods, r)
+                    : r.getOldServer() == null
+                        || hbase.live(ServerId.parse(r.getOldServer())).isPresent();
+            case Deleting -> pods != null && sameInstanceRunning(pods, r);
+            default -> false;
+          };
       if (notDeleted && r.getOldServer() != null) {
         actions.add(
             new Recommission(
@@ -190,6 +194,12 @@ public final class Roller {
             : st.getInFlight().stream().map(PodRoll::getPod).collect(Collectors.joining(",")));
     return new Decision(
         st, actions, events, List.of(), new Blocked(Reason.PolicyInvalid, message), BLOCKED);
+  }
+
+  private static boolean sameInstanceRunning(List<PodView> pods, PodRoll r) {
+    return pods.stream()
+        .anyMatch(
+            p -> p.name().equals(r.getPod()) && p.uid().equals(r.getUid()) && !p.terminating());
   }
 
   /** A finished roll in a sentence (the RollFinished event). */
@@ -249,7 +259,11 @@ public final class Roller {
         if (newRevision || !in.now().isBefore(Instant.parse(st.getRetryAt()))) {
           st.setRetryAt(null); // a spec change, or the backoff after a failed drain is over
         } else if (st.getInFlight().isEmpty()) {
-          block(Reason.DrainTimeout, st.getMessage()); // the same message: no new event
+          // the same message: no new event (none left when another pod finished meanwhile)
+          block(
+              Reason.DrainTimeout,
+              Objects.requireNonNullElse(
+                  st.getMessage(), "a drain timed out: the roll goes on at " + st.getRetryAt()));
           return finish();
         }
       }
@@ -501,11 +515,10 @@ public final class Roller {
               .toList();
       if (stragglers.isEmpty() && h.regionsInTransition() == 0) {
         r.setHomeAt(in.now().toString());
+        // written before the gate is looked at: the status shows when the regions came home
+        // (homeAt), which the gate's step would otherwise take out of the roll with the pod
         to(r, Step.WarmGate);
-        // the cache samples of this step are the new instance's (it registered a step ago): a
-        // persisted cache that is back passes the gate now, one status write sooner
-        warmGate(r, podByName(r.getPod()));
-        requeue(FAST); // not yet: the next sample soon, as before
+        requeue(FAST);
         return;
       }
       if (timedOut(r, s.podReadyTimeout())) {

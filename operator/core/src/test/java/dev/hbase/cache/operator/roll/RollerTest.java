@@ -929,26 +929,20 @@ class RollerTest {
   }
 
   @Test
-  void aPodWhoseCacheIsBackPassesTheWarmGateInTheStepItsRegionsComeHome() {
-    FakeCluster c = threeServers(); // every restart keeps all of its L2
+  void everyStatusOfARollShowsWhenEachPodsRegionsCameHomeBeforeThePodLeavesIt() {
+    FakeCluster c = threeServers(); // every restart keeps all of its L2: the gate passes at once
     List<Roller.Decision> log = new ArrayList<>();
     c.run(null, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
     assertThat(log).flatExtracting(Roller.Decision::restarted).hasSize(3);
-    // no state with a pod at the warm gate was written: one status write less per restart
-    assertThat(log)
-        .flatExtracting(d -> d.state().getInFlight())
-        .extracting(PodRoll::getStep)
-        .contains(PodRoll.Step.Reloading)
-        .doesNotContain(PodRoll.Step.WarmGate);
-    // the step that finds the regions home is the one that finishes the restart
-    for (int i = 1; i < log.size(); i++) {
-      for (RollModel.Restarted r : log.get(i).restarted()) {
-        assertThat(r.warm()).isTrue();
-        assertThat(log.get(i - 1).state().getInFlight())
-            .filteredOn(f -> f.getPod().equals(r.pod()))
-            .extracting(PodRoll::getStep)
-            .containsExactly(PodRoll.Step.Reloading);
-      }
+    // a state with the pod at the warm gate and its homeAt is written before the pod is done
+    // (users and make e2e read delete -> regions home from the status)
+    for (String pod : List.of("rs-0", "rs-1", "rs-2")) {
+      assertThat(log)
+          .flatExtracting(d -> d.state().getInFlight())
+          .filteredOn(f -> f.getPod().equals(pod) && f.getStep() == PodRoll.Step.WarmGate)
+          .as("%s at the warm gate", pod)
+          .isNotEmpty()
+          .allSatisfy(f -> assertThat(f.getHomeAt()).isNotNull());
     }
   }
 
@@ -1083,6 +1077,45 @@ class RollerTest {
     assertThat(d.state().getInFlight())
         .extracting(PodRoll::getStep, PodRoll::getDeletedAt)
         .containsExactly(tuple(PodRoll.Step.WaitingReady, c.now.toString()));
+  }
+
+  /**
+   * The delete of a drained pod went out but the status write after it did not (the operator
+   * crashed, or another action of the step failed): the status still says Draining. A hold then
+   * must not send the regions back to the instance shutting down, nor forget the pod.
+   */
+  @Test
+  void aHoldAfterADeleteWhoseStatusWasNotWrittenLeavesTheDeletedPodInFlight() {
+    FakeCluster c = threeServers();
+    RolloutStatus s =
+        c.run(null, FakeCluster.settings(NEW), 50, st -> drainedNotDeleted(c, st), null);
+    Roller.Decision d = Roller.step(s, c.input(FakeCluster.settings(NEW)));
+    d.actions().forEach(c::apply); // the delete; d.state() is lost
+    assertThat(c.restarts).containsOnlyKeys("rs-1");
+
+    Roller.Decision held = Roller.hold(s, c.podViews(), c.hbase.snapshot(), "PlanRefused");
+    assertThat(held.actions()).noneMatch(a -> a instanceof RollModel.Recommission);
+    assertThat(held.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1");
+    // the pods not observable: the old instance no longer serves, so it counts as deleted too
+    Roller.Decision blind = Roller.hold(s, null, c.hbase.snapshot(), "TargetNotFound");
+    assertThat(blind.actions()).noneMatch(a -> a instanceof RollModel.Recommission);
+  }
+
+  /** A drain timed out, then the other pod in flight finished: no message is left to repeat. */
+  @Test
+  void aDrainRetryPendingWithNoMessageLeftStaysBlocked() {
+    FakeCluster c = threeServers();
+    RolloutStatus s =
+        new RolloutStatus()
+            .setPhase(Phase.Rolling)
+            .setRevision(NEW)
+            .setRetryAt(c.now.plus(Duration.ofMinutes(5)).toString())
+            .setInFlight(new ArrayList<>());
+    Roller.Decision d = Roller.step(s, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.state().getPhase()).isEqualTo(Phase.Blocked);
+    assertThat(reason(d)).isEqualTo(Reason.DrainTimeout);
+    assertThat(message(d)).contains("the roll goes on at " + s.getRetryAt());
+    assertThat(d.actions()).noneMatch(a -> a instanceof RollModel.DeletePod);
   }
 
   static Reason reason(Roller.Decision d) {
