@@ -757,16 +757,7 @@ class OperatorScaleBench {
     }
 
     static long rssKiB() {
-      try {
-        for (String l : Files.readAllLines(Path.of("/proc/self/status"))) {
-          if (l.startsWith("VmRSS:")) {
-            return Long.parseLong(l.replaceAll("\\D", ""));
-          }
-        }
-      } catch (IOException e) {
-        // not Linux
-      }
-      return 0;
+      return OperatorUnderTest.Proc.statusKiB(ProcessHandle.current().pid(), "VmRSS");
     }
 
     static String loadAverage() {
