@@ -9,6 +9,7 @@ import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.plan.JvmOptions;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
@@ -51,7 +52,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code LEADER_ELECTION}: {@code true} to run several replicas, one active.
  *   <li>{@code LEADER_ELECTION_LEASE} (default {@code hbase-cache-operator}), {@code
  *       POD_NAMESPACE}.
- *   <li>{@code ALLOW_JVM_AGENTS} ({@code true}: policies may load JVM agents, default false).
+ *   <li>{@code ALLOW_JVM_AGENTS} ({@code true}: policies may load JVM agents, default false),
+ *       {@code ALLOW_ANY_JVM_OPTIONS} ({@code true}: any jvm.extraOptions but the sized ones;
+ *       default false: the allow-list of {@link JvmOptions}).
  *   <li>{@code HTTP_PORT} (default 8080): {@code /healthz} (fails after a minute without an answer
  *       from the API server), {@code /readyz}, {@code /metrics}.
  * </ul>
@@ -214,7 +217,9 @@ public final class BlockCacheOperator {
         Clock.systemUTC(),
         connector,
         probe,
-        Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_JVM_AGENTS", "false")));
+        JvmOptions.Trust.of(
+            Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_JVM_AGENTS", "false")),
+            Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_ANY_JVM_OPTIONS", "false"))));
   }
 
   public static void main(List<String> args) throws IOException {

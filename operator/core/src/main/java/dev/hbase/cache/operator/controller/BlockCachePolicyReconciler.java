@@ -14,6 +14,7 @@ import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.controller.PlanStep.Refused;
 import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.plan.Durations;
+import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.roll.Roller;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -90,7 +91,7 @@ public class BlockCachePolicyReconciler
   private static final Duration RETRY_ACTION = Duration.ofSeconds(5);
 
   private final Clock clock;
-  private final boolean allowJvmAgents;
+  private final JvmOptions.Trust jvmTrust;
   private final Events events;
   private final StorageManager storage = new StorageManager();
   private final HBaseClusters clusters;
@@ -109,23 +110,23 @@ public class BlockCachePolicyReconciler
   private DisruptionBudgetStep disruptionBudget;
 
   public BlockCachePolicyReconciler(Clock clock, HBaseConnector connector, CacheProbe probe) {
-    this(clock, connector, probe, false);
+    this(clock, connector, probe, JvmOptions.Trust.ALLOW_LIST);
   }
 
   /**
-   * @param allowJvmAgents policies may load JVM agents into the RegionServers (the chart's {@code
-   *     allowJvmAgents}; off by default: a policy author would run code in every RegionServer)
+   * @param jvmTrust which jvm.extraOptions policies may add ({@link JvmOptions}; the chart's {@code
+   *     allowJvmAgents} and {@code allowAnyJvmOptions}, both off by default: the allow-list)
    */
   public BlockCachePolicyReconciler(
-      Clock clock, HBaseConnector connector, CacheProbe probe, boolean allowJvmAgents) {
-    this.allowJvmAgents = allowJvmAgents;
+      Clock clock, HBaseConnector connector, CacheProbe probe, JvmOptions.Trust jvmTrust) {
+    this.jvmTrust = jvmTrust;
     this.clock = clock;
     this.events = new Events(clock);
     this.clusters = new HBaseClusters(connector);
     this.metrics = new MetricsCollector(probe);
     // the pods informer exists once the event sources are prepared, before any reconcile
     this.roll = new RollStep(clusters, metrics, events, id -> pods.get(id));
-    this.recommend = new RecommendStep(events, allowJvmAgents);
+    this.recommend = new RecommendStep(events, jvmTrust);
   }
 
   // ------------------------------------------------------------------ watches
@@ -270,7 +271,7 @@ public class BlockCachePolicyReconciler
           r.pod() + " (cache-map-guard finished " + r.at() + "): " + r.message());
     }
 
-    PlanStep.Result result = PlanStep.plan(observed, status.previousPlan(), allowJvmAgents);
+    PlanStep.Result result = PlanStep.plan(observed, status.previousPlan(), jvmTrust);
     if (result instanceof Refused r) {
       events.warn(client, policy, r.reason(), r.message());
       hold(client, policy, status, observed, r.reason(), now);

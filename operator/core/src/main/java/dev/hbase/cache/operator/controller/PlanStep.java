@@ -3,6 +3,7 @@ package dev.hbase.cache.operator.controller;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
 import dev.hbase.cache.operator.controller.Observation.Observed;
+import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.plan.PlanResult;
 import dev.hbase.cache.operator.plan.Planner;
@@ -47,19 +48,18 @@ final class PlanStep {
   }
 
   static Result plan(Observed o, PlanStatus previous) {
-    return plan(o, previous, false);
+    return plan(o, previous, JvmOptions.Trust.ALLOW_LIST);
   }
 
   /**
-   * @param allowJvmAgents the operator's setting ({@link Planner#plan(
-   *     dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec, Long, Long, boolean)})
+   * @param jvmTrust the operator's install setting for jvm.extraOptions ({@link JvmOptions})
    */
-  static Result plan(Observed o, PlanStatus previous, boolean allowJvmAgents) {
+  static Result plan(Observed o, PlanStatus previous, JvmOptions.Trust jvmTrust) {
     BlockCachePolicy policy = o.policy();
     var spec = policy.getSpec();
     PlanResult result =
         Planner.plan(
-            spec, bytes(o.container(), "limits"), bytes(o.container(), "requests"), allowJvmAgents);
+            spec, bytes(o.container(), "limits"), bytes(o.container(), "requests"), jvmTrust);
     if (result instanceof Refusal r) {
       Long limit = bytes(o.container(), "limits");
       if (previous != null
@@ -90,6 +90,12 @@ final class PlanStep {
       return new Refused("PlanRefused", r.summary());
     }
     Plan plan = (Plan) result;
+    if (plan.volume() != null) {
+      String clash = mountClash(plan.volume().mountPath(), o.container());
+      if (clash != null) {
+        return new Refused("MountPathConflict", clash);
+      }
+    }
     Map<String, String> data;
     try {
       data =
@@ -114,6 +120,47 @@ final class PlanStep {
             ? Planner.cacheResetReasons(previous.getRegionServerSite(), plan)
             : List.of();
     return new Planned(plan, data, Desired.revision(plan, data, token), resets);
+  }
+
+  /**
+   * Why the cache volume cannot be mounted at {@code mountPath} in this container, or null: it must
+   * not be, contain or lie under another mount of the container (the hbase-site config volume, a
+   * keytab, a log volume): mounted over one it hides it, mounted under one it writes into it.
+   */
+  static String mountClash(String mountPath, Container c) {
+    if (c.getVolumeMounts() == null) {
+      return null;
+    }
+    String cache = trimSlashes(mountPath);
+    for (var m : c.getVolumeMounts()) {
+      if (Desired.CACHE_VOLUME.equals(m.getName()) || m.getMountPath() == null) {
+        continue; // the operator's own cache mount
+      }
+      String other = trimSlashes(m.getMountPath());
+      if (cache.equals(other) || under(cache, other) || under(other, cache)) {
+        return "storage.mountPath "
+            + mountPath
+            + (cache.equals(other) ? " is" : under(cache, other) ? " lies under" : " contains")
+            + " the mount "
+            + m.getMountPath()
+            + " (volume "
+            + m.getName()
+            + ") of container "
+            + c.getName()
+            + ": choose a path apart from every other mount, e.g. "
+            + dev.hbase.cache.api.v1alpha1.spec.StorageSpec.DEFAULT_MOUNT_PATH;
+      }
+    }
+    return null;
+  }
+
+  private static boolean under(String path, String dir) {
+    return dir.equals("/") || path.startsWith(dir + "/");
+  }
+
+  private static String trimSlashes(String p) {
+    String t = p.replaceAll("/+", "/");
+    return t.length() > 1 && t.endsWith("/") ? t.substring(0, t.length() - 1) : t;
   }
 
   private static Long bytes(Container c, String which) {

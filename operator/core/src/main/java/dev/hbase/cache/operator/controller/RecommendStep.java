@@ -7,6 +7,7 @@ import dev.hbase.cache.api.v1alpha1.spec.AutoTuneSpec;
 import dev.hbase.cache.api.v1alpha1.status.Recommendation;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.operator.plan.Durations;
+import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.plan.Recommender;
 import dev.hbase.cache.operator.plan.Recommender.Advice;
@@ -36,11 +37,11 @@ final class RecommendStep {
   static final double DEFAULT_TARGET = 0.95;
 
   private final Events events;
-  private final boolean allowJvmAgents;
+  private final JvmOptions.Trust jvmTrust;
 
-  RecommendStep(Events events, boolean allowJvmAgents) {
+  RecommendStep(Events events, JvmOptions.Trust jvmTrust) {
     this.events = events;
-    this.allowJvmAgents = allowJvmAgents;
+    this.jvmTrust = jvmTrust;
   }
 
   static boolean enabled(BlockCachePolicySpec spec) {
@@ -115,7 +116,7 @@ final class RecommendStep {
       return;
     }
     if (Recommender.complete(r.getWindow(), window, now)) {
-      Advice advice = Recommender.advise(spec, plan, r.getWindow(), target, allowJvmAgents);
+      Advice advice = Recommender.advise(spec, plan, r.getWindow(), target, jvmTrust);
       String bucketCache = advice.mode().hasL2() ? Sizes.quantity(advice.bucketCache()) : null;
       boolean same =
           Objects.equals(r.getMode(), advice.mode().name())
@@ -162,7 +163,7 @@ final class RecommendStep {
       KubernetesClient client, BlockCachePolicy policy, Recommendation r, Plan plan, Instant now) {
     String what =
         describe(r.getMode(), r.getBucketCache(), r.getWriterThreads(), r.getWriterQueueLength());
-    Recommender.Following f = Recommender.following(policy.getSpec(), r, plan, allowJvmAgents);
+    Recommender.Following f = Recommender.following(policy.getSpec(), r, plan, jvmTrust);
     if (f.spec() == null) {
       events.warn(
           client,

@@ -39,8 +39,6 @@ import java.util.stream.Collectors;
  */
 public final class Planner {
   /** Options that load code into the RegionServer JVM: a policy author may not add them. */
-  static final List<String> AGENT_OPTIONS =
-      List.of("-javaagent", "-agentpath", "-agentlib", "-Xbootclasspath");
 
   // --- HBase's own rules ---
   /** memstore + L1 may use at most this share of the heap (HBase keeps 20% free). */
@@ -127,11 +125,27 @@ public final class Planner {
       Set.of("hbase.bucketcache.persistent.path", "hbase.bucketcache.persist.intervalinmillis");
   static final String DATA_CACHE_ON_READ = "hbase.block.data.cacheonread";
 
+  /** Where no cache volume may be mounted (the CRD's CEL lists the same). */
+  static final List<String> SYSTEM_DIRS =
+      List.of(
+          "/bin",
+          "/boot",
+          "/dev",
+          "/etc",
+          "/lib",
+          "/lib64",
+          "/proc",
+          "/run",
+          "/sbin",
+          "/sys",
+          "/usr",
+          "/var/run");
+
   private Planner() {}
 
-  /** Plans a policy with the operator's defaults (JVM agents refused). */
+  /** Plans a policy with the operator's defaults (jvm.extraOptions from the allow-list). */
   public static PlanResult plan(BlockCachePolicySpec spec, Long memoryLimit, Long memoryRequest) {
-    return plan(spec, memoryLimit, memoryRequest, false);
+    return plan(spec, memoryLimit, memoryRequest, JvmOptions.Trust.ALLOW_LIST);
   }
 
   /**
@@ -140,11 +154,10 @@ public final class Planner {
    * @param spec the policy
    * @param memoryLimit the container's memory limit in bytes (null: not set, refused)
    * @param memoryRequest the container's memory request in bytes, or null
-   * @param allowJvmAgents the operator allows {@link #AGENT_OPTIONS} in jvm.extraOptions (its
-   *     chart's {@code allowJvmAgents}): a policy author can then run code in every RegionServer
+   * @param jvmTrust which jvm.extraOptions the operator's install allows ({@link JvmOptions})
    */
   public static PlanResult plan(
-      BlockCachePolicySpec spec, Long memoryLimit, Long memoryRequest, boolean allowJvmAgents) {
+      BlockCachePolicySpec spec, Long memoryLimit, Long memoryRequest, JvmOptions.Trust jvmTrust) {
     List<String> reasons = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
     if (spec == null || spec.getMode() == null) {
@@ -161,7 +174,7 @@ public final class Planner {
     StorageSpec storage = spec.getStorage();
     TuningSpec tuning = spec.getTuning() == null ? new TuningSpec() : spec.getTuning();
 
-    checkCrossFieldRules(spec, mode, mem, storage, tuning, allowJvmAgents, reasons);
+    checkCrossFieldRules(spec, mode, mem, storage, tuning, jvmTrust, reasons);
 
     long limit = memoryLimit;
     boolean tmpfs = storage != null && StorageSpec.MEDIUM_MEMORY.equals(storage.getMedium());
@@ -578,7 +591,7 @@ public final class Planner {
       MemorySpec mem,
       StorageSpec storage,
       TuningSpec tuning,
-      boolean allowJvmAgents,
+      JvmOptions.Trust jvmTrust,
       List<String> reasons) {
     if (spec.getTargetRef() == null || spec.getTargetRef().getName() == null) {
       reasons.add("spec.targetRef.name is required: the RegionServer StatefulSet to manage");
@@ -613,6 +626,23 @@ public final class Planner {
             "storage.mountPath must be an absolute path other than / without '..', got \""
                 + p
                 + "\"");
+      }
+      if (!p.matches("^[A-Za-z0-9_./-]+$")) {
+        reasons.add(
+            "storage.mountPath may hold letters, digits and _ . / - only (HBase splits its"
+                + " persistence path list on commas), got \""
+                + p
+                + "\"");
+      }
+      for (String d : SYSTEM_DIRS) {
+        if (p.equals(d) || p.startsWith(d + "/")) {
+          reasons.add(
+              "storage.mountPath must not be or lie under a system directory, got \""
+                  + p
+                  + "\" (under "
+                  + d
+                  + ")");
+        }
       }
     }
     if (mem.getBucketCache() != null && !mode.hasL2()) {
@@ -662,30 +692,7 @@ public final class Planner {
     }
     if (spec.getJvm() != null && spec.getJvm().getExtraOptions() != null) {
       for (String o : spec.getJvm().getExtraOptions()) {
-        if (o.startsWith("-Xmx")
-            || o.startsWith("-Xms")
-            || o.startsWith("-XX:MaxDirectMemorySize")
-            || o.startsWith("-XX:+Use")) {
-          reasons.add(
-              "jvm.extraOptions must not set -Xmx, -Xms, -XX:MaxDirectMemorySize or the collector"
-                  + " (got "
-                  + o
-                  + "): the planner sizes them from memory.* and jvm.gc");
-        }
-        if (!o.startsWith("-") || o.chars().anyMatch(Character::isWhitespace)) {
-          reasons.add(
-              "each jvm.extraOptions item must be one JVM option starting with '-', without spaces (got \""
-                  + o
-                  + "\"): write each option as its own item");
-        }
-        if (!allowJvmAgents && AGENT_OPTIONS.stream().anyMatch(o::startsWith)) {
-          reasons.add(
-              "jvm.extraOptions must not load agents or change the boot class path (got "
-                  + o
-                  + "): -javaagent, -agentpath, -agentlib and -Xbootclasspath run code in every"
-                  + " RegionServer; the operator allows them only when installed with"
-                  + " allowJvmAgents=true");
-        }
+        JvmOptions.refusal(o, jvmTrust).ifPresent(why -> reasons.add("jvm.extraOptions: " + why));
       }
     }
     if (mem.getBlockCacheFraction() != null

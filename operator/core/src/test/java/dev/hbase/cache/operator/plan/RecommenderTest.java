@@ -132,7 +132,7 @@ class RecommenderTest {
     Evidence w = window(load, HOUR.plus(EVERY));
     assertThat(Recommender.complete(w, HOUR, T0.plus(HOUR))).isFalse();
     assertThat(Recommender.complete(w, HOUR, T0.plus(HOUR).plus(EVERY))).isTrue();
-    return Recommender.advise(spec, p, w, 0.95, false);
+    return Recommender.advise(spec, p, w, 0.95, JvmOptions.Trust.ALLOW_LIST);
   }
 
   // ---------------------------------------------------------------- Lru
@@ -361,7 +361,8 @@ class RecommenderTest {
     BlockCachePolicySpec lru = spec(CacheMode.Lru, null);
     Recommendation toOffheap =
         new Recommendation().setMode("Offheap").setBucketCache("768Mi").setDiffers(true);
-    Recommender.Following f = Recommender.following(lru, toOffheap, plan(lru, "4Gi"), false);
+    Recommender.Following f =
+        Recommender.following(lru, toOffheap, plan(lru, "4Gi"), JvmOptions.Trust.ALLOW_LIST);
     assertThat(f.refused()).isNull();
     assertThat(f.spec().getMode()).isEqualTo(CacheMode.Offheap);
     assertThat(f.spec().getMemory().getBucketCache()).isEqualTo(new Quantity("768Mi"));
@@ -376,7 +377,7 @@ class RecommenderTest {
             .setStorage(new StorageSpec().setSize(new Quantity("10Gi")));
     Recommendation bigger =
         new Recommendation().setMode("PersistentFile").setBucketCache("2560Mi").setDiffers(true);
-    f = Recommender.following(pf, bigger, plan(pf, "4Gi"), false);
+    f = Recommender.following(pf, bigger, plan(pf, "4Gi"), JvmOptions.Trust.ALLOW_LIST);
     assertThat(f.spec().getMemory().getBucketCache()).isEqualTo(new Quantity("2560Mi"));
     assertThat(f.spec().getStorage().getSize()).isEqualTo(new Quantity("10Gi"));
     // ... one too small for it would have to grow, as the planner refuses it with 3Gi ...
@@ -390,7 +391,7 @@ class RecommenderTest {
         .as("3Gi does not hold a 2560Mi L2 and its allowance")
         .isInstanceOf(Refusal.class);
     // ... and growing the volumes to fit (permanent: a PVC never shrinks) is left to the user
-    f = Recommender.following(pf, bigger, plan(pf, "4Gi"), false);
+    f = Recommender.following(pf, bigger, plan(pf, "4Gi"), JvmOptions.Trust.ALLOW_LIST);
     assertThat(f.spec()).isNull();
     assertThat(f.refused())
         .isEqualTo(
@@ -400,7 +401,7 @@ class RecommenderTest {
     // as is creating them (Lru -> PersistentFile)
     Recommendation toFile =
         new Recommendation().setMode("PersistentFile").setBucketCache("1Gi").setDiffers(true);
-    f = Recommender.following(lru, toFile, plan(lru, "4Gi"), false);
+    f = Recommender.following(lru, toFile, plan(lru, "4Gi"), JvmOptions.Trust.ALLOW_LIST);
     assertThat(f.spec()).isNull();
     assertThat(f.refused()).startsWith("it needs new cache volumes of 2Gi per RegionServer;");
 
@@ -412,7 +413,7 @@ class RecommenderTest {
             .setWriterThreads(6)
             .setWriterQueueLength(128)
             .setDiffers(true);
-    f = Recommender.following(pf, writers, plan(pf, "4Gi"), false);
+    f = Recommender.following(pf, writers, plan(pf, "4Gi"), JvmOptions.Trust.ALLOW_LIST);
     assertThat(f.spec().getStorage().getSize()).isEqualTo(new Quantity("3Gi"));
     assertThat(f.spec().getMemory().getBucketCache()).isEqualTo(new Quantity("1Gi"));
     assertThat(f.spec().getTuning().getWriterThreads()).isEqualTo(6);
@@ -422,7 +423,7 @@ class RecommenderTest {
     // advice that no longer plans (the memory limit shrank since): the planner's reason, no spec
     Recommendation tooBig =
         new Recommendation().setMode("Offheap").setBucketCache("8Gi").setDiffers(true);
-    f = Recommender.following(lru, tooBig, plan(lru, "4Gi"), false);
+    f = Recommender.following(lru, tooBig, plan(lru, "4Gi"), JvmOptions.Trust.ALLOW_LIST);
     assertThat(f.spec()).isNull();
     assertThat(f.refused()).isNotBlank();
   }

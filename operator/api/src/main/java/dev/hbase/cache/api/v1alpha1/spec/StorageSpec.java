@@ -42,8 +42,23 @@ public class StorageSpec {
       message =
           "storage.mountPath must be an absolute path other than / without '..', e.g. "
               + DEFAULT_MOUNT_PATH)
+  @ValidationRule(
+      value = "self.matches('^[A-Za-z0-9_./-]+$')",
+      message =
+          "storage.mountPath may hold letters, digits and _ . / - only (HBase splits its"
+              + " persistence path list on commas)")
+  @ValidationRule(
+      value =
+          "!['/bin', '/boot', '/dev', '/etc', '/lib', '/lib64', '/proc', '/run', '/sbin', '/sys',"
+              + " '/usr', '/var/run'].exists(d, self == d || self.startsWith(d + '/'))",
+      message =
+          "storage.mountPath must not be or lie under a system directory (/bin, /boot, /dev, /etc,"
+              + " /lib, /lib64, /proc, /run, /sbin, /sys, /usr, /var/run: the service account"
+              + " token and the container's own files live there)")
   @JsonPropertyDescription(
       "Where the cache volume is mounted. Keep it stable: the persistent cache's checksum covers"
-          + " the file path.")
+          + " the file path. Letters, digits and _ . / - only; not a system directory; the operator"
+          + " refuses a path that is, contains or lies under another mount of the container (the"
+          + " hbase-site config volume included).")
   private String mountPath;
 }
