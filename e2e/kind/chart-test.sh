@@ -19,6 +19,8 @@ check "lint charts/hbase" helm lint --strict "$HB"
 check "lint charts/hbase (1 RegionServer, extra site properties)" helm lint --strict "$HB" --set regionserver.replicas=1 --set siteProperties.hbase\\.regionserver\\.handler\\.count=8
 check "lint charts/hbase-cache-operator" helm lint --strict "$OP"
 check "lint charts/hbase-cache-operator (namespaced)" helm lint --strict "$OP" --set 'watchNamespaces={hbase,other}'
+check "lint charts/hbase-cache-operator (scope Namespace, NetworkPolicy)" helm lint --strict "$OP" --set scope=Namespace --set metrics.networkPolicy.enabled=true
+check "lint charts/hbase-cache-operator (scope Prerequisites)" helm lint --strict "$OP" --set scope=Prerequisites
 check "lint charts/hbase-cache-operator (monitoring objects on)" helm lint --strict "$OP" --set monitoring.serviceMonitor.enabled=true --set monitoring.podMonitor.enabled=true --set monitoring.prometheusRule.enabled=true --set monitoring.grafanaDashboard.enabled=true
 check "schema rejects a bad heap size" bash -c "! helm lint '$HB' --set regionserver.heapSize=lots"
 check "schema rejects unknown operator values" bash -c "! helm lint '$OP' --set nosuch=1"

@@ -70,3 +70,26 @@ The rules the operator needs in every namespace it watches: only the verbs it us
   resources: ["events"]
   verbs: ["get", "create", "patch"]
 {{- end -}}
+
+{{/*
+The namespaces the operator watches, comma-separated; empty: all (scope Cluster only). A Namespace
+install watches its own namespace unless watchNamespaces lists others.
+*/}}
+{{- define "hco.watched" -}}
+{{- if .Values.watchNamespaces -}}
+{{- join "," .Values.watchNamespaces -}}
+{{- else if eq .Values.scope "Namespace" -}}
+{{- .Release.Namespace -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether this install runs the operator (every scope but Prerequisites). */}}
+{{- define "hco.operator" -}}
+{{- if ne .Values.scope "Prerequisites" -}}true{{- end -}}
+{{- end -}}
+
+{{- define "hco.checkScope" -}}
+{{- if not (has .Values.scope (list "Cluster" "Namespace" "Prerequisites")) -}}
+{{- fail (printf "scope must be Cluster, Namespace or Prerequisites, got %v" .Values.scope) -}}
+{{- end -}}
+{{- end -}}

@@ -78,6 +78,24 @@ public final class BlockCacheOperator {
             return t;
           });
 
+  /** Scrapes served at once; the pool has two threads more, for the probes. */
+  static final int SCRAPES = 2;
+
+  private final java.util.concurrent.Semaphore scrapes =
+      new java.util.concurrent.Semaphore(SCRAPES);
+
+  /**
+   * Threads serving /healthz, /readyz and /metrics: probes and scrapes never wait for each other.
+   */
+  private final java.util.concurrent.ExecutorService httpPool =
+      Executors.newFixedThreadPool(
+          SCRAPES + 2,
+          r -> {
+            Thread t = new Thread(r, "http");
+            t.setDaemon(true);
+            return t;
+          });
+
   public BlockCacheOperator(
       KubernetesClient client,
       Set<String> namespaces,
@@ -141,6 +159,10 @@ public final class BlockCacheOperator {
         new ApiServerHealth(client::getKubernetesVersion, Clock.systemUTC(), HEALTH_GRACE);
     checks.scheduleWithFixedDelay(health::check, 0, 10, TimeUnit.SECONDS);
     http = HttpServer.create(new InetSocketAddress(port), 0);
+    // Each exchange on a pool thread of its own: without an executor the server runs every handler
+    // on its one dispatcher thread, and a slow /metrics (a slow or stuck scraper, many policies)
+    // held /healthz until the kubelet restarted a healthy operator.
+    http.setExecutor(httpPool);
     http.createContext(
         "/healthz",
         ex -> {
@@ -158,15 +180,25 @@ public final class BlockCacheOperator {
     http.createContext(
         "/metrics",
         ex -> {
-          // Prometheus 3 refuses a scrape without a content type it knows
-          ex.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-          respond(ex, 200, registry.scrape() + PolicyMetrics.render(reconciler.policies()));
+          // at most SCRAPES at once: the other pool threads stay free for the probes
+          if (!scrapes.tryAcquire()) {
+            respond(ex, 503, "another scrape is in progress");
+            return;
+          }
+          try {
+            // Prometheus 3 refuses a scrape without a content type it knows
+            ex.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+            respond(ex, 200, registry.scrape() + PolicyMetrics.render(reconciler.policies()));
+          } finally {
+            scrapes.release();
+          }
         });
     http.start();
   }
 
   public void stop() {
     checks.shutdownNow();
+    httpPool.shutdownNow();
     operator.stop();
     reconciler.close(); // sends the events the last reconciles recorded
     if (http != null) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
 import dev.hbase.cache.api.v1alpha1.status.Recommendation;
+import dev.hbase.cache.api.v1alpha1.status.RecreateStatus;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import io.fabric8.kubernetes.api.model.Condition;
@@ -26,4 +27,7 @@ public class BlockCachePolicyStatus {
   private CacheStatus cache;
   private Recommendation recommendation;
   private List<RegionServerStatus> regionServers = new ArrayList<>();
+
+  /** Set while the StatefulSet is recreated with the cache volume template (orphan delete). */
+  private RecreateStatus recreate;
 }

@@ -1,6 +1,7 @@
 package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
 import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
@@ -48,6 +49,13 @@ final class ApplyStep {
   /** The cache volume cannot be provided as planned; nothing was changed. */
   record StorageBlocked(String message) implements Outcome {}
 
+  /**
+   * An object the operator would write under a name it derives from the policy exists and is not
+   * the operator's for this policy (another team's ConfigMap named {@code <policy>-rs-site}, say):
+   * nothing was written over it.
+   */
+  record NotOwned(String message) implements Outcome {}
+
   private final InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
   private final StorageManager storage;
   private final Events events;
@@ -61,16 +69,32 @@ final class ApplyStep {
     this.events = events;
   }
 
-  Outcome apply(KubernetesClient client, Observed o, Planned p) {
+  /**
+   * @param status the status being built (a recreate saves the StatefulSet there first)
+   */
+  Outcome apply(KubernetesClient client, Observed o, Planned p, BlockCachePolicyStatus status) {
     BlockCachePolicy policy = o.policy();
     ConfigMap derived =
         Desired.siteConfigMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
-    if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
+    ConfigMap had = configMaps.get(ResourceID.fromResource(derived)).orElse(null);
+    if (had != null && !ours(had, policy)) {
+      return new NotOwned(notOwned(had));
+    }
+    if (policy.getSpec().getMasterRef() != null) {
+      ConfigMap master =
+          configMaps
+              .get(new ResourceID(Desired.masterConfigMapName(policy), o.namespace()))
+              .orElse(null);
+      if (master != null && !ours(master, policy)) {
+        return new NotOwned(notOwned(master));
+      }
+    }
+    if (!InSync.configMap(had, derived)) {
       apply(client, derived);
     }
     if (p.plan().pvcSize() > 0) {
       StorageManager.Outcome s =
-          storage.ensureClaimTemplate(client, policy, o.target(), p.plan(), events);
+          storage.ensureClaimTemplate(client, policy, o.target(), p.plan(), events, status);
       if (s.blocked() != null) {
         return new StorageBlocked(s.blocked());
       }
@@ -87,6 +111,9 @@ final class ApplyStep {
             o.container(),
             o.configVolume(),
             o.target().getSpec().getTemplate().getSpec().getSecurityContext());
+    // the object observed, not a successor of the same name: the API server refuses an apply whose
+    // metadata.uid is not the object's
+    patch.getMetadata().setUid(o.target().getMetadata().getUid());
     if (!InSync.covers(o.target(), patch)) {
       apply(client, patch);
       patched = true;
@@ -120,6 +147,32 @@ final class ApplyStep {
             PatchContext.of(PatchType.JSON_MERGE),
             "{\"spec\":{\"updateStrategy\":{\"type\":\"OnDelete\",\"rollingUpdate\":null}}}");
     return true;
+  }
+
+  /**
+   * A ConfigMap the operator derived for this policy: its managed-by and policy labels. Whoever
+   * could set those labels could write the ConfigMap anyway; what this refuses is writing over a
+   * ConfigMap of someone else that happens to carry the name the policy's name derives.
+   */
+  static boolean ours(ConfigMap cm, BlockCachePolicy policy) {
+    var labels = cm.getMetadata().getLabels();
+    return labels != null
+        && Desired.FIELD_MANAGER.equals(labels.get(Desired.MANAGED_BY))
+        && policy.getMetadata().getName().equals(labels.get(Desired.POLICY_LABEL));
+  }
+
+  private static String notOwned(ConfigMap cm) {
+    return "ConfigMap "
+        + cm.getMetadata().getNamespace()
+        + "/"
+        + cm.getMetadata().getName()
+        + " exists and is not the operator's for this policy (labels "
+        + Desired.MANAGED_BY
+        + "="
+        + Desired.FIELD_MANAGER
+        + " and "
+        + Desired.POLICY_LABEL
+        + "=<policy>): the operator writes nothing over it; rename the policy or the ConfigMap";
   }
 
   static void apply(KubernetesClient client, HasMetadata desired) {
@@ -186,7 +239,7 @@ final class ApplyStep {
             "kind",
             deployment ? "Deployment" : "StatefulSet",
             "metadata",
-            Map.of("name", ref.getName(), "namespace", ns),
+            Map.of("name", ref.getName(), "namespace", ns, "uid", workload.getMetadata().getUid()),
             "spec",
             Map.of(
                 "template",

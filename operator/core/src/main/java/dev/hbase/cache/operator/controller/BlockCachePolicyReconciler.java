@@ -4,6 +4,7 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.controller.ApplyStep.NotOwned;
 import dev.hbase.cache.operator.controller.ApplyStep.Recreating;
 import dev.hbase.cache.operator.controller.ApplyStep.StorageBlocked;
 import dev.hbase.cache.operator.controller.ApplyStep.TargetPatched;
@@ -86,6 +87,10 @@ public class BlockCachePolicyReconciler
   static final String STATEFULSET_POD_LABEL = "statefulset.kubernetes.io/pod-name";
 
   private static final Logger log = LoggerFactory.getLogger(BlockCachePolicyReconciler.class);
+
+  /** The reason of the Warning event and Degraded condition for an object that is not ours. */
+  static final String NOT_OWNED = "ObjectNotOwned";
+
   private static final Duration INVALID_REQUEUE = Duration.ofSeconds(60);
   private static final Duration RECREATE_REQUEUE = Duration.ofSeconds(2);
   private static final Duration RETRY_ACTION = Duration.ofSeconds(5);
@@ -177,7 +182,7 @@ public class BlockCachePolicyReconciler
                                         .equals(Desired.masterConfigMapName(p))
                                     || cm.getMetadata()
                                         .getName()
-                                        .equals(StorageManager.backupName(p))))
+                                        .equals(StorageManager.legacyBackupName(p))))
                 .withPrimaryToSecondaryMapper(
                     (BlockCachePolicy p) ->
                         Set.of(
@@ -243,11 +248,12 @@ public class BlockCachePolicyReconciler
     Instant now = clock.instant();
     KubernetesClient client = ctx.getClient();
     StatusAggregator status = new StatusAggregator(policy, now);
+    observer.target(policy).ifPresent(status::recreateDone);
 
     Observation seen = observer.observe(policy);
     if (seen instanceof Unobservable u) {
       if (u.why() == Why.RecreateInterrupted) {
-        storage.finishRecreate(client, policy, u.backup());
+        storage.finishRecreate(client, policy, u.recreate());
       } else if (u.why().invalid) {
         events.warn(client, policy, u.why().name(), u.message());
         if (u.why() != Why.Conflict) { // a conflicting policy never rolled anything
@@ -285,14 +291,18 @@ public class BlockCachePolicyReconciler
     status.planned(planned);
     RecommendStep.followed(status.status(), policy.getSpec(), planned.plan());
 
-    ApplyStep.Outcome applied = apply.apply(client, observed, planned);
+    ApplyStep.Outcome applied = apply.apply(client, observed, planned, status.status());
     if (applied instanceof StorageBlocked b) {
       return write(ctx, policy, status.storageBlocked(b.message()), INVALID_REQUEUE);
+    }
+    if (applied instanceof NotOwned n) {
+      events.warn(client, policy, NOT_OWNED, n.message());
+      return write(ctx, policy, status.notOwned(NOT_OWNED, n.message()), INVALID_REQUEUE);
     }
     if (applied instanceof Recreating r) {
       return write(ctx, policy, status.recreating(r.message()), RECREATE_REQUEUE);
     }
-    disruptionBudget.apply(client, policy, observed.target());
+    String budgetNotOwned = disruptionBudget.apply(client, policy, observed.target());
     if (applied instanceof TargetPatched) {
       // the roll decides on the StatefulSet as written and as its controller answered, not on
       // the template just overwritten: one more look before any restart
@@ -305,6 +315,9 @@ public class BlockCachePolicyReconciler
       return write(ctx, policy, status, RETRY_ACTION); // an action failed: the same step again
     }
     status.rolled(d.get());
+    if (budgetNotOwned != null) {
+      status.degraded(NOT_OWNED, budgetNotOwned); // the roll goes on, without a budget of ours
+    }
 
     var intervals = metrics.update(policy, status.status(), observed.pods(), now);
     recommend.update(client, policy, status.status(), planned.plan(), intervals, now);

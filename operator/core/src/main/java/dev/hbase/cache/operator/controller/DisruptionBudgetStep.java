@@ -94,9 +94,29 @@ final class DisruptionBudgetStep {
     return new Decision(pdb, others);
   }
 
-  void apply(KubernetesClient client, BlockCachePolicy policy, StatefulSet target) {
+  /**
+   * Keeps the policy's budget; returns why not when a budget of its name exists and is not the
+   * policy's (owned by another object or by none): it is left alone, never taken over.
+   */
+  String apply(KubernetesClient client, BlockCachePolicy policy, StatefulSet target) {
     String ns = policy.getMetadata().getNamespace();
     List<PodDisruptionBudget> existing = budgets.list(ns, b -> true).toList();
+    PodDisruptionBudget named =
+        existing.stream()
+            .filter(b -> name(policy).equals(b.getMetadata().getName()))
+            .findFirst()
+            .orElse(null);
+    if (named != null && !ownedBy(named, policy)) {
+      String why =
+          "PodDisruptionBudget "
+              + ns
+              + "/"
+              + name(policy)
+              + " exists and is not this policy's (no ownerReference to it): the operator keeps"
+              + " no budget for the RegionServers and leaves that one alone; rename or delete it";
+      events.once(client, policy, "", true, BlockCachePolicyReconciler.NOT_OWNED, why);
+      return why;
+    }
     Decision d = decide(policy, target, existing);
     PodDisruptionBudget ours =
         existing.stream()
@@ -118,11 +138,12 @@ final class DisruptionBudgetStep {
       if (ours != null && ownedBy(ours, policy)) {
         delete(client, policy);
       }
-      return;
+      return null;
     }
     if (ours == null || !InSync.covers(ours, d.desired())) {
       ApplyStep.apply(client, d.desired());
     }
+    return null;
   }
 
   /** Deletes the policy's budget if it is the policy's own (never a budget someone else made). */

@@ -1,6 +1,7 @@
 package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.status.RecreateStatus;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
@@ -50,10 +51,10 @@ sealed interface Observation {
   record CacheMapRemoval(String pod, String at, String message) {}
 
   /**
-   * The target cannot be planned for now; {@code backup} is set for {@link
-   * Why#RecreateInterrupted}.
+   * The target cannot be planned for now; {@code recreate} is set for {@link
+   * Why#RecreateInterrupted}: the StatefulSet the status saved, checked to be the policy's target.
    */
-  record Unobservable(Why why, String message, ConfigMap backup) implements Observation {
+  record Unobservable(Why why, String message, RecreateStatus recreate) implements Observation {
     Unobservable(Why why, String message) {
       this(why, message, null);
     }
@@ -70,7 +71,13 @@ sealed interface Observation {
     /** The StatefulSet is being deleted (orphan) for a recreate with the cache volume template. */
     RecreatingStatefulSet(false),
     /** The StatefulSet was deleted for a recreate and not created again yet: finish it. */
-    RecreateInterrupted(false);
+    RecreateInterrupted(false),
+    /**
+     * The target is missing and something that is not the operator's own would have it created: a
+     * ConfigMap named like the old backups, or a saved recreate for another target. Nothing is
+     * created; Degraded names the object.
+     */
+    UntrustedBackup(true);
 
     final boolean invalid;
 

@@ -2,6 +2,7 @@ package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
+import dev.hbase.cache.api.v1alpha1.status.RecreateStatus;
 import dev.hbase.cache.operator.controller.Observation.CacheMapRemoval;
 import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.Observation.Unobservable;
@@ -82,6 +83,13 @@ final class Observer {
                 .thenComparing(p -> p.getMetadata().getName()));
   }
 
+  /** The policy's target StatefulSet as the informer shows it, if it exists. */
+  Optional<StatefulSet> target(BlockCachePolicy policy) {
+    return statefulSets.get(
+        new ResourceID(
+            policy.getSpec().getTargetRef().getName(), policy.getMetadata().getNamespace()));
+  }
+
   Observation observe(BlockCachePolicy policy) {
     BlockCachePolicySpec spec = policy.getSpec();
     String ns = policy.getMetadata().getNamespace();
@@ -99,15 +107,33 @@ final class Observer {
     Optional<StatefulSet> target =
         statefulSets.get(new ResourceID(spec.getTargetRef().getName(), ns));
     if (target.isEmpty()) {
-      Optional<ConfigMap> backup =
-          configMaps.get(new ResourceID(StorageManager.backupName(policy), ns));
-      if (backup.isPresent()) {
+      RecreateStatus saved = policy.getStatus() == null ? null : policy.getStatus().getRecreate();
+      if (saved != null) {
+        String untrusted = StorageManager.untrusted(policy, saved);
+        if (untrusted != null) {
+          return new Unobservable(Why.UntrustedBackup, untrusted);
+        }
         return new Unobservable(
             Why.RecreateInterrupted,
             "StatefulSet "
                 + spec.getTargetRef().getName()
                 + " was deleted for a recreate: creating it again",
-            backup.get());
+            saved);
+      }
+      String legacy = StorageManager.legacyBackupName(policy);
+      if (configMaps.get(new ResourceID(legacy, ns)).isPresent()) {
+        return new Unobservable(
+            Why.UntrustedBackup,
+            "StatefulSet "
+                + spec.getTargetRef().getName()
+                + " not found in namespace "
+                + ns
+                + "; ConfigMap "
+                + ns
+                + "/"
+                + legacy
+                + " looks like a StatefulSet backup, but the operator keeps its own in the"
+                + " policy's status and never creates anything from a ConfigMap: not acted on");
       }
       return new Unobservable(
           Why.TargetNotFound,

@@ -75,6 +75,9 @@ final class StatusAggregator {
    * The target could not be observed: invalid until the user fixes it, or a recreate in progress.
    */
   StatusAggregator unobservable(Unobservable u) {
+    if (u.why() == Observation.Why.UntrustedBackup) {
+      condition(DEGRADED, true, u.why().name(), u.message());
+    }
     if (u.why().invalid) {
       return invalid(u.why().name(), u.message());
     }
@@ -109,6 +112,30 @@ final class StatusAggregator {
             .orElseGet(RolloutStatus::new)
             .setPhase(Phase.Blocked)
             .setMessage(message));
+    return this;
+  }
+
+  /**
+   * The target exists: a recreate saved for an older object (another UID) is finished. One saved
+   * for this object stays until the orphan delete is done.
+   */
+  void recreateDone(io.fabric8.kubernetes.api.model.apps.StatefulSet target) {
+    var saved = status.getRecreate();
+    if (saved != null && !target.getMetadata().getUid().equals(saved.getUid())) {
+      status.setRecreate(null);
+    }
+  }
+
+  /** An object the operator would write is someone else's: Degraded names it. */
+  StatusAggregator notOwned(String reason, String message) {
+    condition(DEGRADED, true, reason, message);
+    condition(READY, false, reason, message);
+    return this;
+  }
+
+  /** Something is wrong that does not stop the roll: Degraded says what. */
+  StatusAggregator degraded(String reason, String message) {
+    condition(DEGRADED, true, reason, message);
     return this;
   }
 

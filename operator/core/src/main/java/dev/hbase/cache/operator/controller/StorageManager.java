@@ -1,10 +1,11 @@
 package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
+import dev.hbase.cache.api.v1alpha1.status.RecreateStatus;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.plan.Sizes;
 import dev.hbase.cache.operator.render.Desired;
-import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -14,35 +15,52 @@ import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The cache PVCs of the file modes. A StatefulSet's volumeClaimTemplates are immutable, so adding
  * or growing the cache template means recreating the StatefulSet with orphan propagation (its pods
- * keep running and are adopted by the new one). The old object is saved to a ConfigMap first, so an
- * operator that dies between the delete and the create finishes the job on restart. PVCs are never
+ * keep running and are adopted by the new one). The object to create again is saved in the policy's
+ * status first ({@link RecreateStatus}, written in one reconcile, the delete in the next), so an
+ * operator that dies between the delete and the create finishes the job on restart. The status is
+ * the operator's alone (the status subresource; policy authors get no write on it): nothing a
+ * policy author can write ever becomes a StatefulSet (before, a ConfigMap {@code
+ * <policy>-sts-backup} was read back and created as it said, in any namespace). PVCs are never
  * deleted; existing ones grow through the PVC itself when their StorageClass allows it.
  */
 final class StorageManager {
   private static final Logger log = LoggerFactory.getLogger(StorageManager.class);
-  static final String BACKUP_KEY = "statefulset.json";
 
   /** Storage is ready (all null/false), being recreated, or blocked with a reason. */
   record Outcome(boolean recreating, String message, String blocked) {
     static final Outcome READY = new Outcome(false, null, null);
   }
 
-  static String backupName(BlockCachePolicy policy) {
+  /**
+   * Where operators before 0.2 saved the StatefulSet: a ConfigMap of this name is never read (a
+   * policy author can write one); one found while the target is missing is reported as untrusted.
+   */
+  static String legacyBackupName(BlockCachePolicy policy) {
     return policy.getMetadata().getName() + "-sts-backup";
   }
 
+  /**
+   * @param status the status being built: where a recreate saves the StatefulSet before deleting it
+   */
   Outcome ensureClaimTemplate(
-      KubernetesClient client, BlockCachePolicy policy, StatefulSet sts, Plan plan, Events events) {
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      StatefulSet sts,
+      Plan plan,
+      Events events,
+      BlockCachePolicyStatus status) {
     String ns = policy.getMetadata().getNamespace();
     long needed = plan.pvcSize();
     String wantedClass = plan.volume().storageClassName();
@@ -78,9 +96,30 @@ final class StorageManager {
         PersistentVolumeClaim pvc =
             client.persistentVolumeClaims().inNamespace(ns).withName(name).get();
         if (pvc != null && storage(pvc) < needed) {
+          if (!ourClaim(pvc)) {
+            return blocked(
+                "PVC "
+                    + name
+                    + " was not made from the operator's cache volume template (no label "
+                    + Desired.MANAGED_BY
+                    + "="
+                    + Desired.FIELD_MANAGER
+                    + "): the operator does not grow it");
+          }
           String cls = pvc.getSpec().getStorageClassName();
-          StorageClass sc =
-              cls == null ? null : client.storage().v1().storageClasses().withName(cls).get();
+          StorageClass sc;
+          try {
+            sc = cls == null ? null : client.storage().v1().storageClasses().withName(cls).get();
+          } catch (KubernetesClientException e) {
+            if (e.getCode() != 403) {
+              throw e;
+            }
+            // a namespace-scoped install reads no cluster-scoped object: the PVC patch below is
+            // refused by the API server if the class does not allow expansion, and the refusal
+            // is the reconcile's error
+            sc = new StorageClass();
+            sc.setAllowVolumeExpansion(true);
+          }
           if (sc == null || !Boolean.TRUE.equals(sc.getAllowVolumeExpansion())) {
             return blocked(
                 "the cache needs "
@@ -118,27 +157,48 @@ final class StorageManager {
             "PVC " + pvc.getMetadata().getName() + " grows to " + Sizes.quantity(needed));
       }
     }
-    return recreate(client, policy, sts, plan, events);
+    return recreate(client, policy, sts, plan, events, status);
   }
 
+  /**
+   * Two steps: save the StatefulSet to create again in the status (this reconcile writes it), then,
+   * once the status holds it for this very object (same UID, same manifest), the orphan delete,
+   * conditional on the resourceVersion the informer showed.
+   */
   private Outcome recreate(
-      KubernetesClient client, BlockCachePolicy policy, StatefulSet sts, Plan plan, Events events) {
-    String ns = policy.getMetadata().getNamespace();
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      StatefulSet sts,
+      Plan plan,
+      Events events,
+      BlockCachePolicyStatus status) {
     StatefulSet next = withClaimTemplate(sts, Desired.claimTemplate(plan));
-    ConfigMap backup =
-        Desired.configMap(
-            policy, backupName(policy), Map.of(BACKUP_KEY, Serialization.asJson(next)));
-    client.resource(backup).fieldManager(Desired.FIELD_MANAGER).forceConflicts().serverSideApply();
-    client
-        .apps()
-        .statefulSets()
-        .inNamespace(ns)
-        .withName(sts.getMetadata().getName())
-        .withPropagationPolicy(DeletionPropagation.ORPHAN)
-        .delete();
+    String manifest = Serialization.asJson(next);
+    RecreateStatus saved = status.getRecreate();
+    String name = sts.getMetadata().getName();
+    if (saved == null
+        || !name.equals(saved.getStatefulSet())
+        || !sts.getMetadata().getUid().equals(saved.getUid())
+        || !manifest.equals(saved.getManifest())) {
+      status.setRecreate(
+          new RecreateStatus()
+              .setStatefulSet(name)
+              .setUid(sts.getMetadata().getUid())
+              .setManifest(manifest)
+              .setSavedAt(Instant.now().toString()));
+      return new Outcome(
+          true,
+          "saving StatefulSet "
+              + name
+              + " in the policy's status before recreating it with a "
+              + Sizes.quantity(plan.pvcSize())
+              + " cache volume template",
+          null);
+    }
+    orphanDelete(client, sts);
     String msg =
         "recreating StatefulSet "
-            + sts.getMetadata().getName()
+            + name
             + " with a "
             + Sizes.quantity(plan.pvcSize())
             + " cache volume template (orphan delete: pods keep running, PVCs stay)";
@@ -146,9 +206,44 @@ final class StorageManager {
     return new Outcome(true, msg, null);
   }
 
-  /** Creates the StatefulSet saved before the orphan delete, then drops the backup. */
-  void finishRecreate(KubernetesClient client, BlockCachePolicy policy, ConfigMap backup) {
-    StatefulSet next = Serialization.unmarshal(backup.getData().get(BACKUP_KEY), StatefulSet.class);
+  /**
+   * Why the recreate saved in the status cannot be finished for this policy, or null: it must name
+   * the policy's target and hold a StatefulSet of that name. The namespace is always the policy's.
+   */
+  static String untrusted(BlockCachePolicy policy, RecreateStatus saved) {
+    String target = policy.getSpec().getTargetRef().getName();
+    if (!target.equals(saved.getStatefulSet())) {
+      return "status.recreate saved StatefulSet "
+          + saved.getStatefulSet()
+          + " but the policy's target is now "
+          + target
+          + ": not created; set targetRef.name back to "
+          + saved.getStatefulSet()
+          + " to finish the recreate";
+    }
+    try {
+      StatefulSet next = Serialization.unmarshal(saved.getManifest(), StatefulSet.class);
+      if (next == null
+          || next.getMetadata() == null
+          || !target.equals(next.getMetadata().getName())) {
+        return "status.recreate holds no StatefulSet named " + target + ": not created";
+      }
+    } catch (RuntimeException e) {
+      return "status.recreate holds no readable StatefulSet: " + e.getMessage();
+    }
+    return null;
+  }
+
+  /**
+   * Creates the StatefulSet saved before the orphan delete (checked by {@link #untrusted}), in the
+   * policy's namespace whatever the manifest says.
+   */
+  void finishRecreate(KubernetesClient client, BlockCachePolicy policy, RecreateStatus saved) {
+    StatefulSet next = Serialization.unmarshal(saved.getManifest(), StatefulSet.class);
+    next.getMetadata().setNamespace(policy.getMetadata().getNamespace());
+    next.getMetadata().setUid(null);
+    next.getMetadata().setResourceVersion(null);
+    next.getMetadata().setOwnerReferences(null);
     try {
       client.resource(next).create();
       log.info(
@@ -160,7 +255,49 @@ final class StorageManager {
         throw e;
       }
     }
-    client.resource(backup).delete();
+  }
+
+  /**
+   * Deletes exactly the StatefulSet observed (UID and resourceVersion preconditions: a StatefulSet
+   * replaced or changed since is not deleted, 409) with orphan propagation. fabric8's DSL offers
+   * the propagation policy or the lock, not both: one DELETE with the whole DeleteOptions.
+   */
+  static void orphanDelete(KubernetesClient client, StatefulSet sts) {
+    var meta = sts.getMetadata();
+    String body =
+        Serialization.asJson(
+            Map.of(
+                "apiVersion",
+                "v1",
+                "kind",
+                "DeleteOptions",
+                "propagationPolicy",
+                DeletionPropagation.ORPHAN.toString(),
+                "preconditions",
+                Map.of("uid", meta.getUid(), "resourceVersion", meta.getResourceVersion())));
+    String url =
+        client.getMasterUrl().toString().replaceAll("/+$", "")
+            + "/apis/apps/v1/namespaces/"
+            + meta.getNamespace()
+            + "/statefulsets/"
+            + meta.getName();
+    var http = client.getHttpClient();
+    var request =
+        http.newHttpRequestBuilder().uri(url).method("DELETE", "application/json", body).build();
+    try {
+      var response = http.sendAsync(request, String.class).get(30, TimeUnit.SECONDS);
+      if (response.code() >= 300 && response.code() != 404) {
+        throw new KubernetesClientException(
+            "orphan delete of StatefulSet " + meta.getName() + ": " + response.body(),
+            response.code(),
+            null);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new KubernetesClientException("interrupted", e);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      throw new KubernetesClientException("orphan delete of StatefulSet " + meta.getName(), e);
+    }
   }
 
   /** The StatefulSet as it can be created again: same spec, the cache template set. */
@@ -186,6 +323,12 @@ final class StorageManager {
     templates.add(template);
     copy.getSpec().setVolumeClaimTemplates(templates);
     return copy;
+  }
+
+  /** A claim the StatefulSet controller made from the operator's template (its labels). */
+  static boolean ourClaim(PersistentVolumeClaim pvc) {
+    var labels = pvc.getMetadata().getLabels();
+    return labels != null && Desired.FIELD_MANAGER.equals(labels.get(Desired.MANAGED_BY));
   }
 
   private static long storage(PersistentVolumeClaim pvc) {
