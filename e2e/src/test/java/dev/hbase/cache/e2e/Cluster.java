@@ -44,13 +44,16 @@ final class Cluster {
   final KubernetesClient client;
   final Settings settings;
   final String ns;
-  final String opNs;
+  /** Where the operator runs: the suite's release, or (last step) the namespace-scoped one. */
+  String opNs;
+  String opRelease;
 
   Cluster(KubernetesClient client, Settings settings) {
     this.client = client;
     this.settings = settings;
     this.ns = settings.hbaseNamespace();
     this.opNs = settings.operatorNamespace();
+    this.opRelease = settings.operatorRelease();
   }
 
   static String pod(int ordinal) {
@@ -279,7 +282,7 @@ final class Cluster {
 
   Deployment operatorDeployment() {
     List<Deployment> ds = client.apps().deployments().inNamespace(opNs)
-        .withLabel("app.kubernetes.io/instance", settings.operatorRelease()).list().getItems();
+        .withLabel("app.kubernetes.io/instance", opRelease).list().getItems();
     assertThat(ds).as("operator Deployment").hasSize(1);
     return ds.get(0);
   }

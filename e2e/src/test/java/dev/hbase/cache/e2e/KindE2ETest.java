@@ -300,6 +300,9 @@ class KindE2ETest {
     });
   }
 
+  /** The StorageClass of {@link #rootOwnedVolumes}. */
+  static final String ROOT_OWNED_CLASS = "e2e-root-owned";
+
   /** Where the cache volumes of {@link #rootOwnedVolumes} live on the kind node. */
   static final String ROOT_OWNED_DIR = "/var/lib/hbase-cache-e2e";
 
@@ -310,7 +313,7 @@ class KindE2ETest {
    */
   String rootOwnedVolumes(String size) {
     String node = settings.kindCluster() + "-control-plane";
-    String cls = "e2e-root-owned";
+    String cls = ROOT_OWNED_CLASS;
     Shell.Result mk = Shell.run(settings.repo(), 60, settings.env(), List.of("docker", "exec", node, "sh", "-c",
         "for i in $(seq 0 " + (REPLICAS - 1) + "); do d=" + ROOT_OWNED_DIR + "/cache-$i; rm -rf $d && mkdir -p $d && chown 0:0 $d"
             + " && chmod 0755 $d; done"));
@@ -1455,6 +1458,42 @@ class KindE2ETest {
           op.getMetadata().getName(), rss, peak, metaspace);
       assertThat(peak).as("the operator's peak RSS (MiB) against the chart's 512Mi limit").isBetween(1L, 511L);
       assertThat(metaspace).as("the operator's metaspace from its /metrics (MiB)").isPositive();
+    });
+  }
+
+  @Test
+  @Order(21)
+  void aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly() {
+    step("19. the chart in namespace-only mode, installed by a namespace admin: a roll under it, a policy elsewhere left alone", () -> {
+      NamespaceInstall ns = new NamespaceInstall(client, cluster, settings, report);
+      // the advice step's policy goes with the operator that made it
+      var advice = client.resources(BlockCachePolicy.class).inNamespace(cluster.ns).withName(ADVICE_POLICY);
+      advice.delete();
+      await(ADVICE_POLICY + " gone").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(1)).until(() -> advice.get() == null);
+      ns.replaceTheClusterWideOperator(target.resolve("operator.log"));
+      // the suite's PersistentFile policy again, on the cache volumes step 2 made: its first roll under the new operator
+      BlockCachePolicy p = client.resources(BlockCachePolicy.class).load(repo.resolve("examples/persistent-file.yaml").toFile()).item();
+      p.getMetadata().setNamespace(cluster.ns);
+      p.getSpec().setMetrics(new MetricsSpec().setInterval("10s"));
+      p.getSpec().getStorage().setStorageClassName(ROOT_OWNED_CLASS);
+      client.resource(p).create();
+      ns.createUnwatchedPolicy(p);
+      NamespaceInstall.awaitTaken(cluster, Duration.ofMinutes(2));
+      BlockCachePolicy done = cluster.awaitRollDone("PersistentFile again, under the namespace-scoped operator", null, ROLL_TIMEOUT);
+      report.line("- examples/persistent-file.yaml again: rolled to Idle (revision %s)", done.getStatus().getRollout().getRevision());
+      // and a roll with the usual checks
+      RollObserver roll = observeRoll("restart annotation, namespace-scoped operator");
+      cluster.editPolicy(x -> {
+        var a = new java.util.HashMap<String, String>(x.getMetadata().getAnnotations() == null ? Map.of() : x.getMetadata().getAnnotations());
+        a.put(BlockCachePolicy.RESTART_ANNOTATION, Instant.now().toString());
+        x.getMetadata().setAnnotations(a);
+      });
+      RollMeasurement m = record(roll.awaitDone());
+      assertOneAtATimeWithTheCacheKept(m);
+      assertEveryPodHomeWithin(m);
+      ns.assertUnwatchedPolicyLeftAlone();
+      summary.add("namespace-only install by a namespace admin (no cluster-scoped object): a roll with one down at most, caches kept,"
+          + " 0 failed reads; a policy in an unwatched namespace left alone");
     });
   }
 
