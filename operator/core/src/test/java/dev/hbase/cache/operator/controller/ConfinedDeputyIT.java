@@ -147,6 +147,7 @@ class ConfinedDeputyIT extends OperatorHarness {
 
     // saved for another StatefulSet than the target: nothing
     writeRecreate("rec", "someone-else", evilStatefulSet("someone-else", ns));
+    nudge("rec", "11s");
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> reason("rec", "Degraded", "True").equals("UntrustedBackup"));
@@ -155,6 +156,7 @@ class ConfinedDeputyIT extends OperatorHarness {
 
     // saved for the target, its manifest naming another namespace: created here, not there
     writeRecreate("rec", STS, evilStatefulSet(STS, other));
+    nudge("rec", "12s");
     await().atMost(Duration.ofSeconds(30)).until(() -> sts() != null);
     assertThat(client.apps().statefulSets().inNamespace(other).list().getItems()).isEmpty();
     // once the target exists under a new UID, the saved recreate is dropped from the status
@@ -163,26 +165,47 @@ class ConfinedDeputyIT extends OperatorHarness {
         .until(() -> get("rec").getStatus().getRecreate() == null);
   }
 
-  /** What the operator writes into a policy's status before an orphan delete (a test plays it). */
+  /**
+   * A spec change: the operator's own status writes start no reconcile (PolicyChanges), so the
+   * test's status write is followed by one.
+   */
+  void nudge(String policy, String interval) {
+    mergePatch(policy, "{\"spec\":{\"metrics\":{\"interval\":\"" + interval + "\"}}}");
+  }
+
+  /**
+   * What the operator writes into a policy's status before an orphan delete, written as the
+   * operator writes its status (server-side apply of the whole status under its field manager), so
+   * that the operator's next write can drop it as its own.
+   */
   void writeRecreate(String policy, String target, StatefulSet manifest) {
-    for (int attempt = 1; ; attempt++) {
-      BlockCachePolicy p = get(policy);
-      BlockCachePolicyStatus st = p.getStatus();
-      st.setRecreate(
-          new RecreateStatus()
-              .setStatefulSet(target)
-              .setUid("00000000-0000-0000-0000-000000000000")
-              .setManifest(Serialization.asJson(manifest))
-              .setSavedAt(Instant.now().toString()));
-      try {
-        client.resource(p).updateStatus();
-        return;
-      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
-        if (e.getCode() != 409 || attempt == 10) {
-          throw e;
-        }
-      }
-    }
+    BlockCachePolicy p = get(policy);
+    BlockCachePolicyStatus st = p.getStatus();
+    st.setRecreate(
+        new RecreateStatus()
+            .setStatefulSet(target)
+            .setUid("00000000-0000-0000-0000-000000000000")
+            .setManifest(Serialization.asJson(manifest))
+            .setSavedAt(Instant.now().toString()));
+    BlockCachePolicy fresh = new BlockCachePolicy();
+    fresh.setMetadata(
+        new io.fabric8.kubernetes.api.model.ObjectMetaBuilder()
+            .withName(policy)
+            .withNamespace(ns)
+            .build());
+    fresh.setStatus(st);
+    client
+        .resources(BlockCachePolicy.class)
+        .inNamespace(ns)
+        .withName(policy)
+        .subresource("status")
+        .patch(
+            new io.fabric8.kubernetes.client.dsl.base.PatchContext.Builder()
+                .withPatchType(io.fabric8.kubernetes.client.dsl.base.PatchType.SERVER_SIDE_APPLY)
+                .withFieldManager(BlockCachePolicyReconciler.NAME)
+                .withForce(true)
+                .build(),
+            fresh);
   }
 
   /**

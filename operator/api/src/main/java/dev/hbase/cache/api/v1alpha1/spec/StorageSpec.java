@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
 import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Size;
 import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Quantity;
 import lombok.Data;
@@ -36,6 +37,7 @@ public class StorageSpec {
 
   @Default(DEFAULT_MOUNT_PATH)
   @Pattern("^/.*")
+  @Size(max = 256)
   @ValidationRule(
       value =
           "self.startsWith('/') && !self.contains('/../') && !self.endsWith('/..') && self != '/'",
@@ -49,8 +51,7 @@ public class StorageSpec {
               + " persistence path list on commas)")
   @ValidationRule(
       value =
-          "!['/bin', '/boot', '/dev', '/etc', '/lib', '/lib64', '/proc', '/run', '/sbin', '/sys',"
-              + " '/usr', '/var/run'].exists(d, self == d || self.startsWith(d + '/'))",
+          "!self.matches('^/(bin|boot|dev|etc|lib|lib64|proc|run|sbin|sys|usr|var/run)(/.*)?$')",
       message =
           "storage.mountPath must not be or lie under a system directory (/bin, /boot, /dev, /etc,"
               + " /lib, /lib64, /proc, /run, /sbin, /sys, /usr, /var/run: the service account"
