@@ -54,10 +54,12 @@ The rules the operator needs in every namespace it watches: only the verbs it us
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["get", "list", "watch", "delete"]
-# delete: the StatefulSet backup ConfigMap (<policy>-sts-backup) once the recreate is done
+# create, patch: the derived <policy>-rs-site and <policy>-master-site (server-side apply); no
+# delete: the operator keeps no backup in a ConfigMap (a recreate saves the StatefulSet in the
+# policy's status)
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["get", "list", "watch", "create", "patch", "update", "delete"]
+  verbs: ["get", "list", "watch", "create", "patch"]
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["get", "list", "watch", "patch"]
