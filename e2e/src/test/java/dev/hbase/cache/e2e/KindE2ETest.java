@@ -1045,7 +1045,7 @@ class KindE2ETest {
       watch.reset();
       Instant t0 = Instant.now();
       cluster.editPolicy(x -> {
-        x.getSpec().setJvm(new JvmSpec().setExtraOptions(List.of("-XX:+NoSuchFlag")));
+        x.getSpec().setJvm(new JvmSpec().setExtraOptions(List.of("-Xss1k")));
         x.getSpec().getRollout().setPodReadyTimeout("30s");
       });
       AtomicReference<BlockCachePolicy> blocked = new AtomicReference<>();
@@ -1057,7 +1057,7 @@ class KindE2ETest {
       });
       long toBlock = Duration.between(t0, Instant.now()).toSeconds();
       Condition degraded = condition(blocked.get(), "Degraded");
-      report.line("- jvm.extraOptions [-XX:+NoSuchFlag], podReadyTimeout 30s: Blocked after %d s; Degraded=True %s: %s", toBlock,
+      report.line("- jvm.extraOptions [-Xss1k] (allowed, but below the JVM's minimum stack: the JVM does not start), podReadyTimeout 30s: Blocked after %d s; Degraded=True %s: %s", toBlock,
           degraded.getReason(), degraded.getMessage());
       List<Event> ev = cluster.policyEvents(Set.of("RollBlocked"), l -> !l.isEmpty());
       assertThat(ev).as("RollBlocked event").isNotEmpty();
