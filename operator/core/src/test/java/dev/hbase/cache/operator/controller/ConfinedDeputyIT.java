@@ -45,20 +45,7 @@ class ConfinedDeputyIT extends OperatorHarness {
 
   /** A namespace with the base ConfigMap and no StatefulSet: the policy's target is missing. */
   String namespaceWithoutTarget() {
-    ns = "cd-" + NS.incrementAndGet();
-    client
-        .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-        .create();
-    client
-        .resource(
-            new ConfigMapBuilder()
-                .withNewMetadata()
-                .withName("hbase-site")
-                .withNamespace(ns)
-                .endMetadata()
-                .addToData("hbase-site.xml", BASE_SITE)
-                .build())
-        .create();
+    namespaceWithBaseConfig("cd-");
     hbase = new SimulatedHBase(Instant::now);
     return ns;
   }

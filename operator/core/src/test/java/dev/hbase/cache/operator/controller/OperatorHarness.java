@@ -80,21 +80,7 @@ abstract class OperatorHarness {
 
   /** A namespace with the base ConfigMap, a 3-replica StatefulSet and its Ready pods. */
   void cluster(String memoryLimit, boolean withClaimTemplate) {
-    ns = "it-" + NS.incrementAndGet();
-    client
-        .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-        .create();
-    client
-        .resource(
-            new ConfigMapBuilder()
-                .withNewMetadata()
-                .withName("hbase-site")
-                .withNamespace(ns)
-                .endMetadata()
-                .addToData("hbase-site.xml", BASE_SITE)
-                .addToData("log4j2.properties", "rootLogger.level=info\n")
-                .build())
-        .create();
+    namespaceWithBaseConfig("it-");
     var b =
         new StatefulSetBuilder()
             .withNewMetadata()
@@ -158,6 +144,25 @@ abstract class OperatorHarness {
     closeAfter.add(kube.start());
     await().atMost(Duration.ofSeconds(30)).until(() -> kube.allReadyAndRegistered(3));
     kube.maxDown = 0; // from here on, only what the operator causes
+  }
+
+  /** A new namespace {@code <prefix>N} ({@link #ns}) with the base hbase-site ConfigMap. */
+  void namespaceWithBaseConfig(String prefix) {
+    ns = prefix + NS.incrementAndGet();
+    client
+        .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+        .create();
+    client
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName("hbase-site")
+                .withNamespace(ns)
+                .endMetadata()
+                .addToData("hbase-site.xml", BASE_SITE)
+                .addToData("log4j2.properties", "rootLogger.level=info\n")
+                .build())
+        .create();
   }
 
   /** The events of the test's namespace. */
