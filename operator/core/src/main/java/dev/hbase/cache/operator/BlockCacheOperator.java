@@ -78,8 +78,11 @@ public final class BlockCacheOperator {
             return t;
           });
 
+  /** How long a client may take to send its request before the server closes the exchange. */
+  public static final long MAX_REQUEST_SECONDS = 5;
+
   /** Scrapes served at once; the pool has two threads more, for the probes. */
-  static final int SCRAPES = 2;
+  public static final int SCRAPES = 2;
 
   private final java.util.concurrent.Semaphore scrapes =
       new java.util.concurrent.Semaphore(SCRAPES);
@@ -158,6 +161,14 @@ public final class BlockCacheOperator {
     ApiServerHealth health =
         new ApiServerHealth(client::getKubernetesVersion, Clock.systemUTC(), HEALTH_GRACE);
     checks.scheduleWithFixedDelay(health::check, 0, 10, TimeUnit.SECONDS);
+    // A client that sends part of a request and stalls holds a pool thread while the server reads
+    // it: the JDK server closes such an exchange after maxReqTime (none by default), and one whose
+    // response the client does not read after maxRspTime. Read once, at the JVM's first server.
+    System.setProperty(
+        "sun.net.httpserver.maxReqTime",
+        System.getProperty("sun.net.httpserver.maxReqTime", Long.toString(MAX_REQUEST_SECONDS)));
+    System.setProperty(
+        "sun.net.httpserver.maxRspTime", System.getProperty("sun.net.httpserver.maxRspTime", "30"));
     http = HttpServer.create(new InetSocketAddress(port), 0);
     // Each exchange on a pool thread of its own: without an executor the server runs every handler
     // on its one dispatcher thread, and a slow /metrics (a slow or stuck scraper, many policies)

@@ -77,7 +77,7 @@ final class ApplyStep {
     ConfigMap derived =
         Desired.siteConfigMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
     ConfigMap had = configMaps.get(ResourceID.fromResource(derived)).orElse(null);
-    if (had != null && !ours(had, policy)) {
+    if (had != null && !ours(had, policy, derived)) {
       return new NotOwned(notOwned(had));
     }
     if (policy.getSpec().getMasterRef() != null) {
@@ -85,7 +85,7 @@ final class ApplyStep {
           configMaps
               .get(new ResourceID(Desired.masterConfigMapName(policy), o.namespace()))
               .orElse(null);
-      if (master != null && !ours(master, policy)) {
+      if (master != null && !ours(master, policy, null)) {
         return new NotOwned(notOwned(master));
       }
     }
@@ -150,15 +150,44 @@ final class ApplyStep {
   }
 
   /**
-   * A ConfigMap the operator derived for this policy: its managed-by and policy labels. Whoever
-   * could set those labels could write the ConfigMap anyway; what this refuses is writing over a
-   * ConfigMap of someone else that happens to carry the name the policy's name derives.
+   * A ConfigMap the operator derived for this policy: its managed-by and policy labels, no binary
+   * data, and no key the operator would not write ({@code desired}'s, when given). The whole
+   * ConfigMap is mounted as the RegionServers' config directory, and a server-side apply leaves
+   * keys it does not send: a ConfigMap planted under the derived name with an extra file (a
+   * log4j2.component.properties, a core-site.xml) would reach the pods.
    */
-  static boolean ours(ConfigMap cm, BlockCachePolicy policy) {
+  static boolean ours(ConfigMap cm, BlockCachePolicy policy, ConfigMap desired) {
     var labels = cm.getMetadata().getLabels();
-    return labels != null
-        && Desired.FIELD_MANAGER.equals(labels.get(Desired.MANAGED_BY))
-        && policy.getMetadata().getName().equals(labels.get(Desired.POLICY_LABEL));
+    boolean labelled =
+        labels != null
+            && Desired.FIELD_MANAGER.equals(labels.get(Desired.MANAGED_BY))
+            && policy.getMetadata().getName().equals(labels.get(Desired.POLICY_LABEL));
+    boolean noBinary = cm.getBinaryData() == null || cm.getBinaryData().isEmpty();
+    boolean noForeignKeys =
+        desired == null
+            || cm.getData() == null
+            || cm.getData().keySet().stream()
+                .allMatch(k -> desired.getData().containsKey(k) || appliedByUs(cm, k));
+    return labelled && noBinary && noForeignKeys;
+  }
+
+  /**
+   * Whether data key {@code key} was written by the operator's own server-side apply (its
+   * managedFields entry): such a key, gone from the base, the next apply removes; any other key the
+   * apply would leave in place.
+   */
+  @SuppressWarnings("unchecked")
+  static boolean appliedByUs(ConfigMap cm, String key) {
+    var fields = cm.getMetadata().getManagedFields();
+    if (fields == null) {
+      return false;
+    }
+    return fields.stream()
+        .filter(
+            f -> Desired.FIELD_MANAGER.equals(f.getManager()) && "Apply".equals(f.getOperation()))
+        .filter(f -> f.getFieldsV1() != null && f.getFieldsV1().getAdditionalProperties() != null)
+        .map(f -> f.getFieldsV1().getAdditionalProperties().get("f:data"))
+        .anyMatch(d -> d instanceof Map<?, ?> m && m.containsKey("f:" + key));
   }
 
   private static String notOwned(ConfigMap cm) {
@@ -172,7 +201,8 @@ final class ApplyStep {
         + Desired.FIELD_MANAGER
         + " and "
         + Desired.POLICY_LABEL
-        + "=<policy>): the operator writes nothing over it; rename the policy or the ConfigMap";
+        + "=<policy>, no key the operator did not write, no binaryData): the operator writes"
+        + " nothing over it; rename the policy or the ConfigMap";
   }
 
   static void apply(KubernetesClient client, HasMetadata desired) {

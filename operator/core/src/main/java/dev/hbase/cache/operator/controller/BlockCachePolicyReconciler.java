@@ -248,7 +248,21 @@ public class BlockCachePolicyReconciler
     Instant now = clock.instant();
     KubernetesClient client = ctx.getClient();
     StatusAggregator status = new StatusAggregator(policy, now);
-    observer.target(policy).ifPresent(status::recreateDone);
+    String orphaned = observer.target(policy).map(status::recreateDone).orElse(null);
+    if (orphaned != null) {
+      events.warn(
+          client,
+          policy,
+          Why.UntrustedBackup.name(),
+          "status.recreate holds StatefulSet "
+              + orphaned
+              + ", deleted (orphan) for a recreate and not created again, but the policy's target"
+              + " is now "
+              + policy.getSpec().getTargetRef().getName()
+              + ": set targetRef.name back to "
+              + orphaned
+              + " to finish it");
+    }
 
     Observation seen = observer.observe(policy);
     if (seen instanceof Unobservable u) {

@@ -10,7 +10,10 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * One admin connection per HBase cluster (ZooKeeper quorum + znode parent), opened on first use.
+ * One admin connection per namespace and HBase cluster (ZooKeeper quorum, port and znode parent),
+ * opened on first use. Per namespace: the client settings come from a ConfigMap of the policy's
+ * namespace, and a policy in one namespace never shapes the connection another namespace's policy
+ * uses.
  */
 final class HBaseClusters implements AutoCloseable {
   private final HBaseConnector connector;
@@ -23,8 +26,15 @@ final class HBaseClusters implements AutoCloseable {
   /** The cluster the policy's RegionServers belong to (one connection per quorum, port, parent). */
   HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base) {
     Map<String, String> settings = clientSettings(spec, base);
+    String ns = base == null || base.getMetadata() == null ? "" : base.getMetadata().getNamespace();
     String key =
-        settings.get(QUORUM) + "|" + settings.get(CLIENT_PORT) + "|" + settings.get(ZNODE_PARENT);
+        ns
+            + "|"
+            + settings.get(QUORUM)
+            + "|"
+            + settings.get(CLIENT_PORT)
+            + "|"
+            + settings.get(ZNODE_PARENT);
     return open.computeIfAbsent(key, k -> connector.connect(settings));
   }
 
@@ -33,17 +43,40 @@ final class HBaseClusters implements AutoCloseable {
   static final String ZNODE_PARENT = "zookeeper.znode.parent";
 
   /**
-   * The client's hbase-site, as an HBase client in a RegionServer pod would read it: every key of
-   * the base hbase-site (ZooKeeper port, znode parent, security settings), with spec.hbase's quorum
-   * and znode parent over them, and the HBase defaults (localhost, /hbase) where neither says. The
-   * operator's own fail-fast timeouts are applied over these by the connection.
+   * The keys of the base hbase-site the operator's own client takes: where the cluster is and how
+   * to authenticate to it. An allow-list: the base ConfigMap is the policy author's, and keys such
+   * as hbase.client.registry.impl or hbase.rpc.client.impl name classes the client would
+   * instantiate in the operator's JVM.
+   */
+  static final java.util.Set<String> CLIENT_KEYS =
+      java.util.Set.of(
+          "hbase.zookeeper.quorum",
+          "hbase.zookeeper.property.clientPort",
+          "zookeeper.znode.parent",
+          "hbase.security.authentication",
+          "hadoop.security.authentication",
+          "hbase.rpc.protection",
+          "hbase.master.kerberos.principal",
+          "hbase.regionserver.kerberos.principal");
+
+  /**
+   * The client's hbase-site: the base hbase-site's {@link #CLIENT_KEYS} (ZooKeeper port, znode
+   * parent, security settings), with spec.hbase's quorum and znode parent over them, and the HBase
+   * defaults (localhost, /hbase) where neither says. The operator's own fail-fast timeouts are
+   * applied over these by the connection.
    */
   static Map<String, String> clientSettings(BlockCachePolicySpec spec, ConfigMap base) {
     Map<String, String> site =
         base == null || base.getData() == null
             ? Map.of()
             : SiteXml.parse(base.getData().get(Desired.SITE_FILE));
-    Map<String, String> settings = new TreeMap<>(site);
+    Map<String, String> settings = new TreeMap<>();
+    site.forEach(
+        (k, v) -> {
+          if (CLIENT_KEYS.contains(k)) {
+            settings.put(k, v);
+          }
+        });
     var hbase = spec.getHbase();
     if (hbase != null && hbase.getZookeeperQuorum() != null) {
       settings.put(QUORUM, hbase.getZookeeperQuorum());

@@ -193,9 +193,10 @@ final class Observer {
   }
 
   /**
-   * The volume of {@code spec} that holds hbase-site.xml: one mounting the base ConfigMap, the
-   * policy's own derived one, or one the operator derived from the same base for another policy (a
-   * policy deleted before this one was created leaves its StatefulSet on what it derived).
+   * The volume of {@code spec} that holds hbase-site.xml: one mounting the base ConfigMap, or one
+   * the operator derived from the same base (for this policy or for one deleted before it was
+   * created, whose StatefulSet stays on what it derived), or the policy's own derived name not
+   * created yet.
    */
   static Optional<String> configVolume(
       PodSpec spec,
@@ -203,13 +204,31 @@ final class Observer {
       String derivedName,
       InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
       String ns) {
+    // the policy's own derived ConfigMap counts only while it was derived from this base: a policy
+    // author who points hbaseSiteConfigMap at another ConfigMap of theirs does not get its files
+    // into RegionServers that mount the derived one (switching the base takes an edit of the
+    // StatefulSet's config volume, by someone who may edit it)
     return Desired.configVolume(
         spec,
-        name ->
-            name.equals(baseName)
-                || name.equals(derivedName)
-                || Desired.derivedFrom(
-                    configMaps.get(new ResourceID(name, ns)).orElse(null), baseName));
+        name -> {
+          if (name.equals(baseName)) {
+            return true;
+          }
+          ConfigMap cm = configMaps.get(new ResourceID(name, ns)).orElse(null);
+          return name.equals(derivedName) && (cm == null || legacyDerived(cm))
+              || Desired.derivedFrom(cm, baseName);
+        });
+  }
+
+  /**
+   * A derived ConfigMap of an operator from before the base annotation: the next apply annotates
+   * it, and the check above holds from then on.
+   */
+  private static boolean legacyDerived(ConfigMap cm) {
+    var m = cm.getMetadata();
+    return m.getLabels() != null
+        && Desired.FIELD_MANAGER.equals(m.getLabels().get(Desired.MANAGED_BY))
+        && (m.getAnnotations() == null || !m.getAnnotations().containsKey(Desired.BASE_ANNOTATION));
   }
 
   /** The cache-map-guard reports of the StatefulSet's pods (their current start). */

@@ -116,14 +116,20 @@ final class StatusAggregator {
   }
 
   /**
-   * The target exists: a recreate saved for an older object (another UID) is finished. One saved
-   * for this object stays until the orphan delete is done.
+   * The target exists: a recreate saved for it is done or no longer wanted (the storage step saves
+   * it again while one is under way). One saved for another StatefulSet (targetRef changed after
+   * its orphan delete) is kept, the only copy of that object: returns its name, else null.
    */
-  void recreateDone(io.fabric8.kubernetes.api.model.apps.StatefulSet target) {
+  String recreateDone(io.fabric8.kubernetes.api.model.apps.StatefulSet target) {
     var saved = status.getRecreate();
-    if (saved != null && !target.getMetadata().getUid().equals(saved.getUid())) {
-      status.setRecreate(null);
+    if (saved == null) {
+      return null;
     }
+    if (target.getMetadata().getName().equals(saved.getStatefulSet())) {
+      status.setRecreate(null);
+      return null;
+    }
+    return saved.getStatefulSet();
   }
 
   /** An object the operator would write is someone else's: Degraded names it. */

@@ -174,7 +174,8 @@ final class StorageManager {
       BlockCachePolicyStatus status) {
     StatefulSet next = withClaimTemplate(sts, Desired.claimTemplate(plan));
     String manifest = Serialization.asJson(next);
-    RecreateStatus saved = status.getRecreate();
+    // what the last written status holds: the delete goes out only once that has it
+    RecreateStatus saved = policy.getStatus() == null ? null : policy.getStatus().getRecreate();
     String name = sts.getMetadata().getName();
     if (saved == null
         || !name.equals(saved.getStatefulSet())
@@ -195,6 +196,7 @@ final class StorageManager {
               + " cache volume template",
           null);
     }
+    status.setRecreate(saved); // kept until the StatefulSet exists again under a new UID
     orphanDelete(client, sts);
     String msg =
         "recreating StatefulSet "

@@ -165,21 +165,23 @@ public final class JvmOptions {
           "UnlockExperimentalVMOptions",
           "UnlockDiagnosticVMOptions");
 
-  /** System-property prefixes a policy may not set: the JDK's own, JMX remote, logging. */
-  static final List<String> RESERVED_PROPERTY_PREFIXES =
-      List.of(
-          "java.",
-          "javax.",
-          "jdk.",
-          "sun.",
-          "com.sun.",
-          "log4j",
-          "org.apache.logging.",
-          "Log4jContextSelector");
-
-  /** Properties the RegionServer's logging turns into file paths. */
-  static final Set<String> LOG_PATH_PROPERTIES =
-      Set.of("hbase.log.dir", "hbase.log.file", "hadoop.log.dir", "hadoop.log.file");
+  /**
+   * The system properties a policy may set: a short list of names, each harmless and asked for in
+   * practice. Not a prefix rule: HBase, Hadoop, ZooKeeper, Netty and log4j read many system
+   * properties as file paths, class names or URLs (log4j2 even case-insensitively and in
+   * LOG4J2_STYLE), and Hadoop expands ${...} in its configuration from them.
+   */
+  static final Set<String> PROPERTIES =
+      Set.of(
+          // the IP stack: dual-stack clusters pin HBase's RPC to one family
+          "java.net.preferIPv4Stack",
+          "java.net.preferIPv6Addresses",
+          // time zone and default charset of the logs and the web UI
+          "user.timezone",
+          "file.encoding",
+          // Netty's buffer-leak detector (HBase's shaded Netty and the plain one): a debugging aid
+          "io.netty.leakDetection.level",
+          "org.apache.hbase.thirdparty.io.netty.leakDetection.level");
 
   /**
    * Why {@code option} is refused at this trust level, or empty when it may be added. The reason
@@ -255,17 +257,13 @@ public final class JvmOptions {
       if (!m.matches()) {
         return Optional.of("a system property is -Dname=value");
       }
-      String name = m.group(1);
-      if (RESERVED_PROPERTY_PREFIXES.stream().anyMatch(name::startsWith)) {
-        return Optional.of(
-            "system properties of the JDK (java., javax., jdk., sun., com.sun.: security, JMX"
-                + " remote, native libraries) and of logging (log4j: its configuration can write"
-                + " files anywhere) are reserved");
-      }
-      if (LOG_PATH_PROPERTIES.contains(name)) {
-        return Optional.of(name + " is where the RegionServer writes its log files");
-      }
-      return Optional.empty();
+      return PROPERTIES.contains(m.group(1))
+          ? Optional.empty()
+          : Optional.of(
+              "the system properties it allows are "
+                  + String.join(", ", new java.util.TreeSet<>(PROPERTIES))
+                  + "; others can name files, classes or URLs that HBase, Hadoop, ZooKeeper,"
+                  + " Netty or log4j act on, or undo the memory plan");
     }
     if (XSS.matcher(option).matches() || option.equals("-verbose:gc")) {
       return Optional.empty();

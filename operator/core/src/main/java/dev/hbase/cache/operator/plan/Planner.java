@@ -621,9 +621,16 @@ public final class Planner {
     }
     if (storage != null && storage.getMountPath() != null) {
       String p = storage.getMountPath();
-      if (!p.startsWith("/") || p.equals("/") || p.contains("/../") || p.endsWith("/..")) {
+      if (!p.startsWith("/")
+          || p.equals("/")
+          || p.contains("/../")
+          || p.endsWith("/..")
+          || p.contains("//")
+          || p.contains("/./")
+          || p.endsWith("/.")) {
         reasons.add(
-            "storage.mountPath must be an absolute path other than / without '..', got \""
+            "storage.mountPath must be an absolute path other than / without '..', '.' or '//',"
+                + " got \""
                 + p
                 + "\"");
       }

@@ -317,6 +317,73 @@ class ConfinedDeputyIT extends OperatorHarness {
   }
 
   /**
+   * A ConfigMap planted under the derived name with the operator's labels and a file of its own (it
+   * would be mounted into every RegionServer, and a server-side apply leaves keys it does not
+   * send): not written over, Degraded names it.
+   */
+  @Test
+  void aLabelledConfigMapOfTheDerivedNameWithAFileOfItsOwnIsLeftAlone() {
+    cluster("4Gi", false);
+    client
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName("team-rs-site")
+                .withNamespace(ns)
+                .addToLabels(
+                    dev.hbase.cache.operator.render.Desired.MANAGED_BY, "hbase-cache-operator")
+                .addToLabels(dev.hbase.cache.operator.render.Desired.POLICY_LABEL, "team")
+                .endMetadata()
+                .addToData("log4j2.component.properties", "log4j2.configurationFile=http://x/l.xml")
+                .build())
+        .create();
+    Long before = sts().getMetadata().getGeneration();
+    operator(null);
+    policy("team", "  mode: Lru\n");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> reason("team", "Degraded", "True").equals("ObjectNotOwned"));
+    assertThat(client.configMaps().inNamespace(ns).withName("team-rs-site").get().getData())
+        .containsOnlyKeys("log4j2.component.properties");
+    assertUntouched(before);
+  }
+
+  /**
+   * Once the RegionServers mount the derived ConfigMap, pointing spec.hbaseSiteConfigMap at another
+   * ConfigMap of the author's does not carry its files into them: that takes an edit of the
+   * StatefulSet's config volume.
+   */
+  @Test
+  void anotherBaseConfigMapDoesNotReachRegionServersThatMountTheDerivedOne() {
+    cluster("4Gi", false);
+    operator(null);
+    policy("base", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("base"));
+    client
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName("evil-site")
+                .withNamespace(ns)
+                .endMetadata()
+                .addToData("hbase-site.xml", BASE_SITE)
+                .addToData("core-site.xml", "<configuration/>")
+                .build())
+        .create();
+    Long before = sts().getMetadata().getGeneration();
+    int deletes = kube.deletes.size();
+    mergePatch("base", "{\"spec\":{\"hbaseSiteConfigMap\":\"evil-site\"}}");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> reason("base", "Valid", "False").equals("ConfigVolumeNotFound"));
+    await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> true);
+    assertThat(client.configMaps().inNamespace(ns).withName("base-rs-site").get().getData())
+        .doesNotContainKey("core-site.xml");
+    assertThat(sts().getMetadata().getGeneration()).isEqualTo(before);
+    assertThat(kube.deletes).hasSize(deletes);
+  }
+
+  /**
    * A PodDisruptionBudget of the policy's budget name that is not the policy's is neither taken
    * over nor deleted; the roll goes on, Degraded names the budget.
    */
@@ -434,6 +501,28 @@ class ConfinedDeputyIT extends OperatorHarness {
     for (var f : stuck) {
       assertThat(f.get().statusCode()).isEqualTo(200);
     }
+
+    // clients that send a byte of a request and stall, one per pool thread: the server closes
+    // them after maxReqTime, and /healthz answers again
+    List<java.net.Socket> stalled = new java.util.ArrayList<>();
+    for (int i = 0; i < BlockCacheOperator.SCRAPES + 2; i++) {
+      var socket = new java.net.Socket("127.0.0.1", port);
+      socket.getOutputStream().write('G');
+      socket.getOutputStream().flush();
+      stalled.add(socket);
+      closeAfter.add(socket);
+    }
+    Thread.sleep(500);
+    long t0 = System.nanoTime();
+    var afterStall =
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + "/healthz"))
+                .timeout(Duration.ofSeconds(BlockCacheOperator.MAX_REQUEST_SECONDS * 4))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(afterStall.statusCode()).isEqualTo(200);
+    assertThat(Duration.ofNanos(System.nanoTime() - t0))
+        .isLessThan(Duration.ofSeconds(BlockCacheOperator.MAX_REQUEST_SECONDS * 3));
   }
 
   // ------------------------------------------------------------------ helpers

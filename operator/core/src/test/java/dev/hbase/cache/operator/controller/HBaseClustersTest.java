@@ -39,6 +39,51 @@ class HBaseClustersTest {
         .containsEntry("hbase.security.authentication", "simple");
   }
 
+  /** Keys naming classes the client would load in the operator's JVM stay out (issue 25). */
+  @Test
+  void onlyWhereTheClusterIsAndHowToAuthenticateReachTheOperatorsClient() {
+    var settings =
+        HBaseClusters.clientSettings(
+            new BlockCachePolicySpec(),
+            base(
+                property("hbase.zookeeper.quorum", "zk-0.zk")
+                    + property("hbase.client.registry.impl", "evil.Registry")
+                    + property("hbase.client.connection.impl", "evil.Connection")
+                    + property("hbase.rpc.client.impl", "evil.RpcClient")
+                    + property("hbase.rpc.protection", "privacy")));
+    assertThat(settings)
+        .containsEntry("hbase.zookeeper.quorum", "zk-0.zk")
+        .containsEntry("hbase.rpc.protection", "privacy")
+        .doesNotContainKeys(
+            "hbase.client.registry.impl", "hbase.client.connection.impl", "hbase.rpc.client.impl");
+  }
+
+  /** Two namespaces naming one cluster get a connection each. */
+  @Test
+  void oneConnectionPerNamespaceAndCluster() {
+    java.util.List<java.util.Map<String, String>> connected = new java.util.ArrayList<>();
+    var clusters =
+        new HBaseClusters(
+            settings -> {
+              connected.add(settings);
+              return (dev.hbase.cache.operator.hbase.HBaseCluster)
+                  java.lang.reflect.Proxy.newProxyInstance(
+                      getClass().getClassLoader(),
+                      new Class<?>[] {dev.hbase.cache.operator.hbase.HBaseCluster.class},
+                      (proxy, method, args) -> null);
+            });
+    ConfigMap a = base(property("hbase.zookeeper.quorum", "zk.shared"));
+    a.getMetadata().setNamespace("team-a");
+    ConfigMap b = base(property("hbase.zookeeper.quorum", "zk.shared"));
+    b.getMetadata().setNamespace("team-b");
+    var spec = new BlockCachePolicySpec();
+    clusters.of(spec, a);
+    clusters.of(spec, a);
+    assertThat(connected).hasSize(1);
+    clusters.of(spec, b);
+    assertThat(connected).hasSize(2);
+  }
+
   @Test
   void specHBaseWinsAndDefaultsFillTheRest() {
     var spec = new BlockCachePolicySpec();

@@ -275,7 +275,20 @@ public final class BadPolicies {
               "  mode: Lru\n  jvm:\n    extraOptions: [\"-Dcom.sun.management.jmxremote.port=9010\"]\n",
               "8Gi",
               null,
-              "system properties of the JDK"),
+              "the system properties it allows are"),
+          new Case(
+              "log4j2's configuration from a URL, in its case-insensitive spelling",
+              "  mode: Lru\n  jvm:\n    extraOptions: [\"-DLOG4J2_CONFIGURATION_FILE=https://x/l.xml\"]\n",
+              "8Gi",
+              null,
+              "the system properties it allows are"),
+          new Case(
+              "Netty's own direct-memory limit",
+              "  mode: Lru\n  jvm:\n    extraOptions:"
+                  + " [\"-Dorg.apache.hbase.thirdparty.io.netty.maxDirectMemory=68719476736\"]\n",
+              "8Gi",
+              null,
+              "the system properties it allows are"),
           new Case(
               "options from a file",
               "  mode: Lru\n  jvm:\n    extraOptions: [\"-XX:Flags=/tmp/flags\"]\n",
@@ -289,6 +302,18 @@ public final class BadPolicies {
               "8Gi",
               "storage.mountPath may hold letters, digits and _ . / - only",
               "storage.mountPath may hold letters, digits and _ . / - only"),
+          new Case(
+              "mountPath //etc (a system directory once the runtime cleans it)",
+              "  mode: File\n  memory:\n    bucketCache: 1Gi\n  storage:\n    mountPath: //etc\n",
+              "8Gi",
+              "storage.mountPath must be an absolute path",
+              "storage.mountPath must be an absolute path"),
+          new Case(
+              "mountPath /./etc",
+              "  mode: File\n  memory:\n    bucketCache: 1Gi\n  storage:\n    mountPath: /./etc/x\n",
+              "8Gi",
+              "storage.mountPath must be an absolute path",
+              "storage.mountPath must be an absolute path"),
           new Case(
               "mountPath under the service account token",
               "  mode: File\n  memory:\n    bucketCache: 1Gi\n  storage:\n"

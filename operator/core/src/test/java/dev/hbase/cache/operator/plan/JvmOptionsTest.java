@@ -29,9 +29,10 @@ class JvmOptionsTest {
         "-Xlog:gc*",
         "-Xlog:gc*,safepoint:stdout:time,uptime",
         "-Xlog:gc:stderr",
-        "-Dhbase.ipc.server.callqueue.handler.factor=0.2",
-        "-Dzookeeper.sasl.client=false",
-        "-Dio.netty.leakDetection.level=disabled"
+        "-Djava.net.preferIPv4Stack=true",
+        "-Duser.timezone=UTC",
+        "-Dio.netty.leakDetection.level=disabled",
+        "-Dorg.apache.hbase.thirdparty.io.netty.leakDetection.level=paranoid"
       })
   void tuningPasses(String option) {
     assertThat(JvmOptions.refusal(option, Trust.ALLOW_LIST)).as(option).isEmpty();
@@ -65,6 +66,17 @@ class JvmOptionsTest {
         "-Dlog4j.configurationFile=http://x/log4j2.xml",
         "-Dlog4j2.configurationFile=/tmp/l.xml",
         "-Dhbase.log.dir=/var/lib/hbase/bucketcache",
+        "-DLOG4J2_CONFIGURATION_FILE=https://x/l.xml",
+        "-DLog4j2.configurationFile=/tmp/l.xml",
+        "-DLOG4J_CONTEXT_SELECTOR=evil.Selector",
+        "-Dhbase.rootdir=hdfs://attacker/x",
+        "-Dhbase.dynamic.jars.dir=hdfs://attacker/lib",
+        "-Dorg.apache.hbase.thirdparty.io.netty.maxDirectMemory=68719476736",
+        "-Dio.netty.maxDirectMemory=68719476736",
+        "-DHADOOP_USER_NAME=hdfs",
+        "-Dzookeeper.clientCnxnSocket=evil.Socket",
+        "-Dzookeeper.ssl.trustStore.location=/etc/shadow",
+        "-Dhbase.security.log.file=../../x",
         "-XX:+CrashOnOutOfMemoryError",
         "-Xint",
         "-cp",

@@ -48,8 +48,9 @@ public class JvmSpec {
   @JsonPropertyDescription(
       "Extra JVM options appended for the RegionServer, one option per item, from the operator's"
           + " allow-list: -XX flags of the collectors, the JIT, metaspace and threads; -Xss;"
-          + " -verbose:gc; -Xlog to stdout or stderr; -D system properties outside java., javax.,"
-          + " jdk., sun., com.sun. and log4j. Options that run commands, load code or write files"
+          + " -verbose:gc; -Xlog to stdout or stderr; the -D system properties"
+          + " java.net.preferIPv4Stack, java.net.preferIPv6Addresses, user.timezone, file.encoding"
+          + " and Netty's leakDetection.level. Options that run commands, load code or write files"
           + " (-XX:OnError, -XX:OnOutOfMemoryError, -XX:HeapDumpPath, -Xlog:...:file=, agents) are"
           + " refused unless the operator was installed with allowJvmAgents (agents) or"
           + " allowAnyJvmOptions (any option). What the planner sizes (heap, direct memory, the"

@@ -40,9 +40,10 @@ public class StorageSpec {
   @Size(max = 256)
   @ValidationRule(
       value =
-          "self.startsWith('/') && !self.contains('/../') && !self.endsWith('/..') && self != '/'",
+          "self.startsWith('/') && !self.contains('/../') && !self.endsWith('/..') && self != '/'"
+              + " && !self.contains('//') && !self.contains('/./') && !self.endsWith('/.')",
       message =
-          "storage.mountPath must be an absolute path other than / without '..', e.g. "
+          "storage.mountPath must be an absolute path other than / without '..', '.' or '//', e.g. "
               + DEFAULT_MOUNT_PATH)
   @ValidationRule(
       value = "self.matches('^[A-Za-z0-9_./-]+$')",
