@@ -12,6 +12,7 @@ import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.plan.Recommender;
 import dev.hbase.cache.operator.plan.Recommender.Advice;
@@ -213,7 +214,7 @@ class CacheModesIT {
         gc = gcNow;
       }
       System.out.printf("Lru under churn, window: %s%n", window);
-      Advice advice = Recommender.advise(spec, plan, window, 0.95, false);
+      Advice advice = Recommender.advise(spec, plan, window, 0.95, JvmOptions.Trust.ALLOW_LIST);
       System.out.printf("advice: %s%n", advice);
       assertThat(window.getEvictions()).as("LRU evictions").isPositive();
       assertThat(window.getL1UsedFraction()).as("LRU fill").isGreaterThanOrEqualTo(0.8);
