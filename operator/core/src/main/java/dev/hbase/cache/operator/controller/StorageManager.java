@@ -44,8 +44,9 @@ final class StorageManager {
   }
 
   /**
-   * Where operators before 0.2 saved the StatefulSet: a ConfigMap of this name is never read (a
-   * policy author can write one); one found while the target is missing is reported as untrusted.
+   * Where earlier versions of the operator saved the StatefulSet: a ConfigMap of this name is never
+   * read (a policy author can write one); one found while the target is missing is reported as
+   * untrusted.
    */
   static String legacyBackupName(BlockCachePolicy policy) {
     return policy.getMetadata().getName() + "-sts-backup";
