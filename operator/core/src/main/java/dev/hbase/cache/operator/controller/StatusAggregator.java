@@ -116,20 +116,28 @@ final class StatusAggregator {
   }
 
   /**
-   * The target exists: a recreate saved for it is done or no longer wanted (the storage step saves
-   * it again while one is under way). One saved for another StatefulSet (targetRef changed after
-   * its orphan delete) is kept, the only copy of that object: returns its name, else null.
+   * The target exists: a recreate saved for it is done (another UID) or no longer wanted (the
+   * storage step saves it again while one is wanted), unless its orphan delete is under way. One
+   * saved for another StatefulSet (targetRef changed after its orphan delete) is kept, the only
+   * copy of that object: returns its name, else null.
    */
   String recreateDone(io.fabric8.kubernetes.api.model.apps.StatefulSet target) {
     var saved = status.getRecreate();
     if (saved == null) {
       return null;
     }
-    if (target.getMetadata().getName().equals(saved.getStatefulSet())) {
-      status.setRecreate(null);
-      return null;
+    if (!target.getMetadata().getName().equals(saved.getStatefulSet())) {
+      return saved.getStatefulSet();
     }
-    return saved.getStatefulSet();
+    // the saved object itself, its orphan delete under way (the garbage collector still holds it):
+    // the status must keep it until the StatefulSet exists again
+    boolean deleting =
+        target.getMetadata().getUid().equals(saved.getUid())
+            && target.getMetadata().getDeletionTimestamp() != null;
+    if (!deleting) {
+      status.setRecreate(null);
+    }
+    return null;
   }
 
   /** An object the operator would write is someone else's: Degraded names it. */
