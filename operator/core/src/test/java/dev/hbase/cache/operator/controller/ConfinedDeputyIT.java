@@ -450,10 +450,12 @@ class ConfinedDeputyIT extends OperatorHarness {
   void aStuckScrapeDoesNotHoldTheHealthProbe() throws Exception {
     namespaceWithoutTarget();
     CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch entered = new CountDownLatch(2);
     var reconciler =
         new BlockCachePolicyReconciler(Clock.systemUTC(), settings -> hbase, hbase.probe()) {
           @Override
           public List<BlockCachePolicy> policies() {
+            entered.countDown();
             try {
               release.await();
             } catch (InterruptedException e) {
@@ -481,7 +483,8 @@ class ConfinedDeputyIT extends OperatorHarness {
             http.sendAsync(
                 HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
                 HttpResponse.BodyHandlers.ofString()));
-    Thread.sleep(500); // both scrapes inside the handler
+    // both scrapes inside the handler (a fixed sleep raced on a slow machine)
+    assertThat(entered.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
     var third =
         http.send(
             HttpRequest.newBuilder(URI.create(base + "/metrics"))
