@@ -1485,6 +1485,10 @@ class KindE2ETest {
       NamespaceInstall.awaitTaken(cluster, Duration.ofMinutes(2));
       BlockCachePolicy done = cluster.awaitRollDone("PersistentFile again, under the namespace-scoped operator", null, ROLL_TIMEOUT);
       report.line("- examples/persistent-file.yaml again: rolled to Idle (revision %s)", done.getStatus().getRollout().getRevision());
+      // "caches kept" needs caches to keep: that roll came from pods without an L2 (the deleted policy's pods went back to the
+      // StatefulSet's own template), so it had nothing to retain; a pod restarted again before its L2 holds blocks has nothing to
+      // retain either (seen on CI: the restart roll began with rs-0's L2 sampled empty, so no retainedFraction)
+      awaitEveryPodCached(Duration.ofMinutes(5));
       // and a roll with the usual checks
       RollObserver roll = observeRoll("restart annotation, namespace-scoped operator");
       cluster.editPolicy(x -> {
@@ -1499,6 +1503,37 @@ class KindE2ETest {
       summary.add("namespace-only install by a namespace admin (no cluster-scoped object): a roll with one down at most, caches kept,"
           + " 0 failed reads; a policy in an unwatched namespace left alone");
     });
+  }
+
+  /**
+   * Until the policy's status shows every pod's L2 holding at least half its third of the table, sampled after this call
+   * began: the state a roll that must keep caches starts from. How long it took goes to the report.
+   */
+  void awaitEveryPodCached(Duration bound) {
+    Instant from = Instant.now();
+    long least = (long) ROWS * VALUE_BYTES / REPLICAS / 2;
+    AtomicReference<BlockCachePolicy> seen = new AtomicReference<>();
+    try {
+      await("every pod's L2 holding at least " + (least >> 20) + " MiB").atMost(bound).pollInterval(Duration.ofSeconds(2)).until(() -> {
+        BlockCachePolicy p = cluster.policy();
+        seen.set(p);
+        var c = p.getStatus() == null ? null : p.getStatus().getCache();
+        var rs = p.getStatus() == null ? null : p.getStatus().getRegionServers();
+        return c != null && c.getSampledAt() != null && Instant.parse(c.getSampledAt()).isAfter(from) && rs != null
+            && rs.size() == REPLICAS && rs.stream().allMatch(r -> r.getL2UsedBytes() != null && r.getL2UsedBytes() >= least);
+      });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError(e.getMessage() + "; last status: " + describeL2(seen.get()), e);
+    }
+    report.line("- every pod's L2 holds blocks after %d s: %s", Duration.between(from, Instant.now()).toSeconds(), describeL2(seen.get()));
+  }
+
+  static String describeL2(BlockCachePolicy p) {
+    if (p == null || p.getStatus() == null || p.getStatus().getRegionServers() == null) {
+      return "no pod rows";
+    }
+    return p.getStatus().getRegionServers().stream().map(r -> String.format("%s %.1f MiB", r.getPod(),
+        r.getL2UsedBytes() == null ? -1.0 : r.getL2UsedBytes() / 1048576.0)).toList().toString();
   }
 
   /** A field of /proc/PID/status in KiB (VmRSS, VmHWM); 0 when absent. */
