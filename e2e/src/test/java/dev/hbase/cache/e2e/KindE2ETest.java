@@ -75,6 +75,8 @@ class KindE2ETest {
   final Path target = repo.resolve("e2e/target");
   final Instant suiteStart = Instant.now();
   final List<String> summary = new ArrayList<>();
+  /** Each step's wall time as "| step | s | result |" rows, for the summary's table (where the suite's time goes). */
+  final List<String> stepTimes = new ArrayList<>();
   Settings settings;
   KubernetesClient client;
   Cluster cluster;
@@ -154,6 +156,10 @@ class KindE2ETest {
       report.section("Summary");
       summary.forEach(s -> report.line("- %s", s));
       report.line("- suite wall time: %d s", Duration.between(suiteStart, Instant.now()).toSeconds());
+      report.section("Where the suite's time went");
+      report.line("| step | wall time | result |");
+      report.line("|---|---:|---|");
+      stepTimes.forEach(report::line);
     } finally {
       if (sampler != null) {
         sampler.close();
@@ -1553,8 +1559,12 @@ class KindE2ETest {
     try {
       body.run();
       report.line("- PASSED, wall time %d s", Duration.between(t0, Instant.now()).toSeconds());
+      stepTimes.add(String.format("| %s | %d s | passed |", name.replaceFirst(":.*", "").replace("|", "/"),
+          Duration.between(t0, Instant.now()).toSeconds()));
     } catch (Throwable t) {
       failed = true;
+      stepTimes.add(String.format("| %s | %d s | FAILED |", name.replaceFirst(":.*", "").replace("|", "/"),
+          Duration.between(t0, Instant.now()).toSeconds()));
       report.line("- FAILED after %d s: %s", Duration.between(t0, Instant.now()).toSeconds(), String.valueOf(t.getMessage()).lines().limit(40)
           .reduce((a, b) -> a + "\n    " + b).orElse(""));
       diagnostics();

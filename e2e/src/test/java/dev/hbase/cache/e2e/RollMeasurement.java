@@ -38,7 +38,7 @@ record RollMeasurement(String label, Instant start, Instant end, Map<Integer, Se
   /**
    * One pod in the roll.
    *
-   * @param hitBefore data-block hit ratio over the 40 s before the change (/jmx)
+   * @param hitBefore data-block hit ratio over the {@link RollObserver#STEADY} window before the change (/jmx)
    * @param hitAfter data-block hit ratio of the new instance over its first reads, up to
    *     {@link RollObserver#AFTER_WINDOW} and before the next pod's drain; null: no reads in that window
    * @param afterReads data-block reads in that window
@@ -58,7 +58,7 @@ record RollMeasurement(String label, Instant start, Instant end, Map<Integer, Se
         maxDownAt);
     for (PodRestart p : pods.values()) {
       report.line("  - `%s`: restartedAt %s, retainedFraction %s, L2 used before %.1f MiB / first seen after %.1f MiB, steps %s, UIDs %d; "
-              + "data hit ratio 40 s before the roll %s -> right after its restart %s (%d data-block reads in its first %d s, before the next drain)",
+              + "data hit ratio in the steady window before the roll %s -> right after its restart %s (%d data-block reads in its first %d s, before the next drain)",
           p.pod(), p.restartedAt(), Report.ratio(p.retainedFraction()), p.l2Before() / 1048576.0,
           p.l2FirstSeenAfter() < 0 ? -1.0 : p.l2FirstSeenAfter() / 1048576.0, p.steps(), p.uidCount(), Report.ratio(p.hitBefore()),
           Report.ratio(p.hitAfter()), p.afterReads(), p.afterSeconds());

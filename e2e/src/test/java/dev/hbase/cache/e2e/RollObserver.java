@@ -28,8 +28,12 @@ import java.util.stream.Collectors;
  */
 final class RollObserver {
   static final Duration ROLL_TIMEOUT = Duration.ofMinutes(25);
-  /** The steady-state window of the reader before a roll (a measurement window, not a wait for a condition). */
-  static final Duration STEADY = Duration.ofSeconds(60);
+  /**
+   * The steady-state window of the reader before a roll: a measurement window for the report (its p99 beside the roll's),
+   * not a wait for a condition, and nothing asserts on it. 30 s at the reader's ~170 reads/s is ~5,000 reads, enough for a
+   * p99; it was 60 s, which made every observed roll wait up to a minute (9 rolls: up to 9 min of the suite).
+   */
+  static final Duration STEADY = Duration.ofSeconds(30);
   /**
    * Reads right after a restart: the new instance's reads up to this long after its first sampled
    * reads, and only samples taken before the next pod's drain began: that drain moves regions whose
@@ -271,7 +275,7 @@ final class RollObserver {
 
   private RollMeasurement.PodRestart podRestart(RegionServerStatus s, Map<Integer, Set<String>> uids) {
     String pod = s.getPod();
-    Double before = sampler.ratio(pod, start.minusSeconds(40), start);
+    Double before = sampler.ratio(pod, start.minus(STEADY), start);
     Long st = newStart(pod);
     Jmx first = st == null ? null : sampler.firstWithReads(pod, st);
     Instant windowEnd = first == null ? null : first.at().plus(AFTER_WINDOW);
