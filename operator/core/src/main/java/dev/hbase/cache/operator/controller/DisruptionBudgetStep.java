@@ -67,7 +67,7 @@ final class DisruptionBudgetStep {
     RolloutSpec r = policy.getSpec().getRollout();
     int maxUnavailable =
         Roller.budget(
-            r == null || r.getMaxUnavailable() == null ? 1 : r.getMaxUnavailable(),
+            r == null ? RolloutSpec.DEFAULT_MAX_UNAVAILABLE : r.maxUnavailableOrDefault(),
             Observer.replicas(target));
     PodDisruptionBudget pdb =
         new PodDisruptionBudgetBuilder()

@@ -143,16 +143,16 @@ final class RollStep {
   static RollModel.Settings settings(
       BlockCachePolicySpec spec, Plan plan, String revision, boolean cacheReset) {
     RolloutSpec r = spec.getRollout() == null ? new RolloutSpec() : spec.getRollout();
-    WarmGate w = r.getWarmGate() == null ? new WarmGate() : r.getWarmGate();
+    WarmGate w = r.warmGateOrDefault();
     return new RollModel.Settings(
         revision,
-        r.getStrategy() == null ? RolloutSpec.Strategy.DrainAndReload : r.getStrategy(),
-        r.getMaxUnavailable() == null ? 1 : r.getMaxUnavailable(),
+        r.strategyOrDefault(),
+        r.maxUnavailableOrDefault(),
         Boolean.TRUE.equals(r.getPaused()),
-        Durations.parse(r.getPodReadyTimeout(), "10m"),
+        Durations.parse(r.podReadyTimeoutOrDefault(), RolloutSpec.DEFAULT_POD_READY_TIMEOUT),
         w.getMinRetainedFraction(),
         w.getMinHitRatio(),
-        Durations.parse(w.getTimeout(), "5m"),
+        Durations.parse(w.timeoutOrDefault(), WarmGate.DEFAULT_TIMEOUT),
         plan.persistentPath() != null,
         cacheReset,
         plan.bucketCache());

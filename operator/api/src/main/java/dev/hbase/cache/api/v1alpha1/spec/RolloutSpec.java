@@ -1,5 +1,6 @@
 package dev.hbase.cache.api.v1alpha1.spec;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
@@ -16,6 +17,12 @@ import lombok.experimental.Accessors;
 public class RolloutSpec {
   public static final String DURATION = "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$";
 
+  // The defaults, written once: the CRD's (@Default, applied by the API server) and the operator's
+  // when a field is absent all the same (a policy stored before the default existed, a unit test).
+  public static final String DEFAULT_STRATEGY = "DrainAndReload";
+  public static final int DEFAULT_MAX_UNAVAILABLE = 1;
+  public static final String DEFAULT_POD_READY_TIMEOUT = "10m";
+
   public enum Strategy {
     /** Decommission with offload, restart, recommission with the same regions (default). */
     DrainAndReload,
@@ -23,11 +30,11 @@ public class RolloutSpec {
     InPlace
   }
 
-  @Default("DrainAndReload")
+  @Default(DEFAULT_STRATEGY)
   @JsonPropertyDescription("DrainAndReload (default) or InPlace.")
   private Strategy strategy;
 
-  @Default("1")
+  @Default("" + DEFAULT_MAX_UNAVAILABLE)
   @Min(1)
   @Max(100)
   @JsonPropertyDescription(
@@ -39,7 +46,7 @@ public class RolloutSpec {
       "Start no pod's restart while true (pods already restarting finish theirs).")
   private Boolean paused;
 
-  @Default("10m")
+  @Default(DEFAULT_POD_READY_TIMEOUT)
   @Pattern(DURATION)
   @ValidationRule(
       value = "duration(self) >= duration('30s') && duration(self) <= duration('24h')",
@@ -57,4 +64,28 @@ public class RolloutSpec {
           + " node drains and other evictions wait while servers are down. Not created when another"
           + " PodDisruptionBudget already selects the pods. false: none.")
   private Boolean podDisruptionBudget;
+
+  /** {@link #strategy}, or its default when absent. */
+  @JsonIgnore
+  public Strategy strategyOrDefault() {
+    return strategy == null ? Strategy.valueOf(DEFAULT_STRATEGY) : strategy;
+  }
+
+  /** {@link #maxUnavailable}, or its default when absent. */
+  @JsonIgnore
+  public int maxUnavailableOrDefault() {
+    return maxUnavailable == null ? DEFAULT_MAX_UNAVAILABLE : maxUnavailable;
+  }
+
+  /** {@link #podReadyTimeout}, or its default when absent. */
+  @JsonIgnore
+  public String podReadyTimeoutOrDefault() {
+    return podReadyTimeout == null ? DEFAULT_POD_READY_TIMEOUT : podReadyTimeout;
+  }
+
+  /** {@link #warmGate}, or one with every field at its default when absent. */
+  @JsonIgnore
+  public WarmGate warmGateOrDefault() {
+    return warmGate == null ? new WarmGate() : warmGate;
+  }
 }

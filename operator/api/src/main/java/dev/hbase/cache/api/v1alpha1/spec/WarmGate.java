@@ -1,5 +1,6 @@
 package dev.hbase.cache.api.v1alpha1.spec;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Default;
@@ -15,6 +16,11 @@ import lombok.experimental.Accessors;
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class WarmGate {
+  /** The defaults, written once (see {@link RolloutSpec}'s). */
+  public static final String DEFAULT_TIMEOUT = "5m";
+
+  public static final double DEFAULT_MIN_RETAINED_FRACTION = 0.9;
+
   @Min(0)
   @Max(1)
   @JsonPropertyDescription(
@@ -26,7 +32,7 @@ public class WarmGate {
   @JsonPropertyDescription("Data-block hit ratio the pod must reach. Default: not checked.")
   private Double minHitRatio;
 
-  @Default("5m")
+  @Default(DEFAULT_TIMEOUT)
   @Pattern(RolloutSpec.DURATION)
   @ValidationRule(
       value = "duration(self) >= duration('0s') && duration(self) <= duration('24h')",
@@ -34,4 +40,10 @@ public class WarmGate {
   @JsonPropertyDescription(
       "How long to wait for the gate; after it the roll goes on and the pod is reported cold.")
   private String timeout;
+
+  /** {@link #timeout}, or its default when absent. */
+  @JsonIgnore
+  public String timeoutOrDefault() {
+    return timeout == null ? DEFAULT_TIMEOUT : timeout;
+  }
 }
