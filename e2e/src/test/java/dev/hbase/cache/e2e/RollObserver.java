@@ -69,6 +69,7 @@ final class RollObserver {
   private final Map<String, String> drainedFrom = new LinkedHashMap<>();
   /** Per pod, seconds from its delete to all its regions back, from the roll's state as the status showed it. */
   private final Map<String, Double> homeSeconds = new TreeMap<>();
+  private final java.util.Set<String> homeFromEvent = new java.util.TreeSet<>();
   private Instant start;
   /** Set when this roll's restart events were not all there when the roll was seen done (see {@link #restartEvents}). */
   private String late;
@@ -201,12 +202,39 @@ final class RollObserver {
       pods.put(s.getPod(), podRestart(s, uids));
     }
     List<Event> restarts = restartEvents(pods.keySet());
+    homeFromEvents(restarts);
     return new RollMeasurement(label, start, end, uids, maxDown, maxDownAt, pvcsUnchanged, pods,
         restarts.stream().map(e -> e.getReason() + ": " + e.getMessage()).toList(),
         restarts.stream().map(e -> e.getMessage().split(" ", 2)[0]).toList(),
         restarts.stream().filter(e -> "PodRestartedCold".equals(e.getReason())).count(),
         Workload.stats(log, start.minus(STEADY), start), Workload.stats(log, start, end), watch.timeline(),
         clusterCached, lastRoll == null ? null : lastRoll.getCachedReadRatio(), new TreeMap<>(homeSeconds), late);
+  }
+
+  /** The operator's PodRestarted text for a pod whose regions all came home: "N/N regions home S s after its delete". */
+  static final java.util.regex.Pattern HOME_IN_EVENT =
+      java.util.regex.Pattern.compile("(\\d+)/(\\d+) regions home (\\d+(?:\\.\\d+)?) s after its delete");
+
+  /**
+   * A pod whose homeAt the polled status never showed gets it from its restart event. The operator holds a write that
+   * changes only a roll's progress for up to 5 s (StatusWrites), so the last pod can go from Reloading to done within one
+   * write (seen on kind: rs-0's homeAt was in its PodRestarted event, "2/2 regions home 51.7 s after its delete", and in no
+   * status the suite read). Only an event that counts every region home counts.
+   */
+  private void homeFromEvents(List<Event> restarts) {
+    for (Event e : restarts) {
+      String pod = e.getMessage().split(" ", 2)[0];
+      var m = HOME_IN_EVENT.matcher(e.getMessage());
+      if (!homeSeconds.containsKey(pod) && m.find() && m.group(1).equals(m.group(2))) {
+        homeSeconds.put(pod, Double.parseDouble(m.group(3)));
+        homeFromEvent.add(pod);
+      }
+    }
+  }
+
+  /** Pods whose home time came from their PodRestarted event, not from a status the suite polled. */
+  java.util.Set<String> homeFromEvent() {
+    return homeFromEvent;
   }
 
   /**
