@@ -1,0 +1,89 @@
+package dev.hbase.cache.operator.roll;
+
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.roll.RollModel.Action;
+import dev.hbase.cache.operator.roll.RollModel.Reason;
+import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
+import java.util.List;
+
+/**
+ * HBase's balancer during a roll: every decision to switch it off or on. A roll that drains
+ * switches it off (it would move regions back onto a server being drained, or away from one being
+ * reloaded) and back on when it is done, if it was on before the roll ({@code
+ * status.rollout.balancerWasOn}, recorded when the first pod to drain is admitted). While the roll
+ * cannot go on (blocked, or held because the policy cannot be applied) the cluster runs as it did
+ * before the roll.
+ */
+final class BalancerSwitch {
+  private final StepState t;
+
+  BalancerSwitch(StepState t) {
+    this.t = t;
+  }
+
+  /**
+   * At the start of a step with pods in flight: off for the whole roll, whoever turned it on (a
+   * blocked roll left it on: it goes off when the roll goes on).
+   */
+  void offWhileRolling() {
+    RolloutStatus st = t.st;
+    if (Boolean.TRUE.equals(st.getBalancerWasOn())
+        && !st.getInFlight().isEmpty()
+        && st.getPhase() != Phase.Blocked
+        && Boolean.TRUE.equals(t.hbase().balancerOn())) {
+      t.actions.add(new SwitchBalancer(false));
+    }
+  }
+
+  /**
+   * A pod admitted to be drained: whether the balancer was on before the roll, recorded once per
+   * roll (an unknown state counts as on). It is switched off in the next step ({@link
+   * #offWhileRolling}).
+   */
+  void rememberBeforeDrain() {
+    if (t.st.getBalancerWasOn() == null) {
+      t.st.setBalancerWasOn(!Boolean.FALSE.equals(t.hbase().balancerOn()));
+    }
+  }
+
+  /**
+   * A blocked roll waits for a person: the cluster runs as it did before the roll meanwhile (the
+   * balancer goes off again when the roll goes on).
+   */
+  void backOnWhileBlocked() {
+    backOnWhileHeld(t.st, t.hbase(), t.actions);
+  }
+
+  /**
+   * The roll is done: back on if it was on before the roll, once the master can be asked (until
+   * then the roll waits for it).
+   */
+  void backOnAfterRoll() {
+    RolloutStatus st = t.st;
+    if (st.getBalancerWasOn() != null) {
+      if (st.getBalancerWasOn() && t.hbase().masterReachable()) {
+        t.actions.add(new SwitchBalancer(true));
+        st.setBalancerWasOn(null);
+      } else if (!st.getBalancerWasOn()) {
+        st.setBalancerWasOn(null);
+      } else {
+        t.waitFor(Reason.HBaseUnreachable, "waiting for the master to switch the balancer back on");
+        t.requeue(StepState.POLL);
+      }
+    }
+  }
+
+  /**
+   * The roll holds or is blocked: back on if the roll switched it off (it was on before the roll
+   * and is off now). Whether it was switched.
+   */
+  static boolean backOnWhileHeld(RolloutStatus st, ClusterSnapshot h, List<Action> actions) {
+    if (Boolean.TRUE.equals(st.getBalancerWasOn()) && Boolean.FALSE.equals(h.balancerOn())) {
+      actions.add(new SwitchBalancer(true));
+      return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,127 @@
+package dev.hbase.cache.operator.roll;
+
+import static dev.hbase.cache.operator.roll.RollModel.serverFor;
+
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import dev.hbase.cache.operator.roll.RollModel.Reason;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * May this pod go down now? The cluster gate (the cluster is healthy enough to lose one more
+ * RegionServer) and the budget (how many are down, how many may be). Answers from the step's input
+ * and the pods in flight; the only thing it records is a wait, when a pod admitted earlier finds
+ * the gate closed ({@link #stillOpen}).
+ */
+final class ClusterGate {
+  private final StepState t;
+
+  ClusterGate(StepState t) {
+    this.t = t;
+  }
+
+  /**
+   * The most RegionServers down at once: maxUnavailable, but never every one (with a single
+   * replica, that one: a restart of a one-server cluster always costs availability).
+   */
+  static int budget(int maxUnavailable, int replicas) {
+    return replicas <= 1 ? 1 : Math.min(maxUnavailable, replicas - 1);
+  }
+
+  /** {@link #budget} of this roll. */
+  int maxDown() {
+    return budget(t.s.maxUnavailable(), t.in.replicas());
+  }
+
+  /**
+   * RegionServers down now: pods in flight, other pods not Ready or terminating, missing replicas.
+   */
+  long down() {
+    long others =
+        t.in.pods().stream()
+            .filter(p -> !t.inFlight(p.name()))
+            .filter(p -> !p.ready() || p.terminating())
+            .count();
+    return t.st.getInFlight().size() + others + missingOutsideRoll();
+  }
+
+  /** Replicas without a pod, less those the roll deleted (they are counted in flight). */
+  long missingOutsideRoll() {
+    long deletedByRoll =
+        t.st.getInFlight().stream().filter(r -> t.podByName(r.getPod()).isEmpty()).count();
+    return Math.max(0, t.in.missing() - deletedByRoll);
+  }
+
+  /**
+   * A pod that holds no regions, so restarting it costs nothing: stuck (crash-looping, image pull
+   * errors, unschedulable), or not Ready and not registered with the master (or registered with no
+   * region). A pod that is not Ready but still serves regions (overloaded, a slow probe) is drained
+   * like any other. When the master cannot be asked, an unready pod counts as serving.
+   */
+  boolean servesNothing(PodView p) {
+    if (p.stuck() != null) {
+      return true;
+    }
+    if (p.ready()) {
+      return false;
+    }
+    ClusterSnapshot h = t.hbase();
+    return h.masterReachable() && serverFor(h, p).map(x -> x.regionCount() == 0).orElse(true);
+  }
+
+  /**
+   * The cluster gate again, before a destructive step (decommission, delete) of a pod admitted
+   * earlier: something else may have gone down since (a RegionServer killed, a pod evicted).
+   */
+  boolean stillOpen(PodRoll r) {
+    Optional<PodView> pod = t.podByName(r.getPod());
+    String gate = pod.isEmpty() ? r.getPod() + " does not exist" : why(pod.get());
+    if (gate != null) {
+      t.waitFor(Reason.ClusterNotHealthy, gate);
+      return false;
+    }
+    return true;
+  }
+
+  /** Why a ready pod may not go down now, or null. */
+  String why(PodView candidate) {
+    ClusterSnapshot h = t.hbase();
+    if (!h.masterReachable()) {
+      return "HBase master unreachable: " + h.error();
+    }
+    if (h.regionsInTransition() > 0) {
+      return h.regionsInTransition() + " regions in transition";
+    }
+    if (!h.dead().isEmpty()) {
+      return "dead RegionServers: "
+          + h.dead().stream().map(ServerId::toString).collect(Collectors.joining(", "));
+    }
+    long othersDown =
+        t.in.pods().stream()
+            .filter(p -> !p.name().equals(candidate.name()))
+            .filter(p -> !t.inFlight(p.name()))
+            .filter(p -> !p.ready() || p.terminating())
+            .count();
+    if (othersDown > 0) {
+      return othersDown + " other RegionServer pods are not Ready";
+    }
+    if (missingOutsideRoll() > 0) {
+      return Narration.missing(t.in);
+    }
+    long serving = t.in.pods().size() - t.st.getInFlight().size();
+    long live =
+        h.live().stream()
+            .filter(x -> t.in.pods().stream().anyMatch(p -> p.servesAs(x.id().host())))
+            .count();
+    if (live < serving) {
+      return live + " RegionServers registered with the master, " + serving + " pods should serve";
+    }
+    if (serverFor(h, candidate).isEmpty()) {
+      return candidate.name() + " is Ready but its RegionServer is not registered with the master";
+    }
+    return null;
+  }
+}

@@ -1,0 +1,211 @@
+package dev.hbase.cache.operator.roll;
+
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.RollSummary;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
+import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.plan.Durations;
+import dev.hbase.cache.operator.roll.RollModel.Input;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * What the roll says: the text of its events and of its longer wait and block messages (the status
+ * message, the conditions). Text only, from values: it decides nothing. One-line waits stay next to
+ * the condition they describe.
+ */
+final class Narration {
+  private Narration() {}
+
+  /** The reason of a pod restarted because another manager changed the pod template. */
+  static final String TEMPLATE_CHANGED = "pod template changed outside the policy";
+
+  /** A finished roll in a sentence (the RollFinished event). */
+  static String describe(RollSummary r) {
+    return r.getRestarts()
+        + " restarts in "
+        + r.getSeconds()
+        + " s"
+        + (r.getSlowestPod() == null
+            ? ""
+            : ", slowest "
+                + r.getSlowestPod()
+                + " "
+                + r.getSlowestPodSeconds()
+                + " s from delete to regions home")
+        + (r.getColdRestarts() == null || r.getColdRestarts() == 0
+            ? ""
+            : ", " + r.getColdRestarts() + " cold")
+        + (r.getCachedReadRatio() == null
+            ? ""
+            : String.format(
+                Locale.ROOT,
+                ", %.2f%% of the cluster's %d data reads served from cache",
+                r.getCachedReadRatio() * 100,
+                r.getDataReads()));
+  }
+
+  /** The RollStarted event. */
+  static String rollStarted(String revision, long drifted) {
+    return "rolling RegionServers to revision "
+        + revision
+        + (drifted > 0
+            ? " (" + drifted + " run an older pod template: " + TEMPLATE_CHANGED + ")"
+            : "");
+  }
+
+  /** The RollFinished event. */
+  static String rollFinished(int pods, String revision, RollSummary done) {
+    return "all "
+        + pods
+        + " RegionServers run revision "
+        + revision
+        + (done == null ? "" : ": " + describe(done));
+  }
+
+  /** The RestartingPod event. */
+  static String restarting(PodRoll r) {
+    return "restarting " + r.getPod() + reasonSuffix(r);
+  }
+
+  /** The PodRestarted (warm) or PodRestartedCold event. */
+  static String back(
+      PodRoll r,
+      ClusterSnapshot h,
+      boolean cacheReset,
+      Double retained,
+      boolean warm,
+      Duration warmTimeout) {
+    return r.getPod()
+        + " is back"
+        + home(r, h)
+        + (cacheReset
+            ? ", its cache reset as planned"
+            : retained != null ? String.format(", %.1f%% of its L2 retained", retained * 100) : "")
+        + (warm ? "" : " but its cache did not warm up within " + Durations.format(warmTimeout));
+  }
+
+  /**
+   * For a pod's PodRestarted event: how many of its regions are on its new instance, when they were
+   * all back, and how much of them HBase says is cached there (its per-region cached ratio, from
+   * the last load report).
+   */
+  static String home(PodRoll r, ClusterSnapshot h) {
+    if (r.getNewServer() == null || r.getRegions() == null || r.getRegions().isEmpty()) {
+      return "";
+    }
+    Optional<ServerState> now = h.live(ServerId.parse(r.getNewServer()));
+    if (now.isEmpty()) {
+      return "";
+    }
+    List<String> home = r.getRegions().stream().filter(now.get().regions()::contains).toList();
+    // the last load report may be older than the regions' return: only those it lists count
+    var cached =
+        home.stream()
+            .filter(now.get().cachedRatio()::containsKey)
+            .mapToDouble(x -> now.get().cachedRatio().get(x))
+            .average();
+    return String.format(
+        Locale.ROOT,
+        ": %d/%d regions home%s%s",
+        home.size(),
+        r.getRegions().size(),
+        r.getDeletedAt() == null || r.getHomeAt() == null
+            ? ""
+            : String.format(
+                Locale.ROOT,
+                " %.1f s after its delete",
+                Duration.between(Instant.parse(r.getDeletedAt()), Instant.parse(r.getHomeAt()))
+                        .toMillis()
+                    / 1000.0),
+        cached.isPresent()
+            ? String.format(
+                Locale.ROOT, ", %.0f%% of them cached there", cached.getAsDouble() * 100)
+            : "");
+  }
+
+  /** The warm gate's wait: what is missing of the pod's cache. */
+  static String warmGateWait(
+      String pod,
+      boolean retainedOk,
+      Double retained,
+      double minRetained,
+      boolean hitOk,
+      Double minHitRatio) {
+    return "waiting for "
+        + pod
+        + "'s cache: "
+        + (retainedOk
+            ? ""
+            : "retained "
+                + (retained == null ? "unknown" : String.format("%.2f", retained))
+                + " < "
+                + minRetained
+                + " ")
+        + (hitOk ? "" : "hit ratio below " + minHitRatio);
+  }
+
+  /** A restarted pod that did not serve within podReadyTimeout (PodNotReady). */
+  static String notServing(PodRoll r, Optional<PodView> pod, Duration podReadyTimeout) {
+    String why =
+        pod.isEmpty()
+            ? "the pod was not recreated"
+            : pod.get().stuck() != null
+                ? "it is " + pod.get().stuck()
+                : !pod.get().ready()
+                    ? "it is not Ready"
+                    : "its RegionServer did not register with the master";
+    return r.getPod()
+        + " is not serving "
+        + Durations.format(podReadyTimeout)
+        + " after its restart: "
+        + why;
+  }
+
+  /** A drain that could not begin within podReadyTimeout (DrainTimeout). */
+  static String drainNotBegun(PodRoll r, Duration podReadyTimeout, String lastWait) {
+    return r.getPod()
+        + "'s drain could not begin within "
+        + Durations.format(podReadyTimeout)
+        + " (the roll's last wait: "
+        + (lastWait == null ? "none" : lastWait)
+        + "): what it had moved goes back to it";
+  }
+
+  /** A drain that did not finish within podReadyTimeout (DrainTimeout). */
+  static String drainNotDone(PodRoll r, int left, Duration podReadyTimeout) {
+    return r.getPod()
+        + " still served "
+        + left
+        + " regions "
+        + Durations.format(podReadyTimeout)
+        + " after its decommission: its regions went back and its decommission mark"
+        + " was cleared";
+  }
+
+  /** Replicas without a pod. */
+  static String missing(Input in) {
+    return in.missing()
+        + " of "
+        + in.replicas()
+        + " RegionServer pods do not exist (the StatefulSet controller creates them)";
+  }
+
+  /** The roll holds ({@link Roller#hold}): the RollHeld event and the status message. */
+  static String held(String why, boolean balancerBackOn, List<String> returned) {
+    return "held while the policy cannot be applied ("
+        + why
+        + ")"
+        + (balancerBackOn ? "; balancer switched back on" : "")
+        + (returned.isEmpty() ? "" : "; " + String.join(", ", returned) + " got its regions back");
+  }
+
+  static String reasonSuffix(PodRoll r) {
+    return r.getReason() == null ? "" : " (" + r.getReason() + ")";
+  }
+}

@@ -1,0 +1,340 @@
+package dev.hbase.cache.operator.roll;
+
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
+import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.roll.RollModel.CacheView;
+import dev.hbase.cache.operator.roll.RollModel.DeletePod;
+import dev.hbase.cache.operator.roll.RollModel.Drain;
+import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import dev.hbase.cache.operator.roll.RollModel.Reason;
+import dev.hbase.cache.operator.roll.RollModel.Recommission;
+import dev.hbase.cache.operator.roll.RollModel.Restarted;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A pod in flight, moved at most one step: Draining -> Deleting -> WaitingReady -> Reloading ->
+ * WarmGate -> done (InPlace, and pods that serve nothing: Deleting -> WaitingReady -> WarmGate ->
+ * done). Each step reads the pod and HBase as observed now, records the next step in the pod's
+ * {@link PodRoll} and asks for the actions (drain, delete, recommission); a step that times out
+ * blocks the roll.
+ */
+final class PodLifecycle {
+  static final double DEFAULT_MIN_RETAINED = 0.9;
+
+  private final StepState t;
+  private final ClusterGate gate;
+  private final RollBook book;
+
+  PodLifecycle(StepState t, ClusterGate gate, RollBook book) {
+    this.t = t;
+    this.gate = gate;
+    this.book = book;
+  }
+
+  /**
+   * A restart that did not bring the pod up (timed out, or a new instance of an older revision that
+   * is not Ready): after a spec change the pod is just out of date, and goes first again.
+   */
+  boolean failedOnAnOldRevision(PodRoll r) {
+    if (r.getStep() != Step.WaitingReady) {
+      return false;
+    }
+    Optional<PodView> pod = t.podByName(r.getPod());
+    if (pod.isPresent() && pod.get().ready()) {
+      return false;
+    }
+    boolean newInstanceOfOldRevision =
+        pod.isPresent()
+            && !pod.get().uid().equals(r.getUid())
+            && pod.get().outdated(t.s.revision());
+    return t.timedOut(r, t.s.podReadyTimeout()) || newInstanceOfOldRevision;
+  }
+
+  void advance(PodRoll r) {
+    Optional<PodView> pod = t.podByName(r.getPod());
+    switch (r.getStep()) {
+      case Draining -> draining(r);
+      case Deleting -> deleting(r, pod);
+      case WaitingReady -> waitingReady(r, pod);
+      case Reloading -> reloading(r);
+      case WarmGate -> warmGate(r);
+    }
+  }
+
+  // ------------------------------------------------------------------ Draining
+
+  void draining(PodRoll r) {
+    ClusterSnapshot h = t.hbase();
+    if (!h.masterReachable()) {
+      t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + h.error());
+      return;
+    }
+    ServerId oldId = ServerId.parse(r.getOldServer());
+    Optional<ServerState> old = h.live(oldId);
+    int left = old.map(ServerState::regionCount).orElse(0);
+    if (old.isPresent() && !h.decommissioned().contains(oldId)) {
+      // A drain that cannot begin (no server may take the regions: every other one marked by
+      // someone else, or the gate closed) times out like one that does not finish: otherwise
+      // the balancer stays off for as long as the cause lasts.
+      if (t.timedOut(r, t.s.podReadyTimeout())) {
+        drainTimedOut(
+            r, oldId, Narration.drainNotBegun(r, t.s.podReadyTimeout(), t.st.getMessage()));
+        return;
+      }
+      if (!gate.stillOpen(r)) {
+        return;
+      }
+      drain(old.get()); // sent from the recorded state only
+      t.requeue(StepState.FAST);
+      return;
+    }
+    if (left == 0 && h.regionsInTransition() == 0) {
+      // deleted in this step (one status write less per restart): the delete's UID precondition
+      // and the pods as observed keep it to one delete whatever the crash point
+      t.to(r, Step.Deleting);
+      deleting(r, t.podByName(r.getPod()));
+      return;
+    }
+    if (t.timedOut(r, t.s.podReadyTimeout())) {
+      drainTimedOut(r, oldId, Narration.drainNotDone(r, left, t.s.podReadyTimeout()));
+      return;
+    }
+    if (left > 0 && h.regionsInTransition() == 0) {
+      drain(old.get()); // a move that failed, or a region that arrived before the mark
+    }
+    t.waitFor(Reason.Draining, "moving " + left + " regions off " + r.getPod());
+    t.requeue(StepState.FAST);
+  }
+
+  /**
+   * The cluster goes back to normal meanwhile: the server gets back what was drained, its mark
+   * goes, the balancer goes back on ({@link BalancerSwitch#backOnWhileBlocked}); the drain is tried
+   * again after the timeout once more, or at once after a spec change.
+   */
+  void drainTimedOut(PodRoll r, ServerId oldId, String what) {
+    Instant retry = t.now().plus(t.s.podReadyTimeout());
+    t.actions.add(new Recommission(oldId, r.getRegions() == null ? List.of() : r.getRegions()));
+    t.st.getInFlight().remove(r);
+    t.st.setRetryAt(retry.toString());
+    t.block(Reason.DrainTimeout, what + "; the drain is tried again at " + retry);
+  }
+
+  /** Moves the server's regions to where they are cached best ({@link DrainTargets}). */
+  void drain(ServerState server) {
+    Map<String, ServerId> targets =
+        DrainTargets.plan(server.regions(), drainCandidates(server.id()));
+    if (targets.isEmpty() && server.regionCount() > 0) {
+      t.waitFor(
+          Reason.Draining,
+          "no RegionServer can take the regions of "
+              + server.id()
+              + " (every other one is decommissioned, restarting or has not reported yet)");
+      return;
+    }
+    t.actions.add(new Drain(server.id(), targets));
+  }
+
+  /**
+   * Servers that may take a drained server's regions: live, reported, not decommissioned, and not a
+   * pod of this roll in flight.
+   */
+  List<ServerState> drainCandidates(ServerId draining) {
+    ClusterSnapshot h = t.hbase();
+    return h.live().stream()
+        .filter(x -> !x.id().sameEndpoint(draining))
+        .filter(ServerState::reported)
+        .filter(x -> !x.decommissioned() && !h.decommissioned().contains(x.id()))
+        .filter(
+            x ->
+                t.st.getInFlight().stream()
+                    .noneMatch(
+                        f ->
+                            t.podByName(f.getPod())
+                                .map(p -> p.servesAs(x.id().host()))
+                                .orElse(false)))
+        .toList();
+  }
+
+  // ------------------------------------------------------------------ Deleting
+
+  void deleting(PodRoll r, Optional<PodView> pod) {
+    if (pod.isPresent() && pod.get().uid().equals(r.getUid()) && !pod.get().terminating()) {
+      if (r.getOldServer() != null && !gate.stillOpen(r)) {
+        return; // a drained pod: what was true at admission is checked again before the delete
+      }
+      t.actions.add(new DeletePod(r.getPod(), r.getUid()));
+      t.events.add(new Event(false, "RestartingPod", Narration.restarting(r)));
+    }
+    if (r.getDeletedAt() == null) {
+      r.setDeletedAt(t.now().toString());
+    }
+    t.to(r, Step.WaitingReady);
+    t.requeue(StepState.POLL);
+  }
+
+  // ------------------------------------------------------------------ WaitingReady
+
+  /**
+   * The new instance serves once it has registered with the master and sent its first load report;
+   * a drained pod's regions go back then, without waiting for the pod's readiness probe (which may
+   * pass seconds later). A pod restarted without a drain must be Ready as well: its old instance,
+   * whose start code is not known, may still be listed.
+   */
+  void waitingReady(PodRoll r, Optional<PodView> pod) {
+    boolean newPod =
+        pod.isPresent() && !pod.get().uid().equals(r.getUid()) && !pod.get().terminating();
+    boolean newPodReady = newPod && pod.get().ready();
+    Optional<ServerState> server =
+        newPod && (newPodReady || r.getOldServer() != null)
+            ? newServer(r, pod.get())
+            : Optional.empty();
+    if (server.isPresent()) {
+      r.setNewServer(server.get().id().toString());
+      r.setReadyAt(t.now().toString());
+      if (t.s.strategy() == RolloutSpec.Strategy.DrainAndReload && r.getOldServer() != null) {
+        t.to(r, Step.Reloading);
+        t.actions.add(new Recommission(ServerId.parse(r.getOldServer()), r.getRegions()));
+        t.requeue(StepState.FAST);
+      } else {
+        r.setHomeAt(t.now().toString());
+        t.to(r, Step.WarmGate);
+        t.requeue(StepState.FAST);
+      }
+      return;
+    }
+    if (t.timedOut(r, t.s.podReadyTimeout())) {
+      if (r.getOldServer() != null
+          && t.hbase().decommissioned().contains(ServerId.parse(r.getOldServer()))) {
+        // the old instance is gone: its mark goes too (the cluster as it would be without it)
+        t.actions.add(new Recommission(ServerId.parse(r.getOldServer()), List.of()));
+      }
+      t.block(Reason.PodNotReady, Narration.notServing(r, pod, t.s.podReadyTimeout()));
+      return;
+    }
+    String what =
+        newPod && (newPodReady || r.getOldServer() != null)
+            ? "waiting for the RegionServer on " + r.getPod() + " to register and report"
+            : "waiting for " + r.getPod() + " to be Ready";
+    t.waitFor(Reason.WaitingForPod, what);
+    t.requeue(newPod ? StepState.FAST : StepState.POLL);
+  }
+
+  /**
+   * The pod's RegionServer instance newer than the one it had before the restart, having reported.
+   */
+  Optional<ServerState> newServer(PodRoll r, PodView pod) {
+    ClusterSnapshot h = t.hbase();
+    if (!h.masterReachable()) {
+      return Optional.empty();
+    }
+    ServerId old = r.getOldServer() == null ? null : ServerId.parse(r.getOldServer());
+    return h.live().stream()
+        .filter(x -> pod.servesAs(x.id().host()))
+        .filter(x -> old == null || x.id().startCode() > old.startCode())
+        .filter(ServerState::reported)
+        .findFirst();
+  }
+
+  // ------------------------------------------------------------------ Reloading
+
+  void reloading(PodRoll r) {
+    ClusterSnapshot h = t.hbase();
+    if (!h.masterReachable()) {
+      t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + h.error());
+      return;
+    }
+    Optional<ServerState> now = h.live(ServerId.parse(r.getNewServer()));
+    if (now.isEmpty()) {
+      // The new instance went away again: wait for the next one.
+      t.to(r, Step.WaitingReady);
+      t.requeue(StepState.POLL);
+      return;
+    }
+    List<String> stragglers =
+        r.getRegions().stream()
+            .filter(x -> !now.get().regions().contains(x))
+            .filter(this::regionExists)
+            .toList();
+    if (stragglers.isEmpty() && h.regionsInTransition() == 0) {
+      r.setHomeAt(t.now().toString());
+      // written before the gate is looked at: the status shows when the regions came home
+      // (homeAt), which the gate's step would otherwise take out of the roll with the pod
+      t.to(r, Step.WarmGate);
+      t.requeue(StepState.FAST);
+      return;
+    }
+    if (t.timedOut(r, t.s.podReadyTimeout())) {
+      t.block(Reason.ReloadTimeout, stragglers.size() + " regions did not return to " + r.getPod());
+      return;
+    }
+    if (!stragglers.isEmpty() && h.regionsInTransition() == 0) {
+      t.actions.add(new Recommission(ServerId.parse(r.getOldServer()), stragglers));
+    }
+    t.waitFor(Reason.Reloading, "moving " + stragglers.size() + " regions back to " + r.getPod());
+    t.requeue(StepState.FAST);
+  }
+
+  boolean regionExists(String encoded) {
+    return t.hbase().live().stream().anyMatch(x -> x.regions().contains(encoded));
+  }
+
+  // ------------------------------------------------------------------ WarmGate
+
+  void warmGate(PodRoll r) {
+    RollModel.Settings s = t.s;
+    CacheView c = t.in.caches().get(r.getPod());
+    Double retained = null;
+    if (c != null
+        && c.l2UsedBytes() != null
+        && r.getL2UsedBytesBefore() != null
+        && r.getL2UsedBytesBefore() > 0) {
+      retained = Math.min(1.0, (double) c.l2UsedBytes() / r.getL2UsedBytesBefore());
+    }
+    double minRetained =
+        s.minRetainedFraction() != null ? s.minRetainedFraction() : DEFAULT_MIN_RETAINED;
+    boolean retainedOk =
+        !s.persistent()
+            || s.cacheReset()
+            || r.getL2UsedBytesBefore() == null
+            || r.getL2UsedBytesBefore() == 0
+            || (retained != null && retained >= minRetained);
+    boolean hitOk =
+        s.minHitRatio() == null
+            || (c != null
+                && c.hitRatioSinceStart() != null
+                && c.hitRatioSinceStart() >= s.minHitRatio());
+    boolean timeUp = t.timedOut(r, s.warmTimeout());
+    if ((retainedOk && hitOk) || timeUp) {
+      boolean warm = retainedOk && hitOk;
+      book.count(r, warm);
+      t.restarted.add(
+          new Restarted(
+              r.getPod(),
+              Instant.parse(r.getReadyAt() != null ? r.getReadyAt() : t.now().toString()),
+              retained,
+              warm));
+      t.st.getInFlight().remove(r);
+      t.events.add(
+          new Event(
+              !warm,
+              warm ? "PodRestarted" : "PodRestartedCold",
+              Narration.back(r, t.hbase(), s.cacheReset(), retained, warm, s.warmTimeout())));
+      t.requeue(Duration.ZERO);
+      return;
+    }
+    t.waitFor(
+        Reason.WarmGate,
+        Narration.warmGateWait(
+            r.getPod(), retainedOk, retained, minRetained, hitOk, s.minHitRatio()));
+    t.requeue(StepState.POLL);
+  }
+}

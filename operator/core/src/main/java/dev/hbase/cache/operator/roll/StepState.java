@@ -1,0 +1,143 @@
+package dev.hbase.cache.operator.roll;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.roll.RollModel.Action;
+import dev.hbase.cache.operator.roll.RollModel.Blocked;
+import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.Input;
+import dev.hbase.cache.operator.roll.RollModel.Outcome;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import dev.hbase.cache.operator.roll.RollModel.Proceeding;
+import dev.hbase.cache.operator.roll.RollModel.Reason;
+import dev.hbase.cache.operator.roll.RollModel.Restarted;
+import dev.hbase.cache.operator.roll.RollModel.Wait;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One roller step's working state, which the pieces of the step share ({@link Admission}, {@link
+ * PodLifecycle}, {@link ClusterGate}, {@link RollBook}, {@link BalancerSwitch}): what the step sees
+ * (the input), the rollout state it changes (a copy of the previous one) and what it accumulates
+ * (actions, events, completed restarts, why it waits or is blocked, when to look again). It records
+ * and answers small questions about the input; it decides nothing and calls none of the pieces.
+ */
+final class StepState {
+  static final Duration FAST = Duration.ofSeconds(1);
+  static final Duration POLL = Duration.ofSeconds(5);
+  static final Duration IDLE = Duration.ofSeconds(60);
+  static final Duration BLOCKED = Duration.ofSeconds(30);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** What the step sees. */
+  final Input in;
+
+  /** The roll's knobs ({@code in.settings()}). */
+  final RollModel.Settings s;
+
+  /** The new rollout state: a copy of the previous one, changed by the step. */
+  final RolloutStatus st;
+
+  final List<Action> actions = new ArrayList<>();
+  final List<Event> events = new ArrayList<>();
+  final List<Restarted> restarted = new ArrayList<>();
+  private Duration requeue = IDLE;
+  private Wait waiting;
+  private Blocked blocked;
+
+  StepState(RolloutStatus previous, Input in) {
+    this.in = in;
+    this.s = in.settings();
+    this.st = copy(previous);
+  }
+
+  ClusterSnapshot hbase() {
+    return in.hbase();
+  }
+
+  Instant now() {
+    return in.now();
+  }
+
+  /** The first wait of the step, or null. */
+  Wait waiting() {
+    return waiting;
+  }
+
+  /** Why the step is blocked, or null. */
+  Blocked blocked() {
+    return blocked;
+  }
+
+  Duration requeue() {
+    return requeue;
+  }
+
+  /** Blocked, else waiting, else proceeding. */
+  Outcome outcome() {
+    return blocked != null ? blocked : waiting != null ? waiting : new Proceeding();
+  }
+
+  /** The roll waits (the first reason of the step is kept) and looks again soon. */
+  void waitFor(Reason reason, String message) {
+    if (waiting == null) {
+      waiting = new Wait(reason, message);
+    }
+    requeue(POLL);
+  }
+
+  /** The roll is blocked (the first reason of the step is kept); a new message is an event. */
+  void block(Reason reason, String message) {
+    if (blocked == null) {
+      blocked = new Blocked(reason, message);
+      if (!message.equals(st.getMessage())) {
+        events.add(new Event(true, "RollBlocked", message));
+      }
+    }
+    requeue(BLOCKED);
+  }
+
+  /** Look again after {@code d} at the latest. */
+  void requeue(Duration d) {
+    if (d.compareTo(requeue) < 0) {
+      requeue = d;
+    }
+  }
+
+  void to(PodRoll r, Step step) {
+    r.setStep(step);
+    r.setStepStartedAt(in.now().toString());
+  }
+
+  boolean timedOut(PodRoll r, Duration limit) {
+    return r.getStepStartedAt() != null
+        && Duration.between(Instant.parse(r.getStepStartedAt()), in.now()).compareTo(limit) > 0;
+  }
+
+  Optional<PodView> podByName(String name) {
+    return in.pods().stream().filter(p -> p.name().equals(name)).findFirst();
+  }
+
+  boolean inFlight(String pod) {
+    return st.getInFlight().stream().anyMatch(r -> r.getPod().equals(pod));
+  }
+
+  /** A deep copy: the previous state is never changed. */
+  static RolloutStatus copy(RolloutStatus p) {
+    if (p == null) {
+      return new RolloutStatus().setPhase(Phase.Idle);
+    }
+    RolloutStatus c = JSON.convertValue(p, RolloutStatus.class);
+    if (c.getInFlight() == null) {
+      c.setInFlight(new ArrayList<>());
+    }
+    return c;
+  }
+}
