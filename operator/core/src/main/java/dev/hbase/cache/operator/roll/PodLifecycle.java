@@ -1,6 +1,7 @@
 package dev.hbase.cache.operator.roll;
 
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.spec.WarmGate;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
@@ -28,8 +29,6 @@ import java.util.Optional;
  * blocks the roll.
  */
 final class PodLifecycle {
-  static final double DEFAULT_MIN_RETAINED = 0.9;
-
   private final StepState t;
   private final ClusterGate gate;
   private final RollBook book;
@@ -300,7 +299,9 @@ final class PodLifecycle {
       retained = Math.min(1.0, (double) c.l2UsedBytes() / r.getL2UsedBytesBefore());
     }
     double minRetained =
-        s.minRetainedFraction() != null ? s.minRetainedFraction() : DEFAULT_MIN_RETAINED;
+        s.minRetainedFraction() != null
+            ? s.minRetainedFraction()
+            : WarmGate.DEFAULT_MIN_RETAINED_FRACTION;
     boolean retainedOk =
         !s.persistent()
             || s.cacheReset()
