@@ -32,8 +32,12 @@ import org.junit.jupiter.api.BeforeAll;
 /**
  * What every API-server test of the operator stands on: a namespace per test with a base ConfigMap,
  * a RegionServer StatefulSet and pods ({@link FakeKube}, or the real StatefulSet controller), the
- * operator on its informers, and helpers to read its policies. The test classes extend it and carry
- * {@code @EnableKubeAPIServer} themselves (one API server per class).
+ * operator on its informers, and helpers to read its policies. The test classes (RollIT,
+ * RollFaultsIT, AdviceIT, StorageIT, ObservabilityIT, ConfinedDeputyIT) extend it and carry
+ * {@code @EnableKubeAPIServer} themselves: one kube-apiserver + etcd per class. There is no
+ * kubelet: {@link FakeKube} plays it, and the StatefulSet controller and garbage collector too,
+ * except in the tests that start the real ones ({@link ControllerManager}, where revisions and
+ * ownership matter); {@link SimulatedHBase} plays the HBase master.
  */
 abstract class OperatorHarness {
   static KubernetesClient client;
@@ -244,6 +248,19 @@ abstract class OperatorHarness {
         && p.getStatus().getRollout() != null
         && p.getStatus().getRollout().getPhase() == Phase.Idle
         && condition(name, "Ready", "True");
+  }
+
+  /** The requested size of cache PVC {@code bucketcache-rs-<i>}. */
+  Quantity pvcSize(int i) {
+    return client
+        .persistentVolumeClaims()
+        .inNamespace(ns)
+        .withName("bucketcache-rs-" + i)
+        .get()
+        .getSpec()
+        .getResources()
+        .getRequests()
+        .get("storage");
   }
 
   StatefulSet sts() {
