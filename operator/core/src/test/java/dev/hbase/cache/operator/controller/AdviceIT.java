@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.status.Evidence;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -203,8 +207,32 @@ class AdviceIT extends OperatorHarness {
         .until(
             () ->
                 events().stream().anyMatch(x -> "RecommendationNotApplied".equals(x.getReason())));
-    // a few more intervals: the warning is not repeated, nothing is written
-    Thread.sleep(25_000);
+    // Two more reconciles that refused the same advice: the warning is not repeated, nothing is
+    // written. Each reconcile of an idle roll runs autoTune Apply while the recommendation differs
+    // (asserted below) and, before it writes the status, adds its metrics sample to the
+    // recommendation's window: status.recommendation.window.to (evidence.to when that sample
+    // completed a window) is the time of its sample. A sample later than the moment the test saw
+    // the warning belongs to a later reconcile than the one that warned (whose sample precedes its
+    // event); two distinct ones prove two more reconciles went through the refusal, and the churn
+    // puts reads in every sample. (It was a fixed 25 s, about two 10 s intervals, which a loaded
+    // machine could fill with fewer reconciles.)
+    Instant warned = Instant.now();
+    Set<String> samplesAfter = new HashSet<>();
+    await("two more reconciles after the RecommendationNotApplied warning")
+        .atMost(Duration.ofSeconds(90))
+        .pollInterval(Duration.ofMillis(500))
+        .until(
+            () -> {
+              var rec = get("grow").getStatus().getRecommendation();
+              for (Evidence sample : Arrays.asList(rec.getWindow(), rec.getEvidence())) {
+                if (sample != null
+                    && sample.getTo() != null
+                    && Instant.parse(sample.getTo()).isAfter(warned)) {
+                  samplesAfter.add(sample.getTo());
+                }
+              }
+              return samplesAfter.size() >= 2;
+            });
     eventually(
         () ->
             assertThat(events())

@@ -157,10 +157,16 @@ class ObservabilityIT extends OperatorHarness {
             });
     String settled = Serialization.asJson(get("idle").getStatus());
 
-    // reconciles while idle (metrics interval 10 s: each one scrapes every pod): none writes
+    // reconciles while idle (metrics interval 10 s: each one scrapes every pod): none writes.
+    // Nine scrapes after the clear are three reconciles that began after it; the reconciles of one
+    // policy run one at a time, so the first two had finished, writes and all. (It was a fixed
+    // 25 s, about two and a half intervals, which a loaded machine could fill with fewer.)
     counting.writes.clear();
     int scrapes = hbase.scrapes;
-    await().pollDelay(Duration.ofSeconds(25)).atMost(Duration.ofSeconds(30)).until(() -> true);
+    await("three reconciles' scrapes while idle")
+        .atMost(Duration.ofSeconds(90))
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> hbase.scrapes - scrapes >= 9);
     assertThat(hbase.scrapes - scrapes)
         .as("reconciles ran meanwhile (each scrapes 3 pods)")
         .isGreaterThanOrEqualTo(6);
