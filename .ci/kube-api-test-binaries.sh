@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kube-api-test needs kube-apiserver, etcd and kubectl under ${KUBE_API_TEST_DIR:-~/.kubeapitest}/k8s/<ver>-<os>-<arch>/;
-# OperatorIT's StatefulSet-controller tests also run kube-controller-manager from there.
+# RollIT's StatefulSet-controller test also runs kube-controller-manager from there.
 # - already there: nothing to do;
 # - ../shared/kind-offline present (this project's offline machines): build them from Go modules
 #   (its Kubernetes build makes kube-controller-manager too; it is copied next to the others);

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * The operator chart's PodMonitor scrapes the RegionServers' own {@code /prometheus} (HBase's info
  * port): every HBase metric its Grafana dashboard and alerts query is there on a real RegionServer
  * of the planned PersistentFile mode, under the name the chart uses. The operator's own names are
- * checked in core (PolicyMetricsTest, OperatorIT).
+ * checked in core (PolicyMetricsTest, ObservabilityIT).
  */
 class PrometheusEndpointIT {
   static final Path CHART = Path.of("../../charts/hbase-cache-operator");

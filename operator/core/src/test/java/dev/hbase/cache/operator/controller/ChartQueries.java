@@ -12,8 +12,9 @@ import java.util.regex.Pattern;
 /**
  * The metric names the operator chart's Grafana dashboard and PrometheusRule query, so that tests
  * can check each against what really exports it: {@link PolicyMetricsTest} (the operator's
- * hbase_cache_* families), {@link OperatorIT} (the framework's operator_sdk_* on a live /metrics)
- * and hbase-it's PrometheusEndpointIT (HBase's own names on a real RegionServer's /prometheus).
+ * hbase_cache_* families), {@link ObservabilityIT} (the framework's operator_sdk_* on a live
+ * /metrics) and hbase-it's PrometheusEndpointIT (HBase's own names on a real RegionServer's
+ * /prometheus).
  */
 final class ChartQueries {
   private ChartQueries() {}

@@ -12,7 +12,8 @@ import java.util.stream.Stream;
  * controllers a test names (e.g. the StatefulSet controller: pods from the current revision, {@code
  * controller-revision-hash} labels, {@code status.updateRevision}). The binary sits next to
  * kube-api-test's ({@code make kube-api-test-binaries} puts it there); its log goes to {@code
- * target/kube-controller-manager-<n>.log}.
+ * target/kube-controller-manager-<pid>-<n>.log}: the test JVM's pid in the name, as failsafe runs
+ * classes in parallel forks that each count from 1.
  */
 final class ControllerManager implements AutoCloseable {
   private static int started;
@@ -48,10 +49,10 @@ final class ControllerManager implements AutoCloseable {
       throws IOException {
     Path dir = Path.of("target");
     Files.createDirectories(dir);
-    int n = ++started;
-    Path kubeconfig = dir.resolve("kube-controller-manager-" + n + ".kubeconfig");
+    String name = "kube-controller-manager-" + ProcessHandle.current().pid() + "-" + ++started;
+    Path kubeconfig = dir.resolve(name + ".kubeconfig");
     Files.writeString(kubeconfig, kubeConfigYaml);
-    Path log = dir.resolve("kube-controller-manager-" + n + ".log");
+    Path log = dir.resolve(name + ".log");
     Process p =
         new ProcessBuilder(
                 List.of(

@@ -6,6 +6,8 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.BlockCacheOperator;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
+import io.fabric8.kubeapitest.KubeAPIServerConfigBuilder;
+import io.fabric8.kubeapitest.cert.CertManager;
 import io.fabric8.kubeapitest.junit.KubeConfig;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -17,6 +19,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import java.io.FileInputStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,13 +35,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * What every API-server test of the operator stands on: a namespace per test with a base ConfigMap,
  * a RegionServer StatefulSet and pods ({@link FakeKube}, or the real StatefulSet controller), the
- * operator on its informers, and helpers to read its policies. The test classes extend it and carry
- * {@code @EnableKubeAPIServer} themselves (one API server per class).
+ * operator on its informers, and helpers to read its policies. The test classes (RollIT,
+ * RollFaultsIT, AdviceIT, StorageIT, ObservabilityIT, ConfinedDeputyIT) extend it and carry
+ * {@code @EnableKubeAPIServer} themselves: one kube-apiserver + etcd per class, so failsafe runs
+ * classes in parallel forks (operator/core/pom.xml). There is no kubelet: {@link FakeKube} plays
+ * it, and the StatefulSet controller and garbage collector too, except in the tests that start the
+ * real ones ({@link ControllerManager}, where revisions and ownership matter); {@link
+ * SimulatedHBase} plays the HBase master.
  */
+@ExtendWith(OperatorHarness.SharedCertificates.class)
 abstract class OperatorHarness {
   static KubernetesClient client;
   @KubeConfig static String kubeConfigYaml;
@@ -54,6 +70,27 @@ abstract class OperatorHarness {
 
   /** Set before {@link #cluster}: the real StatefulSet controller creates the pods. */
   ControllerManager controllers;
+
+  /**
+   * kube-api-test writes its certificates into the shared {@code ~/.kubeapitest} on first use,
+   * behind a lock of its own JVM only: two forks starting at once on a machine without them could
+   * each write a part (a key of one, a certificate of the other). This extension runs before the
+   * subclass's {@code @EnableKubeAPIServer} (superclass extensions first) and creates them under a
+   * file lock across processes; once they exist, forks only read that directory.
+   */
+  static final class SharedCertificates implements BeforeAllCallback {
+    @Override
+    public void beforeAll(ExtensionContext context) throws Exception {
+      String dir = KubeAPIServerConfigBuilder.anAPIServerConfig().build().getKubeAPITestDir();
+      Files.createDirectories(Path.of(dir));
+      Path lock = Path.of(System.getProperty("java.io.tmpdir"), "kubeapitest-certificates.lock");
+      try (FileChannel channel =
+              FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+          FileLock held = channel.lock()) {
+        new CertManager(dir).createCertificatesIfNeeded();
+      }
+    }
+  }
 
   @BeforeAll
   static void crd() throws Exception {
@@ -244,6 +281,19 @@ abstract class OperatorHarness {
         && p.getStatus().getRollout() != null
         && p.getStatus().getRollout().getPhase() == Phase.Idle
         && condition(name, "Ready", "True");
+  }
+
+  /** The requested size of cache PVC {@code bucketcache-rs-<i>}. */
+  Quantity pvcSize(int i) {
+    return client
+        .persistentVolumeClaims()
+        .inNamespace(ns)
+        .withName("bucketcache-rs-" + i)
+        .get()
+        .getSpec()
+        .getResources()
+        .getRequests()
+        .get("storage");
   }
 
   StatefulSet sts() {

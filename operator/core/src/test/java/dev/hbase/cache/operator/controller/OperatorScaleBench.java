@@ -50,7 +50,7 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code make bench-operator}: the operator at 3, 52 and 200 RegionServers (1 StatefulSet of 3, 13
  * and 50 of 4, one policy each) on a real kube-apiserver and etcd. Kubelet and HBase are simulated
- * as in {@link OperatorIT} ({@link FakeKube}, {@link SimulatedHBase}: a pod is Ready about a second
+ * as in {@link RollIT} ({@link FakeKube}, {@link SimulatedHBase}: a pod is Ready about a second
  * after its create, its /jmx answers come from memory); the operator is the production {@link
  * BlockCacheOperator} with its default metrics interval, watching all namespaces, in this JVM. Per
  * scale point: the first roll of every StatefulSet (all policies created at once), then an idle

@@ -166,7 +166,7 @@ class PolicyMetricsTest {
   /**
    * The chart's dashboard and alerts query only what exists: each hbase_cache_* name they use is a
    * family rendered here; every other name belongs to a source another test checks (operator_sdk_*:
-   * OperatorIT on a live /metrics; HBase's server_* and jvm_metrics_*: hbase-it's
+   * ObservabilityIT on a live /metrics; HBase's server_* and jvm_metrics_*: hbase-it's
    * PrometheusEndpointIT on a real RegionServer).
    */
   @Test

@@ -1,0 +1,407 @@
+package dev.hbase.cache.operator.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.BlockCacheOperator;
+import dev.hbase.cache.operator.render.Desired;
+import dev.hbase.cache.operator.render.SiteXml;
+import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rolls of a valid policy on a real API server: the policy applied and every pod restarted once, in
+ * order, never two down; the restart annotation; a base ConfigMap edit; another field manager
+ * (helm) putting the operator's fields back or changing the pod template, with the real StatefulSet
+ * controller; an apply the API server refuses, said in the conditions and retried.
+ */
+@EnableKubeAPIServer
+class RollIT extends OperatorHarness {
+  @Test
+  void appliesThePolicyAndRollsThePodsOneAtATimeInOrder() throws Exception {
+    cluster("4Gi", false);
+    operator(null);
+    policy("lru", "  mode: Lru\n");
+
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("lru"));
+    BlockCachePolicy p = get("lru");
+    String revision =
+        sts().getSpec().getTemplate().getMetadata().getAnnotations().get(Desired.HASH_ANNOTATION);
+
+    // StatefulSet: our fields, under our field manager, by server-side apply
+    StatefulSet s = sts();
+    assertThat(s.getSpec().getUpdateStrategy().getType()).isEqualTo("OnDelete");
+    var c = s.getSpec().getTemplate().getSpec().getContainers().get(0);
+    assertThat(c.getEnv())
+        .extracting(e -> e.getName() + "=" + e.getValue())
+        .contains("HBASE_HEAPSIZE=" + p.getStatus().getPlan().getHeap().replace("Mi", "m"));
+    assertThat(s.getSpec().getTemplate().getSpec().getVolumes())
+        .filteredOn(v -> v.getName().equals("config"))
+        .extracting(v -> v.getConfigMap().getName())
+        .containsExactly("lru-rs-site");
+    assertThat(s.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
+        .isGreaterThanOrEqualTo(120);
+    assertThat(s.getMetadata().getManagedFields())
+        .anyMatch(
+            m -> m.getManager().equals(Desired.FIELD_MANAGER) && m.getOperation().equals("Apply"));
+    // the container keeps what the operator does not own
+    assertThat(c.getImage()).isEqualTo("hbase:2.6.4");
+    assertThat(c.getVolumeMounts()).extracting(v -> v.getMountPath()).contains("/etc/hbase");
+
+    // derived ConfigMap: the base files, hbase-site.xml overlaid; the contradicting key removed
+    ConfigMap derived = client.configMaps().inNamespace(ns).withName("lru-rs-site").get();
+    assertThat(derived.getData()).containsKey("log4j2.properties");
+    Map<String, String> site = SiteXml.parse(derived.getData().get("hbase-site.xml"));
+    assertThat(site)
+        .containsEntry("hbase.rootdir", "file:///data/hbase")
+        .containsEntry("hfile.block.cache.size", "0.4")
+        .doesNotContainKey("hbase.bucketcache.ioengine");
+
+    // the roll: each pod once, never two down, fewest regions first, regions back home
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(kube.deletes).containsExactly("rs-1", "rs-2", "rs-0");
+    assertThat(kube.maxDown).isEqualTo(1);
+    assertThat(hbase.regionsOf("rs-0")).containsExactlyInAnyOrder("r00", "r01", "r02");
+    assertThat(hbase.regionsOf("rs-1")).containsExactly("r10");
+    assertThat(hbase.balancerOn).isTrue();
+    assertThat(hbase.marks()).isEmpty();
+    assertThat(client.pods().inNamespace(ns).list().getItems())
+        .allSatisfy(
+            pod ->
+                assertThat(pod.getMetadata().getAnnotations())
+                    .containsEntry(Desired.HASH_ANNOTATION, revision));
+    assertThat(p.getStatus().getRollout().getProgress()).isEqualTo("3/3");
+    assertThat(p.getStatus().getObservedGeneration()).isEqualTo(p.getMetadata().getGeneration());
+    assertThat(p.getStatus().getRegionServers())
+        .extracting(r -> r.getPod())
+        .containsExactly("rs-0", "rs-1", "rs-2");
+    assertThat(p.getStatus().getRegionServers())
+        .allSatisfy(r -> assertThat(r.getRestartedAt()).isNotNull());
+    eventually(
+        () ->
+            assertThat(events())
+                .extracting(e -> e.getReason())
+                .contains("RollStarted", "RestartingPod", "PodRestarted", "RollFinished"));
+
+    // hit ratios: reads on rs-0, the next sample shows them
+    hbase.reads("rs-0", 90, 10);
+    await()
+        .atMost(Duration.ofSeconds(40))
+        .until(
+            () -> {
+              var st = get("lru").getStatus();
+              return st.getCache() != null
+                  && st.getCache().getHitRatio() != null
+                  && st.getCache().getHitRatio() == 0.9;
+            });
+    assertThat(get("lru").getStatus().getRegionServers().get(0).getHitRatio()).isEqualTo(0.9);
+
+    // an edit of the base ConfigMap flows through: new revision, derived ConfigMap updated
+    client
+        .configMaps()
+        .inNamespace(ns)
+        .withName("hbase-site")
+        .edit(
+            cm -> {
+              cm.getData()
+                  .put(
+                      "hbase-site.xml",
+                      BASE_SITE.replace(
+                          "</configuration>",
+                          "<property><name>hbase.regionserver.handler.count</name><value>50</value></property>\n</configuration>"));
+              return cm;
+            });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                SiteXml.parse(
+                        client
+                            .configMaps()
+                            .inNamespace(ns)
+                            .withName("lru-rs-site")
+                            .get()
+                            .getData()
+                            .get("hbase-site.xml"))
+                    .containsKey("hbase.regionserver.handler.count"));
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> kube.deletes.size() == 6 && idleAndApplied("lru"));
+  }
+
+  @Test
+  void theRestartAnnotationRollsEveryPodOnce() {
+    cluster("4Gi", false);
+    operator(null);
+    policy("manual", "  mode: MetaOnly\n");
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("manual"));
+    assertThat(kube.deletes).hasSize(3);
+    StatusChanges writes = new StatusChanges(client);
+    closeAfter.add(writes);
+    editPolicy(
+        "manual",
+        p -> {
+          p.getMetadata()
+              .getAnnotations()
+              .put(BlockCachePolicy.RESTART_ANNOTATION, "2026-11-21T10:00:00Z");
+          return p;
+        });
+    // at once, not at the next requeue (an annotation does not bump the generation: PolicyChanges)
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () -> {
+              var st =
+                  client
+                      .resources(BlockCachePolicy.class)
+                      .inNamespace(ns)
+                      .withName("manual")
+                      .get()
+                      .getStatus();
+              return st.getRollout() != null
+                  && st.getRollout().getInFlight() != null
+                  && !st.getRollout().getInFlight().isEmpty();
+            });
+    await().atMost(Duration.ofSeconds(30)).until(() -> kube.deletes.size() > 3);
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> idleAndApplied("manual") && kube.deletes.size() == 6);
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 2), Map.entry("rs-1", 2), Map.entry("rs-2", 2));
+    assertThat(kube.maxDown).isEqualTo(1);
+    // a restart writes the roll's state about four times (admitted, deleted, reloading, back);
+    // progress alone waits for those writes (StatusWrites): about nine writes a restart before
+    writes.close();
+    assertThat((Double) writes.report(3, 10).get("statusWritesPerRestart"))
+        .as("status writes per restart: %s", writes.report(3, 10))
+        .isLessThanOrEqualTo(5.0);
+    // the second roll's events are news too, although their texts may repeat the first roll's
+    // (an event repeated counts up on its object)
+    eventually(() -> assertThat(podRestartedEvents()).isEqualTo(6));
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> podRestartedEvents() == 6);
+  }
+
+  int podRestartedEvents() {
+    return events().stream()
+        .filter(e -> "PodRestarted".equals(e.getReason()))
+        .mapToInt(e -> e.getCount())
+        .sum();
+  }
+
+  /** What helm sends: a strategic merge patch under its own field manager. */
+  void helmPatch(String json) {
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(ns)
+        .withName(STS)
+        .patch(
+            new io.fabric8.kubernetes.client.dsl.base.PatchContext.Builder()
+                .withPatchType(io.fabric8.kubernetes.client.dsl.base.PatchType.STRATEGIC_MERGE)
+                .withFieldManager("helm")
+                .build(),
+            json);
+  }
+
+  static String env(StatefulSet s, String name) {
+    return s.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+        .filter(e -> name.equals(e.getName()))
+        .map(io.fabric8.kubernetes.api.model.EnvVar::getValue)
+        .findFirst()
+        .orElse(null);
+  }
+
+  /** The StatefulSet controller has seen the last write and every pod runs its update revision. */
+  boolean podsOnUpdateRevision() {
+    StatefulSet s = sts();
+    if (s.getStatus() == null
+        || s.getStatus().getUpdateRevision() == null
+        || !Objects.equals(
+            s.getStatus().getObservedGeneration(), s.getMetadata().getGeneration())) {
+      return false;
+    }
+    List<Pod> pods =
+        client.pods().inNamespace(ns).withLabel("app", "rs").list().getItems().stream()
+            .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+            .toList();
+    return pods.size() == 3
+        && pods.stream()
+            .allMatch(
+                p ->
+                    s.getStatus()
+                        .getUpdateRevision()
+                        .equals(p.getMetadata().getLabels().get("controller-revision-hash")));
+  }
+
+  @Test
+  void
+      anotherManagerPuttingItsFieldsBackRestartsNothingAndItsTemplateChangeRollsThroughTheOperator()
+          throws Exception {
+    controllers =
+        ControllerManager.start(
+            kubeConfigYaml, "statefulset-controller", "garbage-collector-controller");
+    closeAfter.add(controllers);
+    cluster("4Gi", false);
+    BlockCacheOperator first = operator(null);
+    policy("drift", "  mode: MetaOnly\n");
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> idleAndApplied("drift") && podsOnUpdateRevision());
+    assertThat(kube.deleteCount)
+        .as("the first roll")
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    StatefulSet applied = sts();
+    String heap = env(applied, "HBASE_HEAPSIZE");
+    Long grace = applied.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds();
+    assertThat(heap).isNotEqualTo("640m");
+    assertThat(grace).isNotEqualTo(30L);
+
+    // helm upgrade without blockCachePolicy, while the operator is down (restarting, upgraded):
+    // the chart's values of the operator's fields come back, the StatefulSet controller makes a
+    // revision of them, and the operator's first look finds every pod "outdated"
+    first.stop();
+    helmPatch(
+        "{\"spec\":{\"template\":{\"spec\":{\"terminationGracePeriodSeconds\":30,"
+            + "\"containers\":[{\"name\":\"regionserver\","
+            + "\"env\":[{\"name\":\"HBASE_HEAPSIZE\",\"value\":\"640m\"}]}]}}}}");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> {
+              StatefulSet s = sts();
+              return Objects.equals(
+                      s.getStatus().getObservedGeneration(), s.getMetadata().getGeneration())
+                  && !podsOnUpdateRevision();
+            });
+    operator(null);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              StatefulSet s = sts();
+              assertThat(env(s, "HBASE_HEAPSIZE")).as("the operator's heap back").isEqualTo(heap);
+              assertThat(s.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
+                  .isEqualTo(grace);
+              assertThat(podsOnUpdateRevision())
+                  .as("the pods run the StatefulSet's revision")
+                  .isTrue();
+            });
+    await("no pod restarted for fields another manager put back")
+        .during(Duration.ofSeconds(10))
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> kube.deletes.size() == 3);
+    assertThat(idleAndApplied("drift")).isTrue();
+
+    // a change of the chart's own pod template: rolled by the operator, one pod at a time
+    kube.maxDown = 0;
+    helmPatch("{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"team\":\"search\"}}}}}");
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .until(() -> kube.deletes.size() == 6 && idleAndApplied("drift") && podsOnUpdateRevision());
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 2), Map.entry("rs-1", 2), Map.entry("rs-2", 2));
+    assertThat(kube.maxDown).isEqualTo(1);
+    assertThat(client.pods().inNamespace(ns).withLabel("app", "rs").list().getItems())
+        .allSatisfy(
+            p -> assertThat(p.getMetadata().getAnnotations()).containsEntry("team", "search"));
+    eventually(
+        () ->
+            assertThat(events())
+                .filteredOn(e -> "RollStarted".equals(e.getReason()))
+                .anySatisfy(e -> assertThat(e.getMessage()).contains("older pod template")));
+  }
+
+  @Test
+  void aFailingApplySaysSoInTheConditionsAndRecovers() throws Exception {
+    cluster("4Gi", false);
+    // A ValidatingAdmissionPolicy of the real API server refuses the operator's ConfigMaps in this
+    // namespace, so the apply step throws.
+    String vap =
+        """
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicy
+        metadata: {name: deny-%1$s}
+        spec:
+          failurePolicy: Fail
+          matchConstraints:
+            resourceRules:
+            - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+          validations:
+          - expression: "!has(object.metadata.labels) || !('cache.hbase.dev/policy' in object.metadata.labels)"
+            message: no policy ConfigMaps in this namespace (test)
+        """
+            .formatted(ns);
+    String binding =
+        """
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicyBinding
+        metadata: {name: deny-%1$s}
+        spec:
+          policyName: deny-%1$s
+          validationActions: [Deny]
+          matchResources:
+            namespaceSelector:
+              matchLabels: {kubernetes.io/metadata.name: %1$s}
+        """
+            .formatted(ns);
+    var policyObj = client.resource(vap).create();
+    var bindingObj = client.resource(binding).create();
+    closeAfter.add(
+        () -> {
+          client.resource(bindingObj).delete();
+          client.resource(policyObj).delete();
+        });
+    // the API server enforces a new admission policy a moment after it is created
+    var probe =
+        new ConfigMapBuilder()
+            .withNewMetadata()
+            .withName("probe")
+            .withNamespace(ns)
+            .addToLabels("cache.hbase.dev/policy", "x")
+            .endMetadata()
+            .build();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> {
+              try {
+                client.resource(probe).create();
+                client.resource(probe).delete();
+                return false;
+              } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+                return e.getMessage().contains("no policy ConfigMaps");
+              }
+            });
+    operator(null);
+    policy("denied", "  mode: Lru\n");
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> condition("denied", "Degraded", "True"));
+    var degraded =
+        Conditions.find(get("denied").getStatus().getConditions(), "Degraded").orElseThrow();
+    assertThat(degraded.getReason()).isEqualTo("ReconcileError");
+    assertThat(degraded.getMessage()).contains("no policy ConfigMaps in this namespace");
+    assertThat(
+            Conditions.find(get("denied").getStatus().getConditions(), "Ready")
+                .orElseThrow()
+                .getReason())
+        .isEqualTo("ReconcileError");
+    assertThat(kube.deletes).isEmpty();
+
+    client.resource(bindingObj).delete(); // the cause goes: the framework's retry applies
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("denied"));
+    assertThat(condition("denied", "Degraded", "False")).isTrue();
+  }
+}
