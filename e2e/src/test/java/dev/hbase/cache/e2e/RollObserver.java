@@ -69,7 +69,6 @@ final class RollObserver {
   private final Map<String, String> drainedFrom = new LinkedHashMap<>();
   /** Per pod, seconds from its delete to all its regions back, from the roll's state as the status showed it. */
   private final Map<String, Double> homeSeconds = new TreeMap<>();
-  private final java.util.Set<String> homeFromEvent = new java.util.TreeSet<>();
   private Instant start;
   /** Set when this roll's restart events were not all there when the roll was seen done (see {@link #restartEvents}). */
   private String late;
@@ -227,14 +226,8 @@ final class RollObserver {
       var m = HOME_IN_EVENT.matcher(e.getMessage());
       if (!homeSeconds.containsKey(pod) && m.find() && m.group(1).equals(m.group(2))) {
         homeSeconds.put(pod, Double.parseDouble(m.group(3)));
-        homeFromEvent.add(pod);
       }
     }
-  }
-
-  /** Pods whose home time came from their PodRestarted event, not from a status the suite polled. */
-  java.util.Set<String> homeFromEvent() {
-    return homeFromEvent;
   }
 
   /**
