@@ -90,7 +90,7 @@ final class ApplyStep {
       }
     }
     if (!InSync.configMap(had, derived)) {
-      apply(client, derived);
+      ServerSideApply.apply(client, derived);
     }
     if (p.plan().pvcSize() > 0) {
       StorageManager.Outcome s =
@@ -115,7 +115,7 @@ final class ApplyStep {
     // metadata.uid is not the object's
     patch.getMetadata().setUid(o.target().getMetadata().getUid());
     if (!InSync.covers(o.target(), patch)) {
-      apply(client, patch);
+      ServerSideApply.apply(client, patch);
       patched = true;
     }
     if (policy.getSpec().getMasterRef() != null) {
@@ -205,10 +205,6 @@ final class ApplyStep {
         + " nothing over it; rename the policy or the ConfigMap";
   }
 
-  static void apply(KubernetesClient client, HasMetadata desired) {
-    client.resource(desired).fieldManager(Desired.FIELD_MANAGER).forceConflicts().serverSideApply();
-  }
-
   /** The master's derived ConfigMap and its config volume (the master is not rolled). */
   private void applyMaster(
       KubernetesClient client, BlockCachePolicy policy, ConfigMap base, Plan plan) {
@@ -225,7 +221,7 @@ final class ApplyStep {
                 + policy.getMetadata().getName());
     ConfigMap derived = Desired.siteConfigMap(policy, Desired.masterConfigMapName(policy), data);
     if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
-      apply(client, derived);
+      ServerSideApply.apply(client, derived);
     }
     boolean deployment = ref.getKind() == MasterRef.Kind.Deployment;
     HasMetadata workload =
@@ -236,7 +232,7 @@ final class ApplyStep {
       events.warn(
           client,
           policy,
-          "MasterNotFound",
+          Reason.MasterNotFound,
           (deployment ? "Deployment " : "StatefulSet ") + ref.getName() + " not found");
       return;
     }
@@ -255,7 +251,7 @@ final class ApplyStep {
       events.warn(
           client,
           policy,
-          "MasterConfigVolumeNotFound",
+          Reason.MasterConfigVolumeNotFound,
           ref.getName()
               + " mounts no volume from ConfigMap "
               + base.getMetadata().getName()
@@ -281,7 +277,7 @@ final class ApplyStep {
             ? Serialization.unmarshal(Serialization.asJson(patch), Deployment.class)
             : Serialization.unmarshal(Serialization.asJson(patch), StatefulSet.class);
     if (!InSync.covers(workload, desired)) {
-      apply(client, desired);
+      ServerSideApply.apply(client, desired);
     }
   }
 }

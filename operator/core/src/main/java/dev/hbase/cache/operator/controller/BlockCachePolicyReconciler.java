@@ -1,9 +1,10 @@
 package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
-import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.connection.HBaseClusters;
+import dev.hbase.cache.operator.connection.HBaseConnector;
 import dev.hbase.cache.operator.controller.ApplyStep.NotOwned;
 import dev.hbase.cache.operator.controller.ApplyStep.Recreating;
 import dev.hbase.cache.operator.controller.ApplyStep.StorageBlocked;
@@ -14,7 +15,9 @@ import dev.hbase.cache.operator.controller.Observation.Why;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.controller.PlanStep.Refused;
 import dev.hbase.cache.operator.hbase.ServerId;
-import dev.hbase.cache.operator.plan.Durations;
+import dev.hbase.cache.operator.metrics.CacheProbe;
+import dev.hbase.cache.operator.metrics.MetricsCollector;
+import dev.hbase.cache.operator.metrics.PolicyMetrics;
 import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.roll.Roller;
@@ -87,9 +90,6 @@ public class BlockCachePolicyReconciler
   static final String STATEFULSET_POD_LABEL = "statefulset.kubernetes.io/pod-name";
 
   private static final Logger log = LoggerFactory.getLogger(BlockCachePolicyReconciler.class);
-
-  /** The reason of the Warning event and Degraded condition for an object that is not ours. */
-  static final String NOT_OWNED = "ObjectNotOwned";
 
   private static final Duration INVALID_REQUEUE = Duration.ofSeconds(60);
   private static final Duration RECREATE_REQUEUE = Duration.ofSeconds(2);
@@ -253,7 +253,7 @@ public class BlockCachePolicyReconciler
       events.warn(
           client,
           policy,
-          Why.UntrustedBackup.name(),
+          Why.UntrustedBackup,
           "status.recreate holds StatefulSet "
               + orphaned
               + ", deleted (orphan) for a recreate and not created again, but the policy's target"
@@ -269,9 +269,9 @@ public class BlockCachePolicyReconciler
       if (u.why() == Why.RecreateInterrupted) {
         storage.finishRecreate(client, policy, u.recreate());
       } else if (u.why().invalid) {
-        events.warn(client, policy, u.why().name(), u.message());
+        events.warn(client, policy, u.why(), u.message());
         if (u.why() != Why.Conflict) { // a conflicting policy never rolled anything
-          hold(client, policy, status, null, u.why().name(), now);
+          hold(client, policy, status, null, u.why(), now);
         }
       }
       return write(
@@ -287,7 +287,7 @@ public class BlockCachePolicyReconciler
           policy,
           r.pod(),
           false,
-          "EmptyCacheMapRemoved",
+          Reason.EmptyCacheMapRemoved,
           r.pod() + " (cache-map-guard finished " + r.at() + "): " + r.message());
     }
 
@@ -300,7 +300,8 @@ public class BlockCachePolicyReconciler
     Planned planned = (Planned) result;
     if (!planned.cacheResets().isEmpty()) {
       // a new plan that throws away persisted caches: say so before the first pod restarts
-      events.warn(client, policy, "CacheResetPending", StatusAggregator.cacheResetMessage(planned));
+      events.warn(
+          client, policy, Reason.CacheResetPending, StatusAggregator.cacheResetMessage(planned));
     }
     status.planned(planned);
     RecommendStep.followed(status.status(), policy.getSpec(), planned.plan());
@@ -310,8 +311,9 @@ public class BlockCachePolicyReconciler
       return write(ctx, policy, status.storageBlocked(b.message()), INVALID_REQUEUE);
     }
     if (applied instanceof NotOwned n) {
-      events.warn(client, policy, NOT_OWNED, n.message());
-      return write(ctx, policy, status.notOwned(NOT_OWNED, n.message()), INVALID_REQUEUE);
+      events.warn(client, policy, Reason.ObjectNotOwned, n.message());
+      return write(
+          ctx, policy, status.notOwned(Reason.ObjectNotOwned, n.message()), INVALID_REQUEUE);
     }
     if (applied instanceof Recreating r) {
       return write(ctx, policy, status.recreating(r.message()), RECREATE_REQUEUE);
@@ -330,13 +332,19 @@ public class BlockCachePolicyReconciler
     }
     status.rolled(d.get());
     if (budgetNotOwned != null) {
-      status.degraded(NOT_OWNED, budgetNotOwned); // the roll goes on, without a budget of ours
+      status.degraded(
+          Reason.ObjectNotOwned, budgetNotOwned); // the roll goes on, without a budget of ours
     }
 
-    var intervals = metrics.update(policy, status.status(), observed.pods(), now);
+    var intervals =
+        metrics.update(
+            policy, status.status(), observed.pods(), RecommendStep.enabled(policy.getSpec()), now);
     recommend.update(client, policy, status.status(), planned.plan(), intervals, now);
     return write(
-        ctx, policy, status, min(metricsInterval(policy.getSpec()), d.get().requeueAfter()));
+        ctx,
+        policy,
+        status,
+        min(MetricsCollector.interval(policy.getSpec()), d.get().requeueAfter()));
   }
 
   /**
@@ -419,7 +427,7 @@ public class BlockCachePolicyReconciler
       BlockCachePolicy policy,
       StatusAggregator status,
       Observed observed,
-      String why,
+      Enum<?> why,
       Instant now) {
     ConfigMap base =
         observed != null
@@ -492,11 +500,6 @@ public class BlockCachePolicyReconciler
       writes.written(uid, now);
     }
     return UpdateControl.<BlockCachePolicy>noUpdate().rescheduleAfter(requeue);
-  }
-
-  static Duration metricsInterval(BlockCachePolicySpec spec) {
-    return Durations.parse(
-        spec.getMetrics() == null ? null : spec.getMetrics().getInterval(), "30s");
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -27,8 +27,6 @@ import java.util.Objects;
  * budgets on one pod make the Eviction API refuse every eviction of it.
  */
 final class DisruptionBudgetStep {
-  static final String REASON_OTHER = "PodDisruptionBudgetExists";
-
   private final InformerEventSource<PodDisruptionBudget, BlockCachePolicy> budgets;
   private final Events events;
 
@@ -68,7 +66,7 @@ final class DisruptionBudgetStep {
     int maxUnavailable =
         Roller.budget(
             r == null ? RolloutSpec.DEFAULT_MAX_UNAVAILABLE : r.maxUnavailableOrDefault(),
-            Observer.replicas(target));
+            Observation.replicas(target));
     PodDisruptionBudget pdb =
         new PodDisruptionBudgetBuilder()
             .withNewMetadata()
@@ -114,7 +112,7 @@ final class DisruptionBudgetStep {
               + name(policy)
               + " exists and is not this policy's (no ownerReference to it): the operator keeps"
               + " no budget for the RegionServers and leaves that one alone; rename or delete it";
-      events.once(client, policy, "", true, BlockCachePolicyReconciler.NOT_OWNED, why);
+      events.once(client, policy, "", true, Reason.ObjectNotOwned, why);
       return why;
     }
     Decision d = decide(policy, target, existing);
@@ -129,7 +127,7 @@ final class DisruptionBudgetStep {
           policy,
           "",
           false,
-          REASON_OTHER,
+          Reason.PodDisruptionBudgetExists,
           "the RegionServer pods are already selected by PodDisruptionBudget "
               + String.join(", ", d.others())
               + ": the operator keeps none of its own (two budgets on a pod refuse every eviction)");
@@ -141,7 +139,7 @@ final class DisruptionBudgetStep {
       return null;
     }
     if (ours == null || !InSync.covers(ours, d.desired())) {
-      ApplyStep.apply(client, d.desired());
+      ServerSideApply.apply(client, d.desired());
     }
     return null;
   }

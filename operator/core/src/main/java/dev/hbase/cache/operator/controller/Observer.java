@@ -258,7 +258,7 @@ final class Observer {
   /** The StatefulSet's pods below its replicas, as the roller sees them, by ordinal. */
   List<PodView> podViews(StatefulSet sts, String ns) {
     String name = sts.getMetadata().getName();
-    int replicas = replicas(sts);
+    int replicas = Observation.replicas(sts);
     List<PodView> out = new ArrayList<>();
     for (Pod p : pods.list(ns, p -> true).toList()) {
       int ordinal = ordinal(p, name);
@@ -268,10 +268,6 @@ final class Observer {
     }
     out.sort(Comparator.comparingInt(PodView::ordinal));
     return out;
-  }
-
-  static int replicas(StatefulSet sts) {
-    return sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
   }
 
   static int ordinal(Pod p, String stsName) {

@@ -5,11 +5,13 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.spec.WarmGate;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.connection.HBaseClusters;
 import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.RecommissionResult;
+import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.roll.RollModel;
@@ -89,7 +91,7 @@ final class RollStep {
         return Optional.empty();
       }
     }
-    d.events().forEach(e -> events.record(client, policy, e.warning(), e.reason(), e.message()));
+    d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
   }
 
@@ -104,7 +106,7 @@ final class RollStep {
       ConfigMap base,
       List<PodView> pods,
       RolloutStatus previous,
-      String why,
+      Enum<?> why,
       Instant now) {
     if (!Roller.needsHold(previous)) {
       return Optional.empty();
@@ -116,13 +118,13 @@ final class RollStep {
     } catch (RuntimeException e) {
       hbase = ClusterSnapshot.unreachable(now, e.getMessage());
     }
-    Roller.Decision d = Roller.hold(previous, pods, hbase, why);
+    Roller.Decision d = Roller.hold(previous, pods, hbase, why.name());
     for (RollModel.Action a : d.actions()) {
       if (!execute(client, policy, cluster, a)) {
         return Optional.empty();
       }
     }
-    d.events().forEach(e -> events.record(client, policy, e.warning(), e.reason(), e.message()));
+    d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
   }
 
@@ -209,7 +211,7 @@ final class RollStep {
         return false; // the pod changed since it was read: decide again with fresh state
       }
       log.warn("policy {}/{}: {} failed: {}", ns, policy.getMetadata().getName(), a, e.toString());
-      events.warn(client, policy, "ActionFailed", a + " failed: " + e.getMessage());
+      events.warn(client, policy, Reason.ActionFailed, a + " failed: " + e.getMessage());
       return false;
     }
   }

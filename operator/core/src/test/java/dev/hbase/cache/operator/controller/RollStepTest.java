@@ -3,6 +3,8 @@ package dev.hbase.cache.operator.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.connection.HBaseClusters;
+import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.roll.RollModel.DeletePod;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
