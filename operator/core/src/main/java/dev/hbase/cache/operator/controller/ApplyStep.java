@@ -56,15 +56,10 @@ final class ApplyStep {
    */
   record NotOwned(String message) implements Outcome {}
 
-  private final InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
   private final StorageManager storage;
   private final Events events;
 
-  ApplyStep(
-      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
-      StorageManager storage,
-      Events events) {
-    this.configMaps = configMaps;
+  ApplyStep(StorageManager storage, Events events) {
     this.storage = storage;
     this.events = events;
   }
@@ -72,8 +67,10 @@ final class ApplyStep {
   /**
    * @param status the status being built (a recreate saves the StatefulSet there first)
    */
-  Outcome apply(KubernetesClient client, Observed o, Planned p, BlockCachePolicyStatus status) {
+  Outcome apply(PolicyContext c, Observed o, Planned p, BlockCachePolicyStatus status) {
     BlockCachePolicy policy = o.policy();
+    KubernetesClient client = c.client();
+    InformerEventSource<ConfigMap, BlockCachePolicy> configMaps = c.informers().configMaps();
     ConfigMap derived =
         Desired.siteConfigMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
     ConfigMap had = configMaps.get(ResourceID.fromResource(derived)).orElse(null);
@@ -81,10 +78,7 @@ final class ApplyStep {
       return new NotOwned(notOwned(had));
     }
     if (policy.getSpec().getMasterRef() != null) {
-      ConfigMap master =
-          configMaps
-              .get(new ResourceID(Desired.masterConfigMapName(policy), o.namespace()))
-              .orElse(null);
+      ConfigMap master = c.configMap(Desired.masterConfigMapName(policy)).orElse(null);
       if (master != null && !ours(master, policy, null)) {
         return new NotOwned(notOwned(master));
       }
@@ -119,7 +113,7 @@ final class ApplyStep {
       patched = true;
     }
     if (policy.getSpec().getMasterRef() != null) {
-      applyMaster(client, policy, o.base(), p.plan());
+      applyMaster(client, configMaps, policy, o.base(), p.plan());
     }
     return patched ? new TargetPatched() : new Applied();
   }
@@ -207,7 +201,11 @@ final class ApplyStep {
 
   /** The master's derived ConfigMap and its config volume (the master is not rolled). */
   private void applyMaster(
-      KubernetesClient client, BlockCachePolicy policy, ConfigMap base, Plan plan) {
+      KubernetesClient client,
+      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
+      BlockCachePolicy policy,
+      ConfigMap base,
+      Plan plan) {
     MasterRef ref = policy.getSpec().getMasterRef();
     String ns = policy.getMetadata().getNamespace();
     Map<String, String> data =
