@@ -16,12 +16,14 @@ import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEven
 import java.util.List;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
  * What the operator watches besides the policies, and which policy each change concerns: the
  * reconciler's event sources, built once from JOSDK's EventSourceContext, and the policies' own
- * cache. The steps read them through a {@link PolicyContext}.
+ * cache. The steps read them through a PolicyContext.
  */
 record Informers(
     InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets,
@@ -35,6 +37,14 @@ record Informers(
    * only those, not every pod of the namespace.
    */
   static final String STATEFULSET_POD_LABEL = "statefulset.kubernetes.io/pod-name";
+
+  private static final Pattern ORDINAL = Pattern.compile("^(.*)-([0-9]+)$");
+
+  /** The pod's ordinal in StatefulSet {@code stsName}, or -1 when it is not one of its pods. */
+  static int ordinal(Pod p, String stsName) {
+    Matcher m = ORDINAL.matcher(p.getMetadata().getName());
+    return m.matches() && m.group(1).equals(stsName) ? Integer.parseInt(m.group(2)) : -1;
+  }
 
   List<EventSource<?, BlockCachePolicy>> eventSources() {
     return List.of(statefulSets, configMaps, pods, budgets);
@@ -104,9 +114,7 @@ record Informers(
                 .withSecondaryToPrimaryMapper(
                     pod ->
                         policies(
-                            ctx,
-                            pod,
-                            p -> Observer.ordinal(pod, p.getSpec().getTargetRef().getName()) >= 0))
+                            ctx, pod, p -> ordinal(pod, p.getSpec().getTargetRef().getName()) >= 0))
                 .withPrimaryToSecondaryMapper((BlockCachePolicy p) -> Set.of())
                 .build(),
             ctx);

@@ -24,8 +24,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The observe step: the policy's StatefulSet, base ConfigMap and pods from the informer caches,
@@ -40,7 +38,6 @@ final class Observer {
           "InvalidImageName",
           "CreateContainerConfigError",
           "CreateContainerError");
-  private static final Pattern ORDINAL = Pattern.compile("^(.*)-([0-9]+)$");
 
   private Observer() {}
 
@@ -223,7 +220,8 @@ final class Observer {
   static List<CacheMapRemoval> cacheMapRemovals(
       InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
     List<CacheMapRemoval> out = new ArrayList<>();
-    for (Pod p : pods.list(ns, p -> ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
+    for (Pod p :
+        pods.list(ns, p -> Informers.ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
       if (p.getStatus() == null || p.getStatus().getInitContainerStatuses() == null) {
         continue;
       }
@@ -251,18 +249,13 @@ final class Observer {
     int replicas = Observation.replicas(sts);
     List<PodView> out = new ArrayList<>();
     for (Pod p : pods.list(ns, p -> true).toList()) {
-      int ordinal = ordinal(p, name);
+      int ordinal = Informers.ordinal(p, name);
       if (ordinal >= 0 && ordinal < replicas) {
         out.add(podView(p, ordinal, missingClaimVolumes(sts, p, ordinal), templateChanged(sts, p)));
       }
     }
     out.sort(Comparator.comparingInt(PodView::ordinal));
     return out;
-  }
-
-  static int ordinal(Pod p, String stsName) {
-    Matcher m = ORDINAL.matcher(p.getMetadata().getName());
-    return m.matches() && m.group(1).equals(stsName) ? Integer.parseInt(m.group(2)) : -1;
   }
 
   /**
