@@ -1,14 +1,14 @@
 package dev.hbase.cache.operator;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.hbase.cache.operator.connection.HBaseConnector;
 import dev.hbase.cache.operator.controller.BlockCachePolicyReconciler;
-import dev.hbase.cache.operator.controller.CacheProbe;
-import dev.hbase.cache.operator.controller.HBaseConnector;
-import dev.hbase.cache.operator.controller.PolicyMetrics;
 import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.metrics.CacheProbe;
+import dev.hbase.cache.operator.metrics.PolicyMetrics;
 import dev.hbase.cache.operator.plan.JvmOptions;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;

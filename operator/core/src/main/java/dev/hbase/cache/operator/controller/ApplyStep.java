@@ -56,15 +56,10 @@ final class ApplyStep {
    */
   record NotOwned(String message) implements Outcome {}
 
-  private final InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
   private final StorageManager storage;
   private final Events events;
 
-  ApplyStep(
-      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
-      StorageManager storage,
-      Events events) {
-    this.configMaps = configMaps;
+  ApplyStep(StorageManager storage, Events events) {
     this.storage = storage;
     this.events = events;
   }
@@ -72,8 +67,10 @@ final class ApplyStep {
   /**
    * @param status the status being built (a recreate saves the StatefulSet there first)
    */
-  Outcome apply(KubernetesClient client, Observed o, Planned p, BlockCachePolicyStatus status) {
+  Outcome apply(PolicyContext c, Observed o, Planned p, BlockCachePolicyStatus status) {
     BlockCachePolicy policy = o.policy();
+    KubernetesClient client = c.client();
+    InformerEventSource<ConfigMap, BlockCachePolicy> configMaps = c.informers().configMaps();
     ConfigMap derived =
         Desired.siteConfigMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
     ConfigMap had = configMaps.get(ResourceID.fromResource(derived)).orElse(null);
@@ -81,16 +78,13 @@ final class ApplyStep {
       return new NotOwned(notOwned(had));
     }
     if (policy.getSpec().getMasterRef() != null) {
-      ConfigMap master =
-          configMaps
-              .get(new ResourceID(Desired.masterConfigMapName(policy), o.namespace()))
-              .orElse(null);
+      ConfigMap master = c.configMap(Desired.masterConfigMapName(policy)).orElse(null);
       if (master != null && !ours(master, policy, null)) {
         return new NotOwned(notOwned(master));
       }
     }
     if (!InSync.configMap(had, derived)) {
-      apply(client, derived);
+      ServerSideApply.apply(client, derived);
     }
     if (p.plan().pvcSize() > 0) {
       StorageManager.Outcome s =
@@ -115,11 +109,11 @@ final class ApplyStep {
     // metadata.uid is not the object's
     patch.getMetadata().setUid(o.target().getMetadata().getUid());
     if (!InSync.covers(o.target(), patch)) {
-      apply(client, patch);
+      ServerSideApply.apply(client, patch);
       patched = true;
     }
     if (policy.getSpec().getMasterRef() != null) {
-      applyMaster(client, policy, o.base(), p.plan());
+      applyMaster(client, configMaps, policy, o.base(), p.plan());
     }
     return patched ? new TargetPatched() : new Applied();
   }
@@ -205,13 +199,13 @@ final class ApplyStep {
         + " nothing over it; rename the policy or the ConfigMap";
   }
 
-  static void apply(KubernetesClient client, HasMetadata desired) {
-    client.resource(desired).fieldManager(Desired.FIELD_MANAGER).forceConflicts().serverSideApply();
-  }
-
   /** The master's derived ConfigMap and its config volume (the master is not rolled). */
   private void applyMaster(
-      KubernetesClient client, BlockCachePolicy policy, ConfigMap base, Plan plan) {
+      KubernetesClient client,
+      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
+      BlockCachePolicy policy,
+      ConfigMap base,
+      Plan plan) {
     MasterRef ref = policy.getSpec().getMasterRef();
     String ns = policy.getMetadata().getNamespace();
     Map<String, String> data =
@@ -225,7 +219,7 @@ final class ApplyStep {
                 + policy.getMetadata().getName());
     ConfigMap derived = Desired.siteConfigMap(policy, Desired.masterConfigMapName(policy), data);
     if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
-      apply(client, derived);
+      ServerSideApply.apply(client, derived);
     }
     boolean deployment = ref.getKind() == MasterRef.Kind.Deployment;
     HasMetadata workload =
@@ -236,7 +230,7 @@ final class ApplyStep {
       events.warn(
           client,
           policy,
-          "MasterNotFound",
+          Reason.MasterNotFound,
           (deployment ? "Deployment " : "StatefulSet ") + ref.getName() + " not found");
       return;
     }
@@ -255,7 +249,7 @@ final class ApplyStep {
       events.warn(
           client,
           policy,
-          "MasterConfigVolumeNotFound",
+          Reason.MasterConfigVolumeNotFound,
           ref.getName()
               + " mounts no volume from ConfigMap "
               + base.getMetadata().getName()
@@ -281,7 +275,7 @@ final class ApplyStep {
             ? Serialization.unmarshal(Serialization.asJson(patch), Deployment.class)
             : Serialization.unmarshal(Serialization.asJson(patch), StatefulSet.class);
     if (!InSync.covers(workload, desired)) {
-      apply(client, desired);
+      ServerSideApply.apply(client, desired);
     }
   }
 }

@@ -1,9 +1,9 @@
 package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
-import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
-import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.connection.HBaseClusters;
+import dev.hbase.cache.operator.connection.HBaseConnector;
 import dev.hbase.cache.operator.controller.ApplyStep.NotOwned;
 import dev.hbase.cache.operator.controller.ApplyStep.Recreating;
 import dev.hbase.cache.operator.controller.ApplyStep.StorageBlocked;
@@ -13,42 +13,31 @@ import dev.hbase.cache.operator.controller.Observation.Unobservable;
 import dev.hbase.cache.operator.controller.Observation.Why;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.controller.PlanStep.Refused;
-import dev.hbase.cache.operator.hbase.ServerId;
-import dev.hbase.cache.operator.plan.Durations;
+import dev.hbase.cache.operator.metrics.CacheProbe;
+import dev.hbase.cache.operator.metrics.MetricsCollector;
+import dev.hbase.cache.operator.metrics.PolicyMetrics;
 import dev.hbase.cache.operator.plan.JvmOptions;
-import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.roll.Roller;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
-import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
-import io.javaoperatorsdk.operator.api.reconciler.IndexedResourceCache;
 import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
-import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
-import java.util.function.Predicate;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,16 +69,7 @@ public class BlockCachePolicyReconciler
     implements Reconciler<BlockCachePolicy>, Cleaner<BlockCachePolicy> {
   public static final String NAME = "blockcachepolicy";
 
-  /**
-   * The StatefulSet controller labels every pod it creates with its name: the pods informer watches
-   * only those, not every pod of the namespace.
-   */
-  static final String STATEFULSET_POD_LABEL = "statefulset.kubernetes.io/pod-name";
-
   private static final Logger log = LoggerFactory.getLogger(BlockCachePolicyReconciler.class);
-
-  /** The reason of the Warning event and Degraded condition for an object that is not ours. */
-  static final String NOT_OWNED = "ObjectNotOwned";
 
   private static final Duration INVALID_REQUEUE = Duration.ofSeconds(60);
   private static final Duration RECREATE_REQUEUE = Duration.ofSeconds(2);
@@ -103,16 +83,18 @@ public class BlockCachePolicyReconciler
   private final MetricsCollector metrics;
   private final RollStep roll;
   private final RecommendStep recommend;
+  private final ApplyStep apply;
+  private final DisruptionBudgetStep disruptionBudget;
   private final StatusWrites writes = new StatusWrites();
 
-  private InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets;
-  private InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
-  private InformerEventSource<Pod, BlockCachePolicy> pods;
-  private InformerEventSource<PodDisruptionBudget, BlockCachePolicy> budgets;
-  private IndexedResourceCache<BlockCachePolicy> policies;
-  private Observer observer;
-  private ApplyStep apply;
-  private DisruptionBudgetStep disruptionBudget;
+  /**
+   * The one field set late: JOSDK calls {@link #prepareEventSources} after this reconciler is made
+   * and registered, and the informers exist only from there (they are built from its
+   * EventSourceContext), before any reconcile. Each reconcile hands them to the steps in its {@link
+   * PolicyContext}. Volatile: {@link #policies()} reads it on the /metrics thread, and null there
+   * means a standby that does not lead yet.
+   */
+  private volatile Informers informers;
 
   public BlockCachePolicyReconciler(Clock clock, HBaseConnector connector, CacheProbe probe) {
     this(clock, connector, probe, JvmOptions.Trust.ALLOW_LIST);
@@ -129,9 +111,10 @@ public class BlockCachePolicyReconciler
     this.events = new Events(clock);
     this.clusters = new HBaseClusters(connector);
     this.metrics = new MetricsCollector(probe);
-    // the pods informer exists once the event sources are prepared, before any reconcile
-    this.roll = new RollStep(clusters, metrics, events, id -> pods.get(id));
+    this.roll = new RollStep(clusters, metrics, events);
     this.recommend = new RecommendStep(events, jvmTrust);
+    this.apply = new ApplyStep(storage, events);
+    this.disruptionBudget = new DisruptionBudgetStep(events);
   }
 
   // ------------------------------------------------------------------ watches
@@ -139,105 +122,9 @@ public class BlockCachePolicyReconciler
   @Override
   public List<EventSource<?, BlockCachePolicy>> prepareEventSources(
       EventSourceContext<BlockCachePolicy> ctx) {
-    statefulSets =
-        new InformerEventSource<>(
-            InformerEventSourceConfiguration.from(StatefulSet.class, BlockCachePolicy.class)
-                .withName("statefulsets")
-                .withSecondaryToPrimaryMapper(
-                    sts ->
-                        policies(
-                            ctx,
-                            sts,
-                            p ->
-                                p.getSpec()
-                                    .getTargetRef()
-                                    .getName()
-                                    .equals(sts.getMetadata().getName())))
-                .withPrimaryToSecondaryMapper(
-                    (BlockCachePolicy p) ->
-                        Set.of(
-                            new ResourceID(
-                                p.getSpec().getTargetRef().getName(),
-                                p.getMetadata().getNamespace())))
-                .build(),
-            ctx);
-    configMaps =
-        new InformerEventSource<>(
-            InformerEventSourceConfiguration.from(ConfigMap.class, BlockCachePolicy.class)
-                .withName("configmaps")
-                .withSecondaryToPrimaryMapper(
-                    cm ->
-                        policies(
-                            ctx,
-                            cm,
-                            p ->
-                                cm.getMetadata()
-                                        .getName()
-                                        .equals(p.getSpec().getHbaseSiteConfigMap())
-                                    || cm.getMetadata()
-                                        .getName()
-                                        .equals(Desired.regionServerConfigMapName(p))
-                                    || cm.getMetadata()
-                                        .getName()
-                                        .equals(Desired.masterConfigMapName(p))
-                                    || cm.getMetadata()
-                                        .getName()
-                                        .equals(StorageManager.legacyBackupName(p))))
-                .withPrimaryToSecondaryMapper(
-                    (BlockCachePolicy p) ->
-                        Set.of(
-                            new ResourceID(
-                                p.getSpec().getHbaseSiteConfigMap(),
-                                p.getMetadata().getNamespace()),
-                            new ResourceID(
-                                Desired.regionServerConfigMapName(p),
-                                p.getMetadata().getNamespace())))
-                .build(),
-            ctx);
-    pods =
-        new InformerEventSource<>(
-            InformerEventSourceConfiguration.from(Pod.class, BlockCachePolicy.class)
-                .withName("pods")
-                .withLabelSelector(STATEFULSET_POD_LABEL)
-                .withSecondaryToPrimaryMapper(
-                    pod ->
-                        policies(
-                            ctx,
-                            pod,
-                            p -> Observer.ordinal(pod, p.getSpec().getTargetRef().getName()) >= 0))
-                .withPrimaryToSecondaryMapper((BlockCachePolicy p) -> Set.of())
-                .build(),
-            ctx);
-    // every budget of a watched namespace: one that another tool creates for the RegionServers
-    // makes the operator drop its own
-    budgets =
-        new InformerEventSource<>(
-            InformerEventSourceConfiguration.from(PodDisruptionBudget.class, BlockCachePolicy.class)
-                .withName("poddisruptionbudgets")
-                .withSecondaryToPrimaryMapper(b -> policies(ctx, b, p -> true))
-                .withPrimaryToSecondaryMapper((BlockCachePolicy p) -> Set.of())
-                .build(),
-            ctx);
-    policies = ctx.getPrimaryCache();
-    observer = new Observer(statefulSets, configMaps, pods, ctx.getPrimaryCache());
-    apply = new ApplyStep(configMaps, storage, events);
-    disruptionBudget = new DisruptionBudgetStep(budgets, events);
-    return List.of(statefulSets, configMaps, pods, budgets);
-  }
-
-  private static Set<ResourceID> policies(
-      EventSourceContext<BlockCachePolicy> ctx, HasMetadata r, Predicate<BlockCachePolicy> match) {
-    String ns = r.getMetadata().getNamespace();
-    return ctx.getPrimaryCache()
-        .list(ns)
-        .filter(
-            p ->
-                p.getSpec() != null
-                    && p.getSpec().getTargetRef() != null
-                    && p.getSpec().getTargetRef().getName() != null)
-        .filter(match)
-        .map(ResourceID::fromResource)
-        .collect(Collectors.toSet());
+    Informers in = Informers.of(ctx);
+    informers = in;
+    return in.eventSources();
   }
 
   // ------------------------------------------------------------------ reconcile
@@ -245,15 +132,15 @@ public class BlockCachePolicyReconciler
   @Override
   public UpdateControl<BlockCachePolicy> reconcile(
       BlockCachePolicy policy, Context<BlockCachePolicy> ctx) {
-    Instant now = clock.instant();
-    KubernetesClient client = ctx.getClient();
-    StatusAggregator status = new StatusAggregator(policy, now);
-    String orphaned = observer.target(policy).map(status::recreateDone).orElse(null);
+    PolicyContext c = new PolicyContext(policy, ctx.getClient(), informers, clock.instant());
+    KubernetesClient client = c.client();
+    StatusAggregator status = new StatusAggregator(policy, c.now());
+    String orphaned = Observer.target(c.informers(), policy).map(status::recreateDone).orElse(null);
     if (orphaned != null) {
       events.warn(
           client,
           policy,
-          Why.UntrustedBackup.name(),
+          Why.UntrustedBackup,
           "status.recreate holds StatefulSet "
               + orphaned
               + ", deleted (orphan) for a recreate and not created again, but the policy's target"
@@ -264,14 +151,14 @@ public class BlockCachePolicyReconciler
               + " to finish it");
     }
 
-    Observation seen = observer.observe(policy);
+    Observation seen = Observer.observe(c);
     if (seen instanceof Unobservable u) {
       if (u.why() == Why.RecreateInterrupted) {
         storage.finishRecreate(client, policy, u.recreate());
       } else if (u.why().invalid) {
-        events.warn(client, policy, u.why().name(), u.message());
+        events.warn(client, policy, u.why(), u.message());
         if (u.why() != Why.Conflict) { // a conflicting policy never rolled anything
-          hold(client, policy, status, null, u.why().name(), now);
+          hold(c, status, null, u.why());
         }
       }
       return write(
@@ -287,36 +174,38 @@ public class BlockCachePolicyReconciler
           policy,
           r.pod(),
           false,
-          "EmptyCacheMapRemoved",
+          Reason.EmptyCacheMapRemoved,
           r.pod() + " (cache-map-guard finished " + r.at() + "): " + r.message());
     }
 
     PlanStep.Result result = PlanStep.plan(observed, status.previousPlan(), jvmTrust);
     if (result instanceof Refused r) {
       events.warn(client, policy, r.reason(), r.message());
-      hold(client, policy, status, observed, r.reason(), now);
+      hold(c, status, observed, r.reason());
       return write(ctx, policy, status.invalid(r.reason(), r.message()), INVALID_REQUEUE);
     }
     Planned planned = (Planned) result;
     if (!planned.cacheResets().isEmpty()) {
       // a new plan that throws away persisted caches: say so before the first pod restarts
-      events.warn(client, policy, "CacheResetPending", StatusAggregator.cacheResetMessage(planned));
+      events.warn(
+          client, policy, Reason.CacheResetPending, StatusAggregator.cacheResetMessage(planned));
     }
     status.planned(planned);
     RecommendStep.followed(status.status(), policy.getSpec(), planned.plan());
 
-    ApplyStep.Outcome applied = apply.apply(client, observed, planned, status.status());
+    ApplyStep.Outcome applied = apply.apply(c, observed, planned, status.status());
     if (applied instanceof StorageBlocked b) {
       return write(ctx, policy, status.storageBlocked(b.message()), INVALID_REQUEUE);
     }
     if (applied instanceof NotOwned n) {
-      events.warn(client, policy, NOT_OWNED, n.message());
-      return write(ctx, policy, status.notOwned(NOT_OWNED, n.message()), INVALID_REQUEUE);
+      events.warn(client, policy, Reason.ObjectNotOwned, n.message());
+      return write(
+          ctx, policy, status.notOwned(Reason.ObjectNotOwned, n.message()), INVALID_REQUEUE);
     }
     if (applied instanceof Recreating r) {
       return write(ctx, policy, status.recreating(r.message()), RECREATE_REQUEUE);
     }
-    String budgetNotOwned = disruptionBudget.apply(client, policy, observed.target());
+    String budgetNotOwned = disruptionBudget.apply(c, observed.target());
     if (applied instanceof TargetPatched) {
       // the roll decides on the StatefulSet as written and as its controller answered, not on
       // the template just overwritten: one more look before any restart
@@ -324,19 +213,29 @@ public class BlockCachePolicyReconciler
     }
 
     Optional<Roller.Decision> d =
-        roll.roll(client, observed, planned, status.rollout(), status.cacheResetPending(), now);
+        roll.roll(c, observed, planned, status.rollout(), status.cacheResetPending());
     if (d.isEmpty()) {
       return write(ctx, policy, status, RETRY_ACTION); // an action failed: the same step again
     }
     status.rolled(d.get());
     if (budgetNotOwned != null) {
-      status.degraded(NOT_OWNED, budgetNotOwned); // the roll goes on, without a budget of ours
+      // the roll goes on, without a budget of ours
+      status.degraded(Reason.ObjectNotOwned, budgetNotOwned);
     }
 
-    var intervals = metrics.update(policy, status.status(), observed.pods(), now);
-    recommend.update(client, policy, status.status(), planned.plan(), intervals, now);
+    var intervals =
+        metrics.update(
+            policy,
+            status.status(),
+            observed.pods(),
+            RecommendStep.enabled(policy.getSpec()),
+            c.now());
+    recommend.update(client, policy, status.status(), planned.plan(), intervals, c.now());
     return write(
-        ctx, policy, status, min(metricsInterval(policy.getSpec()), d.get().requeueAfter()));
+        ctx,
+        policy,
+        status,
+        min(MetricsCollector.interval(policy.getSpec()), d.get().requeueAfter()));
   }
 
   /**
@@ -367,42 +266,17 @@ public class BlockCachePolicyReconciler
   public DeleteControl cleanup(BlockCachePolicy policy, Context<BlockCachePolicy> ctx) {
     // The StatefulSet, its pods, PVCs and the derived ConfigMap stay; only the policy's
     // PodDisruptionBudget goes (also owned by the policy, for the garbage collector). HBase is left
-    // as a roll would leave it: balancer restored, marks cleared.
+    // as a roll would leave it: balancer restored, marks cleared (RollStep.release).
+    PolicyContext c = new PolicyContext(policy, ctx.getClient(), informers, clock.instant());
     try {
-      disruptionBudget.deleteOwn(ctx.getClient(), policy);
+      disruptionBudget.deleteOwn(c);
     } catch (RuntimeException e) {
       log.warn(
           "could not delete the PodDisruptionBudget of {}: {}",
           policy.getMetadata().getName(),
           e.toString());
     }
-    RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
-    if (r != null
-        && (Boolean.TRUE.equals(r.getBalancerWasOn())
-            || (r.getInFlight() != null && !r.getInFlight().isEmpty()))) {
-      String ns = policy.getMetadata().getNamespace();
-      ConfigMap base =
-          configMaps.get(new ResourceID(policy.getSpec().getHbaseSiteConfigMap(), ns)).orElse(null);
-      // Each step on its own: the balancer matters most. A mark that cannot be cleared belongs
-      // to an instance that is gone (its pod restarts under a new start code, unmarked).
-      if (Boolean.TRUE.equals(r.getBalancerWasOn())) {
-        bestEffort(
-            policy,
-            "switch the balancer back on",
-            () -> clusters.of(policy.getSpec(), base).balancer(true));
-      }
-      for (var f : r.getInFlight()) {
-        if (f.getOldServer() != null) {
-          bestEffort(
-              policy,
-              "clear the decommission mark of " + f.getOldServer(),
-              () ->
-                  clusters
-                      .of(policy.getSpec(), base)
-                      .recommission(ServerId.parse(f.getOldServer()), List.of()));
-        }
-      }
-    }
+    roll.release(c);
     metrics.forget(policy);
     writes.forget(policy.getMetadata().getUid());
     return DeleteControl.defaultDelete();
@@ -414,47 +288,13 @@ public class BlockCachePolicyReconciler
    * A roll under way when the policy stopped being applicable: the cluster goes back to normal
    * operation (see {@link Roller#hold}) until the policy is valid again, and the roll then goes on.
    */
-  private void hold(
-      KubernetesClient client,
-      BlockCachePolicy policy,
-      StatusAggregator status,
-      Observed observed,
-      String why,
-      Instant now) {
+  private void hold(PolicyContext c, StatusAggregator status, Observed observed, Enum<?> why) {
     ConfigMap base =
         observed != null
             ? observed.base()
-            : configMaps
-                .get(
-                    new ResourceID(
-                        policy.getSpec().getHbaseSiteConfigMap(),
-                        policy.getMetadata().getNamespace()))
-                .orElse(null);
-    roll.hold(
-            client,
-            policy,
-            base,
-            observed == null ? null : observed.pods(),
-            status.rollout(),
-            why,
-            now)
+            : c.configMap(c.policy().getSpec().getHbaseSiteConfigMap()).orElse(null);
+    roll.hold(c, base, observed == null ? null : observed.pods(), status.rollout(), why)
         .ifPresent(status::held);
-  }
-
-  private interface HBaseCall {
-    Object call() throws Exception;
-  }
-
-  private static void bestEffort(BlockCachePolicy policy, String what, HBaseCall call) {
-    try {
-      call.call();
-    } catch (Exception e) {
-      log.warn(
-          "policy {} deleted mid-roll: could not {}: {}",
-          policy.getMetadata().getName(),
-          what,
-          e.toString());
-    }
   }
 
   /**
@@ -494,11 +334,6 @@ public class BlockCachePolicyReconciler
     return UpdateControl.<BlockCachePolicy>noUpdate().rescheduleAfter(requeue);
   }
 
-  static Duration metricsInterval(BlockCachePolicySpec spec) {
-    return Durations.parse(
-        spec.getMetrics() == null ? null : spec.getMetrics().getInterval(), "30s");
-  }
-
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
   }
@@ -508,12 +343,12 @@ public class BlockCachePolicyReconciler
    * before the controller started (a standby that does not lead yet).
    */
   public List<BlockCachePolicy> policies() {
-    IndexedResourceCache<BlockCachePolicy> c = policies;
-    if (c == null) {
+    Informers in = informers;
+    if (in == null) {
       return List.of();
     }
     try {
-      return c.list().toList();
+      return in.policies().list().toList();
     } catch (RuntimeException notStarted) {
       return List.of();
     }

@@ -6,7 +6,10 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
-/** Standard-shape conditions; lastTransitionTime moves only when the status flips. */
+/**
+ * Standard-shape conditions; lastTransitionTime moves only when the status flips. A reason is an
+ * enum constant, written as its name ({@link Reason}, {@link Observation.Why}, the roller's).
+ */
 public final class Conditions {
   public static final String VALID = "Valid";
   public static final String READY = "Ready";
@@ -20,7 +23,7 @@ public final class Conditions {
       List<Condition> conditions,
       String type,
       boolean status,
-      String reason,
+      Enum<?> reason,
       String message,
       Long generation,
       Instant now) {
@@ -34,7 +37,7 @@ public final class Conditions {
         new ConditionBuilder()
             .withType(type)
             .withStatus(s)
-            .withReason(reason)
+            .withReason(reason.name())
             .withMessage(message == null ? "" : message)
             .withObservedGeneration(generation)
             .withLastTransitionTime(since)

@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -27,14 +26,9 @@ import java.util.Objects;
  * budgets on one pod make the Eviction API refuse every eviction of it.
  */
 final class DisruptionBudgetStep {
-  static final String REASON_OTHER = "PodDisruptionBudgetExists";
-
-  private final InformerEventSource<PodDisruptionBudget, BlockCachePolicy> budgets;
   private final Events events;
 
-  DisruptionBudgetStep(
-      InformerEventSource<PodDisruptionBudget, BlockCachePolicy> budgets, Events events) {
-    this.budgets = budgets;
+  DisruptionBudgetStep(Events events) {
     this.events = events;
   }
 
@@ -68,7 +62,7 @@ final class DisruptionBudgetStep {
     int maxUnavailable =
         Roller.budget(
             r == null ? RolloutSpec.DEFAULT_MAX_UNAVAILABLE : r.maxUnavailableOrDefault(),
-            Observer.replicas(target));
+            Observation.replicas(target));
     PodDisruptionBudget pdb =
         new PodDisruptionBudgetBuilder()
             .withNewMetadata()
@@ -98,9 +92,11 @@ final class DisruptionBudgetStep {
    * Keeps the policy's budget; returns why not when a budget of its name exists and is not the
    * policy's (owned by another object or by none): it is left alone, never taken over.
    */
-  String apply(KubernetesClient client, BlockCachePolicy policy, StatefulSet target) {
-    String ns = policy.getMetadata().getNamespace();
-    List<PodDisruptionBudget> existing = budgets.list(ns, b -> true).toList();
+  String apply(PolicyContext c, StatefulSet target) {
+    KubernetesClient client = c.client();
+    BlockCachePolicy policy = c.policy();
+    String ns = c.namespace();
+    List<PodDisruptionBudget> existing = c.informers().budgets().list(ns, b -> true).toList();
     PodDisruptionBudget named =
         existing.stream()
             .filter(b -> name(policy).equals(b.getMetadata().getName()))
@@ -114,7 +110,7 @@ final class DisruptionBudgetStep {
               + name(policy)
               + " exists and is not this policy's (no ownerReference to it): the operator keeps"
               + " no budget for the RegionServers and leaves that one alone; rename or delete it";
-      events.once(client, policy, "", true, BlockCachePolicyReconciler.NOT_OWNED, why);
+      events.once(client, policy, "", true, Reason.ObjectNotOwned, why);
       return why;
     }
     Decision d = decide(policy, target, existing);
@@ -129,7 +125,7 @@ final class DisruptionBudgetStep {
           policy,
           "",
           false,
-          REASON_OTHER,
+          Reason.PodDisruptionBudgetExists,
           "the RegionServer pods are already selected by PodDisruptionBudget "
               + String.join(", ", d.others())
               + ": the operator keeps none of its own (two budgets on a pod refuse every eviction)");
@@ -141,17 +137,19 @@ final class DisruptionBudgetStep {
       return null;
     }
     if (ours == null || !InSync.covers(ours, d.desired())) {
-      ApplyStep.apply(client, d.desired());
+      ServerSideApply.apply(client, d.desired());
     }
     return null;
   }
 
   /** Deletes the policy's budget if it is the policy's own (never a budget someone else made). */
-  void deleteOwn(KubernetesClient client, BlockCachePolicy policy) {
-    budgets
-        .get(new ResourceID(name(policy), policy.getMetadata().getNamespace()))
+  void deleteOwn(PolicyContext c) {
+    BlockCachePolicy policy = c.policy();
+    c.informers()
+        .budgets()
+        .get(new ResourceID(name(policy), c.namespace()))
         .filter(b -> ownedBy(b, policy))
-        .ifPresent(b -> delete(client, policy));
+        .ifPresent(b -> delete(c.client(), policy));
   }
 
   static void delete(KubernetesClient client, BlockCachePolicy policy) {

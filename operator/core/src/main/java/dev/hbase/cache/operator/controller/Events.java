@@ -1,6 +1,7 @@
 package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.roll.RollModel;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -59,8 +60,11 @@ public final class Events implements AutoCloseable {
     this.clock = clock;
   }
 
+  /**
+   * @param reason an enum constant, sent as its name: a {@link Reason}, an {@link Observation.Why}
+   */
   public void warn(
-      KubernetesClient client, BlockCachePolicy policy, String reason, String message) {
+      KubernetesClient client, BlockCachePolicy policy, Enum<?> reason, String message) {
     once(client, policy, "", true, reason, message);
   }
 
@@ -73,9 +77,9 @@ public final class Events implements AutoCloseable {
       BlockCachePolicy policy,
       String subject,
       boolean warning,
-      String reason,
+      Enum<?> reason,
       String message) {
-    String key = policy.getMetadata().getUid() + "/" + reason + "/" + subject;
+    String key = policy.getMetadata().getUid() + "/" + reason.name() + "/" + subject;
     if (message.equals(last.put(key, message))) {
       return;
     }
@@ -83,6 +87,20 @@ public final class Events implements AutoCloseable {
   }
 
   public void record(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      boolean warning,
+      Enum<?> reason,
+      String message) {
+    post(client, policy, warning, reason.name(), message);
+  }
+
+  /** An event of a roll, as the roller names it. */
+  public void record(KubernetesClient client, BlockCachePolicy policy, RollModel.Event e) {
+    post(client, policy, e.warning(), e.reason(), e.message());
+  }
+
+  private void post(
       KubernetesClient client,
       BlockCachePolicy policy,
       boolean warning,

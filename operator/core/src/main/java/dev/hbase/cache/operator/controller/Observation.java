@@ -37,8 +37,13 @@ sealed interface Observation {
     }
 
     int replicas() {
-      return Observer.replicas(target);
+      return Observation.replicas(target);
     }
+  }
+
+  /** The StatefulSet's replicas: 1 when unset, as the API server defaults it. */
+  static int replicas(StatefulSet sts) {
+    return sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
   }
 
   /**

@@ -17,7 +17,6 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.readiness.Readiness;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.javaoperatorsdk.operator.processing.event.source.IndexerResourceCache;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -25,8 +24,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The observe step: the policy's StatefulSet, base ConfigMap and pods from the informer caches,
@@ -41,31 +38,16 @@ final class Observer {
           "InvalidImageName",
           "CreateContainerConfigError",
           "CreateContainerError");
-  private static final Pattern ORDINAL = Pattern.compile("^(.*)-([0-9]+)$");
 
-  private final InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets;
-  private final InformerEventSource<ConfigMap, BlockCachePolicy> configMaps;
-  private final InformerEventSource<Pod, BlockCachePolicy> pods;
-  private final IndexerResourceCache<BlockCachePolicy> policies;
-
-  Observer(
-      InformerEventSource<StatefulSet, BlockCachePolicy> statefulSets,
-      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
-      InformerEventSource<Pod, BlockCachePolicy> pods,
-      IndexerResourceCache<BlockCachePolicy> policies) {
-    this.statefulSets = statefulSets;
-    this.configMaps = configMaps;
-    this.pods = pods;
-    this.policies = policies;
-  }
+  private Observer() {}
 
   /**
    * The policy that manages the StatefulSet when several name it: the oldest (then by name). The
    * others touch nothing.
    */
-  Optional<BlockCachePolicy> owner(BlockCachePolicy policy) {
+  static Optional<BlockCachePolicy> owner(Informers in, BlockCachePolicy policy) {
     String target = policy.getSpec().getTargetRef().getName();
-    return policies
+    return in.policies()
         .list(policy.getMetadata().getNamespace())
         .filter(
             p ->
@@ -84,16 +66,19 @@ final class Observer {
   }
 
   /** The policy's target StatefulSet as the informer shows it, if it exists. */
-  Optional<StatefulSet> target(BlockCachePolicy policy) {
-    return statefulSets.get(
-        new ResourceID(
-            policy.getSpec().getTargetRef().getName(), policy.getMetadata().getNamespace()));
+  static Optional<StatefulSet> target(Informers in, BlockCachePolicy policy) {
+    return in.statefulSets()
+        .get(
+            new ResourceID(
+                policy.getSpec().getTargetRef().getName(), policy.getMetadata().getNamespace()));
   }
 
-  Observation observe(BlockCachePolicy policy) {
+  static Observation observe(PolicyContext c) {
+    BlockCachePolicy policy = c.policy();
+    Informers in = c.informers();
     BlockCachePolicySpec spec = policy.getSpec();
-    String ns = policy.getMetadata().getNamespace();
-    Optional<BlockCachePolicy> owner = owner(policy);
+    String ns = c.namespace();
+    Optional<BlockCachePolicy> owner = owner(in, policy);
     if (owner.isPresent()
         && !owner.get().getMetadata().getName().equals(policy.getMetadata().getName())) {
       return new Unobservable(
@@ -105,7 +90,7 @@ final class Observer {
               + " (created first); this policy changes nothing while that one exists");
     }
     Optional<StatefulSet> target =
-        statefulSets.get(new ResourceID(spec.getTargetRef().getName(), ns));
+        in.statefulSets().get(new ResourceID(spec.getTargetRef().getName(), ns));
     if (target.isEmpty()) {
       RecreateStatus saved = policy.getStatus() == null ? null : policy.getStatus().getRecreate();
       if (saved != null) {
@@ -121,7 +106,7 @@ final class Observer {
             saved);
       }
       String legacy = StorageManager.legacyBackupName(policy);
-      if (configMaps.get(new ResourceID(legacy, ns)).isPresent()) {
+      if (c.configMap(legacy).isPresent()) {
         return new Unobservable(
             Why.UntrustedBackup,
             "StatefulSet "
@@ -157,7 +142,7 @@ final class Observer {
               + " has no container "
               + Objects.toString(spec.getTargetRef().getContainer(), "at all"));
     }
-    Optional<ConfigMap> base = configMaps.get(new ResourceID(spec.getHbaseSiteConfigMap(), ns));
+    Optional<ConfigMap> base = c.configMap(spec.getHbaseSiteConfigMap());
     if (base.isEmpty()) {
       return new Unobservable(
           Why.BaseConfigNotFound,
@@ -171,7 +156,7 @@ final class Observer {
             podSpec,
             spec.getHbaseSiteConfigMap(),
             Desired.regionServerConfigMapName(policy),
-            configMaps,
+            in.configMaps(),
             ns);
     if (configVolume.isEmpty()) {
       return new Unobservable(
@@ -188,8 +173,8 @@ final class Observer {
         base.get(),
         container.get(),
         configVolume.get(),
-        podViews(sts, ns),
-        cacheMapRemovals(sts, ns));
+        podViews(in.pods(), sts, ns),
+        cacheMapRemovals(in.pods(), sts, ns));
   }
 
   /**
@@ -232,9 +217,11 @@ final class Observer {
   }
 
   /** The cache-map-guard reports of the StatefulSet's pods (their current start). */
-  List<CacheMapRemoval> cacheMapRemovals(StatefulSet sts, String ns) {
+  static List<CacheMapRemoval> cacheMapRemovals(
+      InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
     List<CacheMapRemoval> out = new ArrayList<>();
-    for (Pod p : pods.list(ns, p -> ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
+    for (Pod p :
+        pods.list(ns, p -> Informers.ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
       if (p.getStatus() == null || p.getStatus().getInitContainerStatuses() == null) {
         continue;
       }
@@ -256,27 +243,19 @@ final class Observer {
   }
 
   /** The StatefulSet's pods below its replicas, as the roller sees them, by ordinal. */
-  List<PodView> podViews(StatefulSet sts, String ns) {
+  static List<PodView> podViews(
+      InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
     String name = sts.getMetadata().getName();
-    int replicas = replicas(sts);
+    int replicas = Observation.replicas(sts);
     List<PodView> out = new ArrayList<>();
     for (Pod p : pods.list(ns, p -> true).toList()) {
-      int ordinal = ordinal(p, name);
+      int ordinal = Informers.ordinal(p, name);
       if (ordinal >= 0 && ordinal < replicas) {
         out.add(podView(p, ordinal, missingClaimVolumes(sts, p, ordinal), templateChanged(sts, p)));
       }
     }
     out.sort(Comparator.comparingInt(PodView::ordinal));
     return out;
-  }
-
-  static int replicas(StatefulSet sts) {
-    return sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
-  }
-
-  static int ordinal(Pod p, String stsName) {
-    Matcher m = ORDINAL.matcher(p.getMetadata().getName());
-    return m.matches() && m.group(1).equals(stsName) ? Integer.parseInt(m.group(2)) : -1;
   }
 
   /**

@@ -26,7 +26,7 @@ final class PlanStep {
   sealed interface Result {}
 
   /** The policy cannot be applied to this target: {@code reason} is the condition reason. */
-  record Refused(String reason, String message) implements Result {}
+  record Refused(Reason reason, String message) implements Result {}
 
   /**
    * @param siteData the derived ConfigMap's data (the base with the plan's keys)
@@ -70,7 +70,7 @@ final class PlanStep {
         // has the new limit: the operator does not own the limit and cannot plan for it, so it
         // says what a restart would do.
         return new Refused(
-            "MemoryLimitRefused",
+            Reason.MemoryLimitRefused,
             r.summary()
                 + "; the container's memory limit changed from "
                 + previous.getMemoryLimit()
@@ -87,13 +87,13 @@ final class PlanStep {
                 + Sizes.quantity(limit)
                 + " and may be OOM-killed: restore the limit, or change the policy to fit it");
       }
-      return new Refused("PlanRefused", r.summary());
+      return new Refused(Reason.PlanRefused, r.summary());
     }
     Plan plan = (Plan) result;
     if (plan.volume() != null) {
       String clash = mountClash(plan.volume().mountPath(), o.container());
       if (clash != null) {
-        return new Refused("MountPathConflict", clash);
+        return new Refused(Reason.MountPathConflict, clash);
       }
     }
     Map<String, String> data;
@@ -109,7 +109,7 @@ final class PlanStep {
                   + policy.getMetadata().getName()
                   + " (managed by hbase-cache-operator, edits are overwritten)");
     } catch (IllegalArgumentException e) {
-      return new Refused("BaseConfigInvalid", e.getMessage());
+      return new Refused(Reason.BaseConfigInvalid, e.getMessage());
     }
     String token =
         policy.getMetadata().getAnnotations() == null

@@ -130,7 +130,7 @@ final class RecommendStep {
               client,
               policy,
               false,
-              "RecommendationChanged",
+              Reason.RecommendationChanged,
               describe(
                       advice.mode().name(),
                       bucketCache,
@@ -168,7 +168,7 @@ final class RecommendStep {
       events.warn(
           client,
           policy,
-          "RecommendationNotApplied",
+          Reason.RecommendationNotApplied,
           what + " (autoTune mode Apply) is not written to the spec: " + f.refused());
       return;
     }
@@ -202,7 +202,7 @@ final class RecommendStep {
           client,
           policy,
           false,
-          "RecommendationApplied",
+          Reason.RecommendationApplied,
           what + " written to the spec (autoTune mode Apply): " + r.getMessage());
     }
   }

@@ -5,11 +5,14 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.spec.WarmGate;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.connection.HBaseClusters;
 import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.RecommissionResult;
+import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.roll.RollModel;
@@ -40,20 +43,11 @@ final class RollStep {
   private final HBaseClusters clusters;
   private final MetricsCollector metrics;
   private final Events events;
-  private final Function<ResourceID, Optional<Pod>> cachedPod;
 
-  /**
-   * @param cachedPod a pod as the operator's informer has it (the one the roller decided on)
-   */
-  RollStep(
-      HBaseClusters clusters,
-      MetricsCollector metrics,
-      Events events,
-      Function<ResourceID, Optional<Pod>> cachedPod) {
+  RollStep(HBaseClusters clusters, MetricsCollector metrics, Events events) {
     this.clusters = clusters;
     this.metrics = metrics;
     this.events = events;
-    this.cachedPod = cachedPod;
   }
 
   /**
@@ -61,12 +55,9 @@ final class RollStep {
    * previous roll state stays and the step is taken again (the roller is idempotent).
    */
   Optional<Roller.Decision> roll(
-      KubernetesClient client,
-      Observed o,
-      Planned p,
-      RolloutStatus previous,
-      boolean cacheReset,
-      Instant now) {
+      PolicyContext c, Observed o, Planned p, RolloutStatus previous, boolean cacheReset) {
+    KubernetesClient client = c.client();
+    Instant now = c.now();
     BlockCachePolicy policy = o.policy();
     boolean ask = Roller.needsHBase(previous, o.pods(), p.revision());
     ClusterSnapshot hbase =
@@ -85,11 +76,11 @@ final class RollStep {
                 now,
                 o.replicas()));
     for (RollModel.Action a : d.actions()) {
-      if (!execute(client, policy, cluster(o), a)) {
+      if (!execute(client, policy, c::cachedPod, cluster(o), a)) {
         return Optional.empty();
       }
     }
-    d.events().forEach(e -> events.record(client, policy, e.warning(), e.reason(), e.message()));
+    d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
   }
 
@@ -99,13 +90,10 @@ final class RollStep {
    * roll left the cluster changed, or when an action failed (then the same again next time).
    */
   Optional<Roller.Decision> hold(
-      KubernetesClient client,
-      BlockCachePolicy policy,
-      ConfigMap base,
-      List<PodView> pods,
-      RolloutStatus previous,
-      String why,
-      Instant now) {
+      PolicyContext c, ConfigMap base, List<PodView> pods, RolloutStatus previous, Enum<?> why) {
+    KubernetesClient client = c.client();
+    BlockCachePolicy policy = c.policy();
+    Instant now = c.now();
     if (!Roller.needsHold(previous)) {
       return Optional.empty();
     }
@@ -116,14 +104,64 @@ final class RollStep {
     } catch (RuntimeException e) {
       hbase = ClusterSnapshot.unreachable(now, e.getMessage());
     }
-    Roller.Decision d = Roller.hold(previous, pods, hbase, why);
+    Roller.Decision d = Roller.hold(previous, pods, hbase, why.name());
     for (RollModel.Action a : d.actions()) {
-      if (!execute(client, policy, cluster, a)) {
+      if (!execute(client, policy, c::cachedPod, cluster, a)) {
         return Optional.empty();
       }
     }
-    d.events().forEach(e -> events.record(client, policy, e.warning(), e.reason(), e.message()));
+    d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
+  }
+
+  /**
+   * The policy is deleted mid-roll: HBase is left as a roll would leave it, balancer restored and
+   * decommission marks cleared. Each step on its own, a failure logged: the balancer matters most,
+   * and a mark that cannot be cleared belongs to an instance that is gone (its pod restarts under a
+   * new start code, unmarked).
+   */
+  void release(PolicyContext c) {
+    BlockCachePolicy policy = c.policy();
+    RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
+    if (r == null
+        || !(Boolean.TRUE.equals(r.getBalancerWasOn())
+            || (r.getInFlight() != null && !r.getInFlight().isEmpty()))) {
+      return;
+    }
+    ConfigMap base = c.configMap(policy.getSpec().getHbaseSiteConfigMap()).orElse(null);
+    if (Boolean.TRUE.equals(r.getBalancerWasOn())) {
+      bestEffort(
+          policy,
+          "switch the balancer back on",
+          () -> clusters.of(policy.getSpec(), base).balancer(true));
+    }
+    for (var f : r.getInFlight()) {
+      if (f.getOldServer() != null) {
+        bestEffort(
+            policy,
+            "clear the decommission mark of " + f.getOldServer(),
+            () ->
+                clusters
+                    .of(policy.getSpec(), base)
+                    .recommission(ServerId.parse(f.getOldServer()), List.of()));
+      }
+    }
+  }
+
+  private interface HBaseCall {
+    Object call() throws Exception;
+  }
+
+  private static void bestEffort(BlockCachePolicy policy, String what, HBaseCall call) {
+    try {
+      call.call();
+    } catch (Exception e) {
+      log.warn(
+          "policy {} deleted mid-roll: could not {}: {}",
+          policy.getMetadata().getName(),
+          what,
+          e.toString());
+    }
   }
 
   /**
@@ -170,9 +208,17 @@ final class RollStep {
     return clusters.of(o.policy().getSpec(), o.base());
   }
 
-  /** Carries out one action; false if it failed (an ActionFailed event says why). */
+  /**
+   * Carries out one action; false if it failed (an ActionFailed event says why).
+   *
+   * @param cachedPod a pod as the operator's informer has it (the one the roller decided on)
+   */
   boolean execute(
-      KubernetesClient client, BlockCachePolicy policy, HBaseCluster cluster, RollModel.Action a) {
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      Function<ResourceID, Optional<Pod>> cachedPod,
+      HBaseCluster cluster,
+      RollModel.Action a) {
     String ns = policy.getMetadata().getNamespace();
     try {
       if (a instanceof RollModel.DeletePod d) {
@@ -209,7 +255,7 @@ final class RollStep {
         return false; // the pod changed since it was read: decide again with fresh state
       }
       log.warn("policy {}/{}: {} failed: {}", ns, policy.getMetadata().getName(), a, e.toString());
-      events.warn(client, policy, "ActionFailed", a + " failed: " + e.getMessage());
+      events.warn(client, policy, Reason.ActionFailed, a + " failed: " + e.getMessage());
       return false;
     }
   }

@@ -35,8 +35,6 @@ import java.util.Set;
  * writes the result once, and only when it differs from the previous status.
  */
 final class StatusAggregator {
-  static final String RECONCILE_ERROR = "ReconcileError";
-
   private final BlockCachePolicyStatus old;
   private final BlockCachePolicyStatus status;
   private final Long generation;
@@ -76,25 +74,25 @@ final class StatusAggregator {
    */
   StatusAggregator unobservable(Unobservable u) {
     if (u.why() == Observation.Why.UntrustedBackup) {
-      condition(DEGRADED, true, u.why().name(), u.message());
+      condition(DEGRADED, true, u.why(), u.message());
     }
     if (u.why().invalid) {
-      return invalid(u.why().name(), u.message());
+      return invalid(u.why(), u.message());
     }
     return recreating(u.message());
   }
 
   /** The policy cannot be applied; nothing was touched. */
-  StatusAggregator invalid(String reason, String message) {
+  StatusAggregator invalid(Enum<?> reason, String message) {
     condition(VALID, false, reason, message);
     condition(READY, false, reason, "the policy is not applied: " + message);
     return this;
   }
 
   StatusAggregator planned(Planned p) {
-    condition(VALID, true, "Planned", p.summary());
+    condition(VALID, true, Reason.Planned, p.summary());
     if (!p.cacheResets().isEmpty()) {
-      condition(CACHE_RESET_PENDING, true, "CacheLayoutChanged", cacheResetMessage(p));
+      condition(CACHE_RESET_PENDING, true, Reason.CacheLayoutChanged, cacheResetMessage(p));
     }
     status.setPlan(p.plan().toStatus());
     return this;
@@ -105,8 +103,8 @@ final class StatusAggregator {
   }
 
   StatusAggregator storageBlocked(String message) {
-    condition(DEGRADED, true, "StorageBlocked", message);
-    condition(READY, false, "StorageBlocked", message);
+    condition(DEGRADED, true, Reason.StorageBlocked, message);
+    condition(READY, false, Reason.StorageBlocked, message);
     status.setRollout(
         Optional.ofNullable(status.getRollout())
             .orElseGet(RolloutStatus::new)
@@ -141,20 +139,20 @@ final class StatusAggregator {
   }
 
   /** An object the operator would write is someone else's: Degraded names it. */
-  StatusAggregator notOwned(String reason, String message) {
+  StatusAggregator notOwned(Reason reason, String message) {
     condition(DEGRADED, true, reason, message);
     condition(READY, false, reason, message);
     return this;
   }
 
   /** Something is wrong that does not stop the roll: Degraded says what. */
-  StatusAggregator degraded(String reason, String message) {
+  StatusAggregator degraded(Reason reason, String message) {
     condition(DEGRADED, true, reason, message);
     return this;
   }
 
   StatusAggregator recreating(String message) {
-    condition(PROGRESSING, true, "RecreatingStatefulSet", message);
+    condition(PROGRESSING, true, Reason.RecreatingStatefulSet, message);
     return this;
   }
 
@@ -167,19 +165,19 @@ final class StatusAggregator {
 
     boolean idle = r.getPhase() == Phase.Idle;
     if (d.outcome() instanceof Blocked b) {
-      condition(DEGRADED, true, b.reason().name(), b.message());
+      condition(DEGRADED, true, b.reason(), b.message());
     } else {
-      condition(DEGRADED, false, "AsPlanned", "");
+      condition(DEGRADED, false, Reason.AsPlanned, "");
     }
     Wait wait = d.outcome() instanceof Wait w ? w : null;
     condition(
         PROGRESSING,
         r.getPhase() == Phase.Rolling,
         switch (r.getPhase()) {
-          case Idle -> "UpToDate";
-          case Paused -> "Paused";
-          case Blocked -> "Blocked";
-          case Rolling -> wait != null ? wait.reason().name() : "Rolling";
+          case Idle -> Reason.UpToDate;
+          case Paused -> Reason.Paused;
+          case Blocked -> Reason.Blocked;
+          case Rolling -> wait != null ? wait.reason() : Reason.Rolling;
         },
         r.getPhase() == Phase.Rolling
             ? r.getProgress()
@@ -189,12 +187,13 @@ final class StatusAggregator {
     condition(
         READY,
         idle,
-        idle ? "Applied" : "RollPending",
+        idle ? Reason.Applied : Reason.RollPending,
         idle
             ? "all RegionServers run the planned cache"
             : r.getProgress() + " RegionServers updated");
     if (idle && Conditions.isTrue(status.getConditions(), CACHE_RESET_PENDING)) {
-      condition(CACHE_RESET_PENDING, false, "RollFinished", "the new cache layout is in place");
+      condition(
+          CACHE_RESET_PENDING, false, Reason.RollFinished, "the new cache layout is in place");
     }
     return this;
   }
@@ -203,7 +202,7 @@ final class StatusAggregator {
   StatusAggregator held(Roller.Decision d) {
     status.setRollout(d.state());
     if (d.outcome() instanceof Blocked b) {
-      condition(DEGRADED, true, b.reason().name(), b.message());
+      condition(DEGRADED, true, b.reason(), b.message());
     }
     return this;
   }
@@ -212,8 +211,8 @@ final class StatusAggregator {
   StatusAggregator failed(Exception e) {
     String message = Objects.toString(e.getMessage(), e.getClass().getSimpleName());
     message = message.length() > 500 ? message.substring(0, 500) + "..." : message;
-    condition(READY, false, RECONCILE_ERROR, message);
-    condition(DEGRADED, true, RECONCILE_ERROR, message);
+    condition(READY, false, Reason.ReconcileError, message);
+    condition(DEGRADED, true, Reason.ReconcileError, message);
     return this;
   }
 
@@ -221,9 +220,9 @@ final class StatusAggregator {
   BlockCachePolicyStatus changed() {
     if (!set.contains(DEGRADED)
         && Conditions.find(status.getConditions(), DEGRADED)
-            .map(c -> RECONCILE_ERROR.equals(c.getReason()))
+            .map(c -> Reason.ReconcileError.name().equals(c.getReason()))
             .orElse(false)) {
-      condition(DEGRADED, false, "Recovered", "the last reconcile succeeded");
+      condition(DEGRADED, false, Reason.Recovered, "the last reconcile succeeded");
     }
     return Objects.equals(old, status) ? null : status;
   }
@@ -269,7 +268,7 @@ final class StatusAggregator {
         r.retainedFraction() == null ? null : Math.round(r.retainedFraction() * 10000) / 10000.0);
   }
 
-  private void condition(String type, boolean value, String reason, String message) {
+  private void condition(String type, boolean value, Enum<?> reason, String message) {
     set.add(type);
     Conditions.set(status.getConditions(), type, value, reason, message, generation, now);
   }

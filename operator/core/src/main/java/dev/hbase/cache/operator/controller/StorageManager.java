@@ -91,7 +91,7 @@ final class StorageManager {
       }
       // Grow: every existing PVC first (all or none), then the template.
       List<PersistentVolumeClaim> toGrow = new ArrayList<>();
-      int replicas = sts.getSpec().getReplicas() == null ? 1 : sts.getSpec().getReplicas();
+      int replicas = Observation.replicas(sts);
       for (int i = 0; i < replicas; i++) {
         String name = Desired.CACHE_VOLUME + "-" + sts.getMetadata().getName() + "-" + i;
         PersistentVolumeClaim pvc =
@@ -154,7 +154,7 @@ final class StorageManager {
             client,
             policy,
             false,
-            "CacheVolumeExpanding",
+            Reason.CacheVolumeExpanding,
             "PVC " + pvc.getMetadata().getName() + " grows to " + Sizes.quantity(needed));
       }
     }
@@ -205,7 +205,7 @@ final class StorageManager {
             + " with a "
             + Sizes.quantity(plan.pvcSize())
             + " cache volume template (orphan delete: pods keep running, PVCs stay)";
-    events.record(client, policy, false, "RecreatingStatefulSet", msg);
+    events.record(client, policy, false, Reason.RecreatingStatefulSet, msg);
     return new Outcome(true, msg, null);
   }
 

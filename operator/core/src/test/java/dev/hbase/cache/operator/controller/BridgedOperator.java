@@ -6,6 +6,7 @@ import dev.hbase.cache.operator.BlockCacheOperator;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
+import dev.hbase.cache.operator.metrics.CacheProbe;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.roll.RollModel;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -77,10 +78,10 @@ class EventsTest {
   @Test
   void theSameEventAgainCountsUpOnItsObject() {
     BlockCachePolicy p = policy("counted");
-    events.record(client, p, true, "ActionFailed", "could not delete rs-1: timeout");
+    events.record(client, p, true, Reason.ActionFailed, "could not delete rs-1: timeout");
     now.set(Instant.parse("2026-11-23T10:05:00Z"));
-    events.record(client, p, true, "ActionFailed", "could not delete rs-1: timeout");
-    events.record(client, p, true, "ActionFailed", "could not delete rs-1: timeout");
+    events.record(client, p, true, Reason.ActionFailed, "could not delete rs-1: timeout");
+    events.record(client, p, true, Reason.ActionFailed, "could not delete rs-1: timeout");
 
     assertThat(eventsOf("counted")).hasSize(1);
     Event e = eventsOf("counted").get(0);
@@ -93,10 +94,10 @@ class EventsTest {
   @Test
   void anotherMessageReasonOrPolicyIsAnotherEvent() {
     BlockCachePolicy p = policy("distinct");
-    events.record(client, p, false, "PodRestarted", "rs-0 back");
-    events.record(client, p, false, "PodRestarted", "rs-1 back");
-    events.record(client, p, false, "RollFinished", "rs-1 back");
-    events.record(client, policy("other"), false, "PodRestarted", "rs-0 back");
+    events.record(client, p, new RollModel.Event(false, "PodRestarted", "rs-0 back"));
+    events.record(client, p, new RollModel.Event(false, "PodRestarted", "rs-1 back"));
+    events.record(client, p, new RollModel.Event(false, "RollFinished", "rs-1 back"));
+    events.record(client, policy("other"), new RollModel.Event(false, "PodRestarted", "rs-0 back"));
 
     assertThat(eventsOf("distinct"))
         .extracting(e -> e.getReason() + ": " + e.getMessage() + " x" + e.getCount())
@@ -110,8 +111,8 @@ class EventsTest {
   @Test
   void aWarningAlreadySentIsNotSentAgainByThisOperator() {
     BlockCachePolicy p = policy("warned");
-    events.warn(client, p, "PlanRefused", "memory limit 2Gi is too small");
-    events.warn(client, p, "PlanRefused", "memory limit 2Gi is too small");
+    events.warn(client, p, Reason.PlanRefused, "memory limit 2Gi is too small");
+    events.warn(client, p, Reason.PlanRefused, "memory limit 2Gi is too small");
 
     assertThat(eventsOf("warned"))
         .singleElement()
@@ -203,8 +204,8 @@ class EventsTest {
       assertTimeoutPreemptively(
           Duration.ofSeconds(10),
           () -> {
-            events.record(api.client, p, false, "RollStarted", "first");
-            events.record(api.client, p, false, "PodRestarted", "second");
+            events.record(api.client, p, new RollModel.Event(false, "RollStarted", "first"));
+            events.record(api.client, p, new RollModel.Event(false, "PodRestarted", "second"));
           },
           "record() waited for the API server's answer");
       assertThat(api.arrived.await(10, TimeUnit.SECONDS))
@@ -228,13 +229,13 @@ class EventsTest {
   void pastTheQueueEventsAreDropped() throws Exception {
     try (HeldApiServer api = new HeldApiServer()) {
       BlockCachePolicy p = policy("flood");
-      events.record(api.client, p, false, "PodRestarted", "e0");
+      events.record(api.client, p, new RollModel.Event(false, "PodRestarted", "e0"));
       assertThat(api.arrived.await(10, TimeUnit.SECONDS)).isTrue(); // e0 in flight, held
       assertTimeoutPreemptively(
           Duration.ofSeconds(10),
           () -> {
             for (int i = 1; i <= Events.QUEUE + 1; i++) {
-              events.record(api.client, p, false, "PodRestarted", "e" + i);
+              events.record(api.client, p, new RollModel.Event(false, "PodRestarted", "e" + i));
             }
           },
           "record() blocked on a full queue");

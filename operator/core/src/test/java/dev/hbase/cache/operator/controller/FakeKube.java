@@ -196,7 +196,7 @@ final class FakeKube implements AutoCloseable {
         .withName(name)
         .withNamespace(ns)
         .withLabels(template.getMetadata().getLabels())
-        .addToLabels(BlockCachePolicyReconciler.STATEFULSET_POD_LABEL, name)
+        .addToLabels(Informers.STATEFULSET_POD_LABEL, name)
         .withAnnotations(template.getMetadata().getAnnotations())
         .endMetadata()
         .withSpec(spec)

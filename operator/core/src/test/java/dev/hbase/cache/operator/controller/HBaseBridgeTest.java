@@ -7,6 +7,7 @@ import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
+import dev.hbase.cache.operator.metrics.CacheProbe;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;

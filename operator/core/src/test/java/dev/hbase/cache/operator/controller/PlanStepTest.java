@@ -55,14 +55,14 @@ class PlanStepTest {
     PlanStep.Result now = PlanStep.plan(observed("1Gi"), applied);
     assertThat(now).isInstanceOf(PlanStep.Refused.class);
     PlanStep.Refused r = (PlanStep.Refused) now;
-    assertThat(r.reason()).isEqualTo("MemoryLimitRefused");
+    assertThat(r.reason().name()).isEqualTo("MemoryLimitRefused");
     assertThat(r.message())
         .contains("changed from 4Gi to 1Gi")
         .contains("heap " + applied.getHeap())
         .contains("may be OOM-killed");
 
     // a policy refused from the start has nothing applied yet: the planner's reason alone
-    assertThat(((PlanStep.Refused) PlanStep.plan(observed("1Gi"), null)).reason())
+    assertThat(((PlanStep.Refused) PlanStep.plan(observed("1Gi"), null)).reason().name())
         .isEqualTo("PlanRefused");
   }
 }

@@ -3,6 +3,8 @@ package dev.hbase.cache.operator.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.connection.HBaseClusters;
+import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.roll.RollModel.DeletePod;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -13,6 +15,7 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import java.time.Clock;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,8 +32,8 @@ class RollStepTest {
       new RollStep(
           new HBaseClusters(settings -> null),
           new MetricsCollector((host, port) -> null),
-          new Events(Clock.systemUTC()),
-          (ResourceID id) -> Optional.ofNullable(informer.get()));
+          new Events(Clock.systemUTC()));
+  final Function<ResourceID, Optional<Pod>> cachedPod = id -> Optional.ofNullable(informer.get());
 
   static BlockCachePolicy policy() {
     BlockCachePolicy p = new BlockCachePolicy();
@@ -67,7 +70,8 @@ class RollStepTest {
     Pod pod = create("rs-0");
     informer.set(pod);
 
-    assertThat(step.execute(client, policy(), null, new DeletePod("rs-0", uid(pod)))).isTrue();
+    assertThat(step.execute(client, policy(), cachedPod, null, new DeletePod("rs-0", uid(pod))))
+        .isTrue();
     assertThat(live("rs-0")).as("an unscheduled pod goes at once").isNull();
   }
 
@@ -81,7 +85,7 @@ class RollStepTest {
         .edit(p -> new PodBuilder(p).editMetadata().addToLabels("x", "y").endMetadata().build());
     informer.set(seen); // the informer has not caught up yet
 
-    assertThat(step.execute(client, policy(), null, new DeletePod("rs-1", uid(seen))))
+    assertThat(step.execute(client, policy(), cachedPod, null, new DeletePod("rs-1", uid(seen))))
         .as("not done: decided again on the changed pod")
         .isFalse();
     assertThat(live("rs-1")).isNotNull();
@@ -94,11 +98,13 @@ class RollStepTest {
     Pod successor = create("rs-2");
     informer.set(old); // still the old instance in the informer
 
-    assertThat(step.execute(client, policy(), null, new DeletePod("rs-2", uid(old)))).isFalse();
+    assertThat(step.execute(client, policy(), cachedPod, null, new DeletePod("rs-2", uid(old))))
+        .isFalse();
     assertThat(live("rs-2")).extracting(RollStepTest::uid).isEqualTo(uid(successor));
 
     informer.set(successor); // the informer caught up: the roll recorded the old instance's UID
-    assertThat(step.execute(client, policy(), null, new DeletePod("rs-2", uid(old)))).isTrue();
+    assertThat(step.execute(client, policy(), cachedPod, null, new DeletePod("rs-2", uid(old))))
+        .isTrue();
     assertThat(live("rs-2")).extracting(RollStepTest::uid).isEqualTo(uid(successor));
   }
 

@@ -10,6 +10,7 @@ import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
 import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.roll.RollModel;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,8 +26,15 @@ class StatusWritesTest {
   /** A policy mid-roll: rs-1 draining, rs-0 and rs-2 serving, figures sampled. */
   static BlockCachePolicy rolling() {
     BlockCachePolicyStatus s = new BlockCachePolicyStatus().setObservedGeneration(2L);
-    Conditions.set(s.getConditions(), Conditions.READY, false, "RollPending", "1/3", 2L, T);
-    Conditions.set(s.getConditions(), Conditions.PROGRESSING, true, "Draining", "moving 5", 2L, T);
+    Conditions.set(s.getConditions(), Conditions.READY, false, Reason.RollPending, "1/3", 2L, T);
+    Conditions.set(
+        s.getConditions(),
+        Conditions.PROGRESSING,
+        true,
+        RollModel.Reason.Draining,
+        "moving 5",
+        2L,
+        T);
     s.setRollout(
         new RolloutStatus()
             .setPhase(Phase.Rolling)
@@ -69,7 +77,13 @@ class StatusWritesTest {
             s -> {
               s.getRollout().setMessage("moving 2 regions off rs-1");
               Conditions.set(
-                  s.getConditions(), Conditions.PROGRESSING, true, "WaitingForPod", "x", 2L, T);
+                  s.getConditions(),
+                  Conditions.PROGRESSING,
+                  true,
+                  RollModel.Reason.WaitingForPod,
+                  "x",
+                  2L,
+                  T);
               s.getRegionServers().remove(1); // rs-1's pod deleted
               s.getRegionServers().get(0).setReady(false).setHitRatio(0.5);
               s.getCache().setHitRatio(0.9).setSampledAt(T.plusSeconds(3).toString());
@@ -90,7 +104,7 @@ class StatusWritesTest {
                     rolling(),
                     s ->
                         Conditions.set(
-                            s.getConditions(), Conditions.READY, true, "Applied", "", 2L, T))
+                            s.getConditions(), Conditions.READY, true, Reason.Applied, "", 2L, T))
                 .onlyProgressChanged())
         .isFalse();
     // reads counted since the last sample: lost if not written (the next sample counts from here)

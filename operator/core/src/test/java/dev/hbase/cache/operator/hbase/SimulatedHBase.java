@@ -1,6 +1,6 @@
 package dev.hbase.cache.operator.hbase;
 
-import dev.hbase.cache.operator.controller.CacheProbe;
+import dev.hbase.cache.operator.metrics.CacheProbe;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;

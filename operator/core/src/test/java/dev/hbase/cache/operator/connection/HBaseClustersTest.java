@@ -1,4 +1,4 @@
-package dev.hbase.cache.operator.controller;
+package dev.hbase.cache.operator.connection;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.hbase.cache.operator.controller;
+package dev.hbase.cache.operator.metrics;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;

@@ -1,4 +1,4 @@
-package dev.hbase.cache.operator.controller;
+package dev.hbase.cache.operator.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -36,18 +36,18 @@ class MetricsCollectorTest {
     hbase.reads("rs-1", 1000, 0);
     List<PodView> pods = List.of(pod("rs-0", "10.0.0.1", true), pod("rs-1", "10.0.0.2", true));
     BlockCachePolicyStatus status = new BlockCachePolicyStatus();
-    metrics.update(policy, status, pods, now); // an ordinary interval sample
+    metrics.update(policy, status, pods, true, now); // an ordinary interval sample
     RollSummary roll = new RollSummary().setStartedAt(now.plusSeconds(2).toString());
     status.setRollout(new RolloutStatus().setCurrent(roll));
 
     now = now.plusSeconds(3); // the roll started: its baseline, however recent the last sample
     hbase.reads("rs-0", 500, 0);
-    metrics.update(policy, status, pods, now);
+    metrics.update(policy, status, pods, true, now);
     assertThat(roll.getDataReads()).isZero();
 
     now = now.plusSeconds(5); // sampled every 5 s during a roll, not every 30 s
     hbase.reads("rs-0", 90, 10); // rs-1 drained: its regions cold on rs-0 for now
-    metrics.update(policy, status, pods, now);
+    metrics.update(policy, status, pods, true, now);
     assertThat(roll.getDataReads()).isEqualTo(100);
     assertThat(roll.getCachedReads()).isEqualTo(90);
 
@@ -55,11 +55,11 @@ class MetricsCollectorTest {
     hbase.unregister("rs-1");
     now = now.plusSeconds(5);
     hbase.reads("rs-0", 100, 0);
-    metrics.update(policy, status, List.of(pods.get(0), pod("rs-1", "10.0.0.2", false)), now);
+    metrics.update(policy, status, List.of(pods.get(0), pod("rs-1", "10.0.0.2", false)), true, now);
     hbase.register("rs-1", "rs-1.x", "10.0.0.2", List.of());
     hbase.reads("rs-1", 300, 0);
     now = now.plusSeconds(5);
-    metrics.update(policy, status, pods, now);
+    metrics.update(policy, status, pods, true, now);
     assertThat(roll.getDataReads()).isEqualTo(500);
     assertThat(roll.getCachedReads()).isEqualTo(490);
     assertThat(roll.getCachedReadRatio()).isEqualTo(0.98);
@@ -69,11 +69,11 @@ class MetricsCollectorTest {
     MetricsCollector restarted = new MetricsCollector(hbase.probe());
     now = now.plusSeconds(5);
     hbase.reads("rs-1", 50, 0);
-    restarted.update(policy, status, pods, now);
+    restarted.update(policy, status, pods, true, now);
     assertThat(roll.getDataReads()).isEqualTo(500);
     now = now.plusSeconds(5);
     hbase.reads("rs-1", 100, 0);
-    restarted.update(policy, status, pods, now);
+    restarted.update(policy, status, pods, true, now);
     assertThat(roll.getDataReads()).isEqualTo(600);
   }
 
@@ -112,7 +112,7 @@ class MetricsCollectorTest {
         };
     MetricsCollector parallel = new MetricsCollector(slow);
     BlockCachePolicyStatus status = new BlockCachePolicyStatus();
-    parallel.update(policy, status, pods, now);
+    parallel.update(policy, status, pods, true, now);
     assertThat(status.getRegionServers())
         .allSatisfy(r -> assertThat(r.getCumulativeHitRatio()).as(r.getPod()).isEqualTo(1.0));
     assertThat(parallel.probeNow(policy, pods)).containsOnlyKeys("rs-0", "rs-1", "rs-2");

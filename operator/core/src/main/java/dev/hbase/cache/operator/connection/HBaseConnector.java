@@ -1,4 +1,4 @@
-package dev.hbase.cache.operator.controller;
+package dev.hbase.cache.operator.connection;
 
 import dev.hbase.cache.operator.hbase.HBaseCluster;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.hbase.cache.operator.controller;
+package dev.hbase.cache.operator.connection;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
@@ -15,16 +15,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * namespace, and a policy in one namespace never shapes the connection another namespace's policy
  * uses.
  */
-final class HBaseClusters implements AutoCloseable {
+public final class HBaseClusters implements AutoCloseable {
   private final HBaseConnector connector;
   private final Map<String, HBaseCluster> open = new ConcurrentHashMap<>();
 
-  HBaseClusters(HBaseConnector connector) {
+  public HBaseClusters(HBaseConnector connector) {
     this.connector = connector;
   }
 
   /** The cluster the policy's RegionServers belong to (one connection per quorum, port, parent). */
-  HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base) {
+  public HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base) {
     Map<String, String> settings = clientSettings(spec, base);
     String ns = base == null || base.getMetadata() == null ? "" : base.getMetadata().getNamespace();
     String key =

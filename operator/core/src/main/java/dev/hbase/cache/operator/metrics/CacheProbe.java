@@ -1,4 +1,4 @@
-package dev.hbase.cache.operator.controller;
+package dev.hbase.cache.operator.metrics;
 
 import dev.hbase.cache.operator.hbase.CacheSample;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.hbase.cache.operator.controller;
+package dev.hbase.cache.operator.metrics;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,11 +12,11 @@ import java.util.regex.Pattern;
 /**
  * The metric names the operator chart's Grafana dashboard and PrometheusRule query, so that tests
  * can check each against what really exports it: {@link PolicyMetricsTest} (the operator's
- * hbase_cache_* families), {@link ObservabilityIT} (the framework's operator_sdk_* on a live
- * /metrics) and hbase-it's PrometheusEndpointIT (HBase's own names on a real RegionServer's
+ * hbase_cache_* families), {@code controller.ObservabilityIT} (the framework's operator_sdk_* on a
+ * live /metrics) and hbase-it's PrometheusEndpointIT (HBase's own names on a real RegionServer's
  * /prometheus).
  */
-final class ChartQueries {
+public final class ChartQueries {
   private ChartQueries() {}
 
   static final Path CHART = Path.of("../../charts/hbase-cache-operator");
@@ -53,7 +53,7 @@ final class ChartQueries {
    * The metric names in the expressions: snake_case words outside label matchers that are not a
    * function call (histogram_quantile, label_values) and not a Helm value.
    */
-  static Set<String> metricNames() {
+  public static Set<String> metricNames() {
     Set<String> names = new TreeSet<>();
     for (String e : expressions()) {
       String outsideMatchers = e.replaceAll("\\{[^}]*\\}", " ");

@@ -1,6 +1,7 @@
-package dev.hbase.cache.operator.controller;
+package dev.hbase.cache.operator.metrics;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
@@ -8,6 +9,7 @@ import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Recommender.ServerInterval;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
@@ -39,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * probe's timeout, not for the sum of its servers, and a slow server holds one of the pool's
  * threads, never another server's scrape.
  */
-final class MetricsCollector {
+public final class MetricsCollector {
   private static final Logger log = LoggerFactory.getLogger(MetricsCollector.class);
 
   /** /jmx requests in flight at most, over all policies. */
@@ -58,7 +60,7 @@ final class MetricsCollector {
 
   private final ExecutorService scrapers;
 
-  MetricsCollector(CacheProbe probe) {
+  public MetricsCollector(CacheProbe probe) {
     this.probe = probe;
     AtomicInteger n = new AtomicInteger();
     this.scrapers =
@@ -72,7 +74,7 @@ final class MetricsCollector {
   }
 
   /** Stops the scrape pool (operator shutdown). */
-  void close() {
+  public void close() {
     scrapers.shutdownNow();
   }
 
@@ -102,7 +104,7 @@ final class MetricsCollector {
   }
 
   /** Fresh samples for the roller (L2 used, hit ratio since start) of the given pods. */
-  Map<String, CacheView> probeNow(BlockCachePolicy policy, List<PodView> podViews) {
+  public Map<String, CacheView> probeNow(BlockCachePolicy policy, List<PodView> podViews) {
     Map<String, CacheView> out = new HashMap<>();
     List<PodView> asked =
         podViews.stream().filter(p -> p.ip() != null && !p.terminating()).toList();
@@ -124,11 +126,16 @@ final class MetricsCollector {
   /**
    * Refreshes status.regionServers and status.cache when the interval is due.
    *
+   * @param withGc whether to read each server's GC time too (the sizing advice is on)
    * @return each Ready RegionServer's activity since its previous sample (for sizing advice); empty
    *     when the interval was not due
    */
-  List<ServerInterval> update(
-      BlockCachePolicy policy, BlockCachePolicyStatus status, List<PodView> podViews, Instant now) {
+  public List<ServerInterval> update(
+      BlockCachePolicy policy,
+      BlockCachePolicyStatus status,
+      List<PodView> podViews,
+      boolean withGc,
+      Instant now) {
     Map<String, RegionServerStatus> byPod = new HashMap<>();
     status.getRegionServers().forEach(r -> byPod.put(r.getPod(), r));
     List<RegionServerStatus> rows = new ArrayList<>();
@@ -141,7 +148,7 @@ final class MetricsCollector {
     }
     status.setRegionServers(rows);
 
-    Duration interval = BlockCachePolicyReconciler.metricsInterval(policy.getSpec());
+    Duration interval = interval(policy.getSpec());
     RollSummary roll = status.getRollout() == null ? null : status.getRollout().getCurrent();
     // A roll's own figure starts from a sample taken before its first drain (the roller admits
     // the first pod one reconcile before it drains it) and is sampled every few seconds.
@@ -160,7 +167,6 @@ final class MetricsCollector {
         && Duration.between(last, now).compareTo(every.minusSeconds(1)) < 0) {
       return List.of();
     }
-    boolean advice = RecommendStep.enabled(policy.getSpec());
     Map<String, long[]> gcBefore =
         gcPrevious.computeIfAbsent(policy.getMetadata().getUid(), k -> new ConcurrentHashMap<>());
     List<ServerInterval> intervals = new ArrayList<>();
@@ -173,7 +179,7 @@ final class MetricsCollector {
     long used = 0;
     Map<String, Scraped> answers =
         scrapeAll(
-            policy, podViews.stream().filter(p -> p.ready() && p.ip() != null).toList(), advice);
+            policy, podViews.stream().filter(p -> p.ready() && p.ip() != null).toList(), withGc);
     for (RegionServerStatus r : rows) {
       PodView p =
           podViews.stream().filter(v -> v.name().equals(r.getPod())).findFirst().orElseThrow();
@@ -195,7 +201,7 @@ final class MetricsCollector {
         deltas.add(d);
         reads.add(d, s.hasL2());
       }
-      Long gc = advice ? gcSince(p, s, answer.gcTotal(), gcBefore) : null;
+      Long gc = withGc ? gcSince(p, s, answer.gcTotal(), gcBefore) : null;
       if (d != null && d.restarts() == 0) {
         intervals.add(
             new ServerInterval(
@@ -307,9 +313,15 @@ final class MetricsCollector {
     }
   }
 
-  void forget(BlockCachePolicy policy) {
+  public void forget(BlockCachePolicy policy) {
     previous.remove(policy.getMetadata().getUid());
     gcPrevious.remove(policy.getMetadata().getUid());
+  }
+
+  /** The policy's metrics interval ({@code spec.metrics.interval}, 30 s by default). */
+  public static Duration interval(BlockCachePolicySpec spec) {
+    return Durations.parse(
+        spec.getMetrics() == null ? null : spec.getMetrics().getInterval(), "30s");
   }
 
   private static int infoPort(BlockCachePolicy policy) {

@@ -1,0 +1,78 @@
+package dev.hbase.cache.operator.controller;
+
+/**
+ * The reasons the controller gives, each sent as its name: on a Kubernetes event ({@link Events})
+ * or on a condition ({@link StatusAggregator}). Tests, the kind suite and users' alerts match on
+ * these names: a name here is part of the operator's interface. The other reasons on the wire are
+ * names of enums too: why a target cannot be observed ({@link Observation.Why}), why a roll waits
+ * or is blocked ({@code RollModel.Reason}); the roller names the events of a roll itself ({@code
+ * RollModel.Event}).
+ */
+public enum Reason {
+  // ---------------------------------------------------------------- refusals: event and condition
+
+  /** The planner refused the policy for this container (Valid False). */
+  PlanRefused,
+  /** The container's memory limit changed since the last plan and the planner refuses the new. */
+  MemoryLimitRefused,
+  /** storage.mountPath is, contains or lies under another mount of the container. */
+  MountPathConflict,
+  /** The base hbase-site cannot be read or merged. */
+  BaseConfigInvalid,
+  /** An object the operator would write exists and is not the operator's for this policy. */
+  ObjectNotOwned,
+
+  // ---------------------------------------------------------------- events
+
+  /** A cache-map-guard init container removed an empty persistence map. */
+  EmptyCacheMapRemoved,
+  /** A new plan drops the persisted caches at the next restarts (also a condition type). */
+  CacheResetPending,
+  /** Another PodDisruptionBudget selects the RegionServers: the operator keeps none. */
+  PodDisruptionBudgetExists,
+  /** spec.masterRef names no workload. */
+  MasterNotFound,
+  /** The master workload mounts no volume from the base ConfigMap. */
+  MasterConfigVolumeNotFound,
+  /** An action of the roller (a delete, a drain, the balancer) failed. */
+  ActionFailed,
+  /** The cache PVCs grow. */
+  CacheVolumeExpanding,
+  /** The StatefulSet is recreated with the cache volume template (event and Progressing). */
+  RecreatingStatefulSet,
+  /** The sizing advice changed. */
+  RecommendationChanged,
+  /** autoTune mode Apply would not write the recommendation into the spec. */
+  RecommendationNotApplied,
+  /** autoTune mode Apply wrote the recommendation into the spec. */
+  RecommendationApplied,
+
+  // ---------------------------------------------------------------- conditions
+
+  /** Valid: the policy was planned. */
+  Planned,
+  /** CacheResetPending: the new plan changes the cache layout. */
+  CacheLayoutChanged,
+  /** CacheResetPending no more: the roll that dropped the caches finished. */
+  RollFinished,
+  /** Degraded, Ready: the cache volume cannot be provided as planned. */
+  StorageBlocked,
+  /** Degraded False: the roll goes as planned. */
+  AsPlanned,
+  /** Degraded False after a {@link #ReconcileError}: the last reconcile succeeded. */
+  Recovered,
+  /** Degraded, Ready: a reconcile threw (an API or HBase call failed). */
+  ReconcileError,
+  /** Progressing False: every RegionServer runs the plan. */
+  UpToDate,
+  /** Progressing False: spec.rollout.paused. */
+  Paused,
+  /** Progressing False: the roll is blocked (Degraded says why). */
+  Blocked,
+  /** Progressing True: the roll goes on, nothing to wait for. */
+  Rolling,
+  /** Ready: all RegionServers run the planned cache. */
+  Applied,
+  /** Ready False: a roll is pending or under way. */
+  RollPending
+}
