@@ -306,7 +306,7 @@ final class Cluster {
     StringBuilder sb = new StringBuilder();
     for (Pod p : operatorPods()) {
       sb.append("==== ").append(p.getMetadata().getName()).append('\n');
-      sb.append(KindE2ETest.safe(() -> client.pods().inNamespace(opNs).withName(p.getMetadata().getName()).getLog())).append('\n');
+      sb.append(KindScenario.safe(() -> client.pods().inNamespace(opNs).withName(p.getMetadata().getName()).getLog())).append('\n');
     }
     return sb.toString();
   }
@@ -318,7 +318,7 @@ final class Cluster {
   String describeRegionServers() {
     BlockCachePolicy p = policy();
     return kubectl("get", "pods", "-n", ns, "-o", "wide").output() + "\npolicy status.regionServers:\n"
-        + KindE2ETest.safe(() -> Serialization.asYaml(p.getStatus().getRegionServers())) + "\nthe master's status page (text):\n"
+        + KindScenario.safe(() -> Serialization.asYaml(p.getStatus().getRegionServers())) + "\nthe master's status page (text):\n"
         + masterStatus().replaceAll("(?s)<script.*?</script>", "").replaceAll("<[^>]*>", " ").replaceAll("[ \t]+", " ")
             .replaceAll("(\\s*\\n)+", "\n");
   }

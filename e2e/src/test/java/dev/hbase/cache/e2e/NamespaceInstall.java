@@ -43,7 +43,7 @@ final class NamespaceInstall {
 
   /** The cluster-wide operator out (its log saved to {@code operatorLog}), the namespace-scoped one in. */
   void replaceTheClusterWideOperator(Path operatorLog) throws Exception {
-    String log = KindE2ETest.safe(cluster::operatorLogs);
+    String log = KindScenario.safe(cluster::operatorLogs);
     if (log != null) {
       Files.writeString(operatorLog, log);
     }

@@ -263,7 +263,7 @@ final class RollObserver {
           Duration.between(from, Instant.now()).toSeconds());
     } catch (org.awaitility.core.ConditionTimeoutException e) {
       now = list.get();
-      String log = KindE2ETest.safe(cluster::operatorLogs);
+      String log = KindScenario.safe(cluster::operatorLogs);
       late = "PodRestarted events missing after " + EVENTS_LATE.toSeconds() + " s; the policy's events:\n" + cluster.allPolicyEvents()
           + "the operator's log about events:\n" + (log == null ? "none" : log.lines()
               .filter(l -> l.contains("Events") || l.contains("could not record")).collect(Collectors.joining("\n")));
