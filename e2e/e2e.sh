@@ -7,11 +7,12 @@
 #      nothing and uses what docker has)
 #   3. charts/hbase into namespace $HBASE_NAMESPACE (kind/hbase-up.sh loads the image), all pods Ready
 #   4. the workload client (e2e/workload) and the operator API jar for the tests
-#   5. mvn -f e2e/pom.xml test: the story in seven scenario classes on one cluster, in one JVM, in order
+#   5. mvn -f e2e/pom.xml test: the story in nine scenario classes on one cluster, in one JVM, in order
 #      (e2e/src/test/java/dev/hbase/cache/e2e/: KindSuite sets up the fixture once; SetupScenarios installs
 #      the operator with kind/operator-up.sh, the same install as make demo; then RollScenarios,
-#      DisruptionScenarios, PolicyLifecycleScenarios, AdviceScenarios, ObservabilityScenarios,
-#      NamespaceInstallScenario; ScenarioOrderTest checks that order first, without the cluster);
+#      DrainScenarios, DisruptionScenarios, PolicyRefusalScenarios, PolicyLifecycleScenarios,
+#      AdviceScenarios, ObservabilityScenarios, NamespaceInstallScenario; ScenarioOrderTest checks that
+#      order first, without the cluster);
 #      it reads the names and images from kind/lib.sh with this script's environment
 #   6. the cluster is deleted at the end unless KEEP_CLUSTER=1
 #

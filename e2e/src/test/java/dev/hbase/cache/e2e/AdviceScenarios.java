@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  * Step 17: sizing advice from real RegionServers, under an Lru policy on the StatefulSet the
  * deleted policy left.
  */
-@Order(5)
+@Order(7)
 class AdviceScenarios extends KindScenario {
   /** The Lru policy of step 17: its L1 is a small share of the heap, so the reader's working set outgrows it. */
   static final String ADVICE_POLICY = "lru-advice";

@@ -5,37 +5,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The base of the kind suite's scenario classes: the end-to-end story on a kind cluster with
- * charts/hbase installed (e2e/e2e.sh prepares it), told by {@link SetupScenarios}, {@link
- * RollScenarios}, {@link DisruptionScenarios}, {@link PolicyLifecycleScenarios}, {@link
- * AdviceScenarios}, {@link ObservabilityScenarios} and {@link NamespaceInstallScenario}, in that
- * order, on one cluster set up once by {@link KindSuite} (the state they share: {@link Suite}).
- * One cluster, one ordered story: a failed step skips the rest, in every class after it. Every
- * number seen goes to e2e/target/e2e-report.md. Rolls are measured by {@link RollObserver}. What
- * several scenario classes use is here: {@link #step}, the roll measurement and its assertions,
- * and the check after every fault step.
+ * charts/hbase installed (e2e/e2e.sh prepares it), told by the classes of {@link
+ * KindSuite#SCENARIOS} in that order, on one cluster set up once by {@link KindSuite} (the state
+ * they share: {@link Suite}). One cluster, one ordered story: a failed step skips the rest, in
+ * every class after it. Every number seen goes to e2e/target/e2e-report.md. Rolls are measured by
+ * {@link RollObserver}. What several scenario classes use is here: {@link #step}, the roll
+ * measurement and its assertions; the fault scenarios' own: {@link FaultScenario}.
  */
 @ExtendWith(KindSuite.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -90,40 +81,6 @@ abstract class KindScenario {
     sampler = suite.sampler;
     prometheus = suite.prometheus;
     workload = suite.workload;
-  }
-
-  /**
-   * After every fault scenario (tag "fault"), whatever it did: the cluster as HBase runs without
-   * a roll, HBase's balancer on and no decommission mark left, within a minute.
-   */
-  @AfterEach
-  void clusterGivenBack(TestInfo info) {
-    if (suite.failed || report == null || !info.getTags().contains("fault")) {
-      return;
-    }
-    AtomicReference<String> seen = new AtomicReference<>();
-    Instant t0 = Instant.now();
-    try {
-      await("HBase's balancer on and no decommission mark").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(3))
-          .until(() -> {
-            Boolean on = cluster.balancerOn();
-            String marks = cluster.drainingRegionServers();
-            String from = "the master's /jmx";
-            if (marks == null) { // not in this HBase's metrics: ask through the Admin API
-              String said = said(admin("decommissioned", List.of()));
-              marks = said.replaceAll("^.*\\[(.*)\\].*$", "$1");
-              from = "Admin.listDecommissionedRegionServers";
-            }
-            seen.set(String.format("HBase's balancer on: %s; decommissioned RegionServers (%s): [%s]", on, from, marks));
-            return Boolean.TRUE.equals(on) && marks.isBlank();
-          });
-      report.line("- after the scenario (%d s): %s", Duration.between(t0, Instant.now()).toSeconds(), seen.get());
-    } catch (Throwable e) { // the wait's timeout, or the Admin API's answer failing
-      suite.failed = true;
-      report.line("- FAILED after the scenario: the cluster was not given back within 60 s: %s (%s)", seen.get(), e.getMessage());
-      diagnostics();
-      throw new AssertionError("after " + info.getDisplayName() + ": " + seen.get(), e);
-    }
   }
 
   // ======================================================================== steps
@@ -262,24 +219,6 @@ abstract class KindScenario {
   // ======================================================================== helpers
 
   /**
-   * An observation window: {@code change} (a description of what changed, or null) must stay null
-   * for the whole {@code window}, polled every 2 s; fails at the first change seen.
-   */
-  void nothingChangesFor(String what, Duration window, Call<String> change) {
-    AtomicReference<String> seen = new AtomicReference<>();
-    try {
-      await(what).during(window).atMost(window.plusSeconds(15)).pollInterval(Duration.ofSeconds(2)).until(() -> {
-        if (seen.get() == null) {
-          seen.set(safe(change));
-        }
-        return seen.get() == null;
-      });
-    } catch (org.awaitility.core.ConditionTimeoutException e) {
-      throw new AssertionError(what + ": " + seen.get(), e);
-    }
-  }
-
-  /**
    * Until the policy's status shows every pod's L2 holding at least half its third of the table, sampled after this call
    * began: the state a roll that must keep caches starts from. How long it took goes to the report.
    */
@@ -310,27 +249,6 @@ abstract class KindScenario {
         r.getL2UsedBytes() == null ? -1.0 : r.getL2UsedBytes() / 1048576.0)).toList().toString();
   }
 
-  /** When the pod's Ready condition last turned True (the API server's time, whole seconds), or null. */
-  static Instant readySince(Pod p) {
-    return p.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))
-        .map(c -> Instant.parse(c.getLastTransitionTime())).findFirst().orElse(null);
-  }
-
-  /** What the workload's admin command printed (its result lines, not the HBase client's log). */
-  static String said(Workload.Run r) {
-    return r.log().lines().filter(l -> l.matches("^(decommission|recommission|decommissioned now).*")).reduce((a, b) -> a + "; " + b)
-        .orElse(r.log().strip());
-  }
-
-  /** The workload client as an HBase administrator: decommission / recommission HOST_PREFIX..., or decommissioned (the marks). */
-  Workload.Run admin(String command, List<String> hostPrefixes) {
-    List<String> args = new ArrayList<>(List.of(command));
-    args.addAll(hostPrefixes);
-    Workload.Run r = workload.run("e2e-admin", Duration.ofMinutes(3), args.toArray(String[]::new));
-    assertThat(r.phase()).as("workload %s: %s", args, r.log()).isEqualTo("Succeeded");
-    return r;
-  }
-
   interface Call<T> {
     T call() throws Exception;
   }
@@ -341,11 +259,5 @@ abstract class KindScenario {
     } catch (Exception e) {
       return null;
     }
-  }
-
-  static String sizes(Map<Integer, Set<String>> uids) {
-    Map<Integer, Integer> m = new TreeMap<>();
-    uids.forEach((k, v) -> m.put(k, v.size()));
-    return m.toString();
   }
 }

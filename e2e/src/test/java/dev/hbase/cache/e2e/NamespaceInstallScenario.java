@@ -2,7 +2,7 @@ package dev.hbase.cache.e2e;
 
 import static dev.hbase.cache.e2e.AdviceScenarios.ADVICE_POLICY;
 import static dev.hbase.cache.e2e.RollObserver.ROLL_TIMEOUT;
-import static dev.hbase.cache.e2e.SetupScenarios.ROOT_OWNED_CLASS;
+import static dev.hbase.cache.e2e.RootOwnedVolumes.ROOT_OWNED_CLASS;
 import static org.awaitility.Awaitility.await;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * installed by a namespace admin in place of the suite's cluster-wide operator; the suite's last
  * step.
  */
-@Order(7)
+@Order(9)
 class NamespaceInstallScenario extends KindScenario {
   @Test
   @Order(21)

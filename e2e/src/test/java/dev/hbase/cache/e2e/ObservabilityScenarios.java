@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * Step 18: the host's Prometheus answers every query of the chart's Grafana dashboard from the
  * run; the operator's own memory after the suite.
  */
-@Order(6)
+@Order(8)
 class ObservabilityScenarios extends KindScenario {
   @Test
   @Order(20)

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * mid-roll. writerThreads goes 4 -> 5 -> 6 -> 7 -> 8.
  */
 @Order(2)
-class RollScenarios extends KindScenario {
+class RollScenarios extends FaultScenario {
   @Test
   @Order(5)
   @Tag("fault")

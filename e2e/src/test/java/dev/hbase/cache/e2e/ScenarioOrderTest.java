@@ -2,10 +2,12 @@ package dev.hbase.cache.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.engine.discovery.ClassNameFilter;
 import org.junit.platform.engine.discovery.DiscoverySelectors;
@@ -36,13 +38,13 @@ class ScenarioOrderTest {
       "RollScenarios.helmUpgradeWhileARollRunsEndsWithEveryPodOnTheNewestTemplate", // 7
       "RollScenarios.theHMasterDeletedMidRollHoldsTheRollUntilItIsBack", // 8
       "RollScenarios.aPolicyMadeInvalidMidRollHoldsTheRollAndItResumesWhenValid", // 9
-      "DisruptionScenarios.aRegionServerNotReadyButServingIsDrainedAndAnEvictionMidRollIsRefused", // 9b
-      "DisruptionScenarios.aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack", // 9c
+      "DrainScenarios.aRegionServerNotReadyButServingIsDrainedAndAnEvictionMidRollIsRefused", // 9b
+      "DrainScenarios.aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack", // 9c
       "DisruptionScenarios.aRegionServerKilledWhileAnotherDrainsHoldsTheRollUntilItIsBack", // 10
       "DisruptionScenarios.aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack", // 11
-      "PolicyLifecycleScenarios.aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing", // 12
-      "PolicyLifecycleScenarios.aPolicyThatCannotBePlannedChangesNothing", // 13
-      "PolicyLifecycleScenarios.aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted", // 14
+      "PolicyRefusalScenarios.aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing", // 12
+      "PolicyRefusalScenarios.aPolicyThatCannotBePlannedChangesNothing", // 13
+      "PolicyRefusalScenarios.aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted", // 14
       "PolicyLifecycleScenarios.anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache", // 15
       "PolicyLifecycleScenarios.deletingThePolicyLeavesRegionServersAndPvcsInPlace", // 16
       "AdviceScenarios.aWorkingSetThatOutgrowsTheLruGetsAnOffheapRecommendation", // 17 (no tag)
@@ -102,8 +104,13 @@ class ScenarioOrderTest {
     for (int i = 0; i < RUN_ORDER.size(); i++) {
       String[] step = RUN_ORDER.get(i).split("\\.");
       Class<?> c = Class.forName(KindScenario.class.getPackageName() + "." + step[0]);
-      assertThat(c.getDeclaredMethod(step[1]).getAnnotation(Order.class).value()).as("@Order of %s", RUN_ORDER.get(i))
-          .isEqualTo(i + 1);
+      Method m = c.getDeclaredMethod(step[1]);
+      assertThat(m.getAnnotation(Order.class).value()).as("@Order of %s", RUN_ORDER.get(i)).isEqualTo(i + 1);
+      // the check after every fault step (FaultScenario's @AfterEach) runs where the fault steps are
+      Tag tag = m.getAnnotation(Tag.class);
+      if (tag != null && tag.value().equals("fault")) {
+        assertThat(FaultScenario.class).as("the base of %s, which has fault steps", c.getSimpleName()).isAssignableFrom(c);
+      }
     }
   }
 }

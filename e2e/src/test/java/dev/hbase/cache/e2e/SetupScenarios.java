@@ -4,6 +4,7 @@ import static dev.hbase.cache.e2e.Cluster.REPLICAS;
 import static dev.hbase.cache.e2e.Cluster.RS;
 import static dev.hbase.cache.e2e.Cluster.tuning;
 import static dev.hbase.cache.e2e.RollObserver.ROLL_TIMEOUT;
+import static dev.hbase.cache.e2e.RootOwnedVolumes.ROOT_OWNED_DIR;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
@@ -26,8 +27,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Steps 1-4 (tag {@code setup}, which every make target runs first): the operator chart, the
- * PersistentFile policy on root-owned cache volumes, a table and the reader that runs from here to
- * the end (hit ratios in the status), and the first roll with data (writerThreads 3 -> 4).
+ * PersistentFile policy on root-owned cache volumes ({@link RootOwnedVolumes}), a table and the
+ * reader that runs from here to the end (hit ratios in the status), and the first roll with data
+ * (writerThreads 3 -> 4).
  */
 @Order(1)
 class SetupScenarios extends KindScenario {
@@ -74,7 +76,7 @@ class SetupScenarios extends KindScenario {
       p.getSpec().setAutoTune(new dev.hbase.cache.api.v1alpha1.spec.AutoTuneSpec().setWindow("3m"));
       // and the cache volumes on storage as a CSI driver gives it: root-owned, not world-writable (kind's local-path
       // directories are 0777 and would hide a RegionServer, user 10001, that cannot write its cache file)
-      p.getSpec().getStorage().setStorageClassName(rootOwnedVolumes(p.getSpec().getStorage().getSize().toString()));
+      p.getSpec().getStorage().setStorageClassName(RootOwnedVolumes.create(client, settings, report, p.getSpec().getStorage().getSize().toString()));
       Instant t0 = Instant.now();
       client.resource(p).create();
       BlockCachePolicy done = cluster.awaitRollDone("first roll", null, ROLL_TIMEOUT);
@@ -123,50 +125,6 @@ class SetupScenarios extends KindScenario {
       summary.add(String.format("first roll (policy applied): %d s; L2 capacity = plan within 5%% on all %d RegionServers; cache volumes"
           + " root-owned 0755 before, written by the RegionServers through the operator's fsGroup", secs, REPLICAS));
     });
-  }
-
-  /** The StorageClass of {@link #rootOwnedVolumes}. */
-  static final String ROOT_OWNED_CLASS = "e2e-root-owned";
-
-  /** Where the cache volumes of {@link #rootOwnedVolumes} live on the kind node. */
-  static final String ROOT_OWNED_DIR = "/var/lib/hbase-cache-e2e";
-
-  /**
-   * A StorageClass without a provisioner and one {@code local} PersistentVolume per RegionServer, each a directory on
-   * the kind node owned by root with mode 0755, as a CSI driver's fresh volume is (a local volume, unlike a hostPath one,
-   * gets the pod's fsGroup from the kubelet). Returns the class's name.
-   */
-  String rootOwnedVolumes(String size) {
-    String node = settings.kindCluster() + "-control-plane";
-    String cls = ROOT_OWNED_CLASS;
-    Shell.Result mk = Shell.run(settings.repo(), 60, settings.env(), List.of("docker", "exec", node, "sh", "-c",
-        "for i in $(seq 0 " + (REPLICAS - 1) + "); do d=" + ROOT_OWNED_DIR + "/cache-$i; rm -rf $d && mkdir -p $d && chown 0:0 $d"
-            + " && chmod 0755 $d; done"));
-    assertThat(mk.code()).as("directories on the node: %s", mk.output()).isZero();
-    client.storage().v1().storageClasses().resource(new io.fabric8.kubernetes.api.model.storage.StorageClassBuilder()
-        .withNewMetadata().withName(cls).endMetadata().withProvisioner("kubernetes.io/no-provisioner")
-        .withVolumeBindingMode("WaitForFirstConsumer").withReclaimPolicy("Retain").build()).serverSideApply();
-    for (int i = 0; i < REPLICAS; i++) {
-      // a cluster kept from an earlier run (REUSE_CLUSTER=1) still has its volume, Released by the claim deleted with the
-      // namespace: it would never bind again (its directory was emptied above)
-      var old = client.persistentVolumes().withName(cls + "-" + i);
-      if (old.get() != null && !"Bound".equals(old.get().getStatus() == null ? null : old.get().getStatus().getPhase())) {
-        old.delete();
-        await(cls + "-" + i + " of an earlier run deleted").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(1))
-            .until(() -> old.get() == null);
-      }
-      client.persistentVolumes().resource(new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
-          .withNewMetadata().withName(cls + "-" + i).endMetadata()
-          .withNewSpec().withStorageClassName(cls).withCapacity(Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity(size)))
-          .withAccessModes("ReadWriteOnce").withPersistentVolumeReclaimPolicy("Retain")
-          .withNewLocal().withPath(ROOT_OWNED_DIR + "/cache-" + i).endLocal()
-          .withNewNodeAffinity().withNewRequired().addNewNodeSelectorTerm().addNewMatchExpression().withKey("kubernetes.io/hostname")
-          .withOperator("In").withValues(node).endMatchExpression().endNodeSelectorTerm().endRequired().endNodeAffinity()
-          .endSpec().build()).serverSideApply();
-    }
-    report.line("- StorageClass `%s` (no provisioner): %d local PersistentVolumes of %s, directories on the node root:root 0755",
-        cls, REPLICAS, size);
-    return cls;
   }
 
   @Test
