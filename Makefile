@@ -41,8 +41,9 @@ lint: ## compiler warnings as errors, shell scripts syntax-checked
 	@for f in $$(git ls-files '*.sh' .ci/run); do bash -n $$f || exit 1; done; echo "shell scripts: ok"
 
 .PHONY: fmt
-fmt: ## format the Java sources (spotless:apply: google-java-format, imports); `make test` checks it
+fmt: ## format the Java sources (spotless:apply: google-java-format, imports); `make test` checks it (the e2e suite's: `make e2e`)
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it spotless:apply
+	$(MVN) $(MVN_FLAGS) -f e2e/pom.xml spotless:apply
 
 .PHONY: plan
 plan: ## print a plan: make plan POLICY=examples/persistent-file.yaml LIMIT=16Gi

@@ -23,8 +23,8 @@ import org.junit.jupiter.api.TestInfo;
  */
 abstract class FaultScenario extends KindScenario {
   /**
-   * After every fault scenario (tag "fault"), whatever it did: the cluster as HBase runs without
-   * a roll, HBase's balancer on and no decommission mark left, within a minute.
+   * After every fault scenario (tag "fault"), whatever it did: the cluster as HBase runs without a
+   * roll, HBase's balancer on and no decommission mark left, within a minute.
    */
   @AfterEach
   void clusterGivenBack(TestInfo info) {
@@ -34,23 +34,33 @@ abstract class FaultScenario extends KindScenario {
     AtomicReference<String> seen = new AtomicReference<>();
     Instant t0 = Instant.now();
     try {
-      await("HBase's balancer on and no decommission mark").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(3))
-          .until(() -> {
-            Boolean on = cluster.balancerOn();
-            String marks = cluster.drainingRegionServers();
-            String from = "the master's /jmx";
-            if (marks == null) { // not in this HBase's metrics: ask through the Admin API
-              String said = said(admin("decommissioned", List.of()));
-              marks = said.replaceAll("^.*\\[(.*)\\].*$", "$1");
-              from = "Admin.listDecommissionedRegionServers";
-            }
-            seen.set(String.format("HBase's balancer on: %s; decommissioned RegionServers (%s): [%s]", on, from, marks));
-            return Boolean.TRUE.equals(on) && marks.isBlank();
-          });
-      report.line("- after the scenario (%d s): %s", Duration.between(t0, Instant.now()).toSeconds(), seen.get());
+      await("HBase's balancer on and no decommission mark")
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofSeconds(3))
+          .until(
+              () -> {
+                Boolean on = cluster.balancerOn();
+                String marks = cluster.drainingRegionServers();
+                String from = "the master's /jmx";
+                if (marks == null) { // not in this HBase's metrics: ask through the Admin API
+                  String said = said(admin("decommissioned", List.of()));
+                  marks = said.replaceAll("^.*\\[(.*)\\].*$", "$1");
+                  from = "Admin.listDecommissionedRegionServers";
+                }
+                seen.set(
+                    String.format(
+                        "HBase's balancer on: %s; decommissioned RegionServers (%s): [%s]",
+                        on, from, marks));
+                return Boolean.TRUE.equals(on) && marks.isBlank();
+              });
+      report.line(
+          "- after the scenario (%d s): %s",
+          Duration.between(t0, Instant.now()).toSeconds(), seen.get());
     } catch (Throwable e) { // the wait's timeout, or the Admin API's answer failing
       suite.failed = true;
-      report.line("- FAILED after the scenario: the cluster was not given back within 60 s: %s (%s)", seen.get(), e.getMessage());
+      report.line(
+          "- FAILED after the scenario: the cluster was not given back within 60 s: %s (%s)",
+          seen.get(), e.getMessage());
       diagnostics();
       throw new AssertionError("after " + info.getDisplayName() + ": " + seen.get(), e);
     }
@@ -63,30 +73,47 @@ abstract class FaultScenario extends KindScenario {
   void nothingChangesFor(String what, Duration window, Call<String> change) {
     AtomicReference<String> seen = new AtomicReference<>();
     try {
-      await(what).during(window).atMost(window.plusSeconds(15)).pollInterval(Duration.ofSeconds(2)).until(() -> {
-        if (seen.get() == null) {
-          seen.set(safe(change));
-        }
-        return seen.get() == null;
-      });
+      await(what)
+          .during(window)
+          .atMost(window.plusSeconds(15))
+          .pollInterval(Duration.ofSeconds(2))
+          .until(
+              () -> {
+                if (seen.get() == null) {
+                  seen.set(safe(change));
+                }
+                return seen.get() == null;
+              });
     } catch (org.awaitility.core.ConditionTimeoutException e) {
       throw new AssertionError(what + ": " + seen.get(), e);
     }
   }
 
-  /** When the pod's Ready condition last turned True (the API server's time, whole seconds), or null. */
+  /**
+   * When the pod's Ready condition last turned True (the API server's time, whole seconds), or
+   * null.
+   */
   static Instant readySince(Pod p) {
-    return p.getStatus().getConditions().stream().filter(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))
-        .map(c -> Instant.parse(c.getLastTransitionTime())).findFirst().orElse(null);
+    return p.getStatus().getConditions().stream()
+        .filter(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))
+        .map(c -> Instant.parse(c.getLastTransitionTime()))
+        .findFirst()
+        .orElse(null);
   }
 
   /** What the workload's admin command printed (its result lines, not the HBase client's log). */
   static String said(Workload.Run r) {
-    return r.log().lines().filter(l -> l.matches("^(decommission|recommission|decommissioned now).*")).reduce((a, b) -> a + "; " + b)
+    return r.log()
+        .lines()
+        .filter(l -> l.matches("^(decommission|recommission|decommissioned now).*"))
+        .reduce((a, b) -> a + "; " + b)
         .orElse(r.log().strip());
   }
 
-  /** The workload client as an HBase administrator: decommission / recommission HOST_PREFIX..., or decommissioned (the marks). */
+  /**
+   * The workload client as an HBase administrator: decommission / recommission HOST_PREFIX..., or
+   * decommissioned (the marks).
+   */
   Workload.Run admin(String command, List<String> hostPrefixes) {
     List<String> args = new ArrayList<>(List.of(command));
     args.addAll(hostPrefixes);
@@ -112,29 +139,55 @@ abstract class FaultScenario extends KindScenario {
    */
   KubernetesClient withoutRetries() {
     return new KubernetesClientBuilder()
-        .withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withRequestRetryBackoffLimit(0).build())
+        .withConfig(
+            new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration())
+                .withRequestRetryBackoffLimit(0)
+                .build())
         .build();
   }
 
-  /** Waits until the policy's PodDisruptionBudget allows {@code n} disruptions; returns its name. */
+  /**
+   * Waits until the policy's PodDisruptionBudget allows {@code n} disruptions; returns its name.
+   */
   String awaitDisruptionsAllowed(int n, String when, Duration atMost, Duration every) {
     String pdb = Cluster.POLICY + "-regionservers";
-    await("PodDisruptionBudget " + pdb + " allows " + n + " disruptions " + when).atMost(atMost).pollInterval(every).until(() -> {
-      var b = client.policy().v1().podDisruptionBudget().inNamespace(cluster.ns).withName(pdb).get();
-      return b != null && b.getStatus() != null && Integer.valueOf(n).equals(b.getStatus().getDisruptionsAllowed());
-    });
+    await("PodDisruptionBudget " + pdb + " allows " + n + " disruptions " + when)
+        .atMost(atMost)
+        .pollInterval(every)
+        .until(
+            () -> {
+              var b =
+                  client
+                      .policy()
+                      .v1()
+                      .podDisruptionBudget()
+                      .inNamespace(cluster.ns)
+                      .withName(pdb)
+                      .get();
+              return b != null
+                  && b.getStatus() != null
+                  && Integer.valueOf(n).equals(b.getStatus().getDisruptionsAllowed());
+            });
     return pdb;
   }
 
   /** A shell script run on the kind node (as root, in the node's namespaces). */
   Shell.Result onNode(String script) {
-    return Shell.run(settings.repo(), 60, settings.env(),
+    return Shell.run(
+        settings.repo(),
+        60,
+        settings.env(),
         List.of("docker", "exec", settings.kindCluster() + "-control-plane", "sh", "-c", script));
   }
 
-  /** Shell for the kind node: sets $pid to the PID of the pod's RegionServer JVM as the node sees it, or fails. */
+  /**
+   * Shell for the kind node: sets $pid to the PID of the pod's RegionServer JVM as the node sees
+   * it, or fails.
+   */
   static String regionServerPid(String pod) {
-    return "c=$(crictl ps -q --name regionserver --label io.kubernetes.pod.name=" + pod + ") && [ -n \"$c\" ]"
+    return "c=$(crictl ps -q --name regionserver --label io.kubernetes.pod.name="
+        + pod
+        + ") && [ -n \"$c\" ]"
         + " && pid=$(crictl inspect --output go-template --template '{{.info.pid}}' $c 2>/dev/null"
         + " || crictl inspect $c | grep -m1 '\"pid\":' | tr -dc 0-9) && [ -n \"$pid\" ]";
   }

@@ -37,23 +37,37 @@ abstract class KindScenario {
   static final int VALUE_BYTES = 4096;
   static final int REGIONS = 6;
   static final String READER = "e2e-reader";
-  /** Observation windows in which nothing may change (the refused policy, the blocked roll, the deleted policy). */
+
+  /**
+   * Observation windows in which nothing may change (the refused policy, the blocked roll, the
+   * deleted policy).
+   */
   static final Duration NOTHING_CHANGES = Duration.ofSeconds(30);
+
   static final Duration NO_ROLL_AFTER_REVERT = Duration.ofSeconds(15);
 
-  /** Data reads served from cache during a roll, all RegionServers, from the second roll with data on. */
-  static final double CLUSTER_CACHED = 0.98;
   /**
-   * From a pod's delete to all its regions back on its new instance: a behaviour bound, not a performance goal. Every
-   * pod's regions must come home (the status shows a homeAt for each), within a bound several times what any machine
-   * measured: 9.3-13.9 s on kind here and on CI's clean clones, 16.5 s on a new 2-core machine (which failed the old
-   * 15 s gate with a perfect roll); 18-24 s for a pod that waited for a new operator or HMaster. The seconds themselves
-   * are figures: the e2e report lists them per roll (RollMeasurement) and docs/ judges them, never CI.
+   * Data reads served from cache during a roll, all RegionServers, from the second roll with data
+   * on.
+   */
+  static final double CLUSTER_CACHED = 0.98;
+
+  /**
+   * From a pod's delete to all its regions back on its new instance: a behaviour bound, not a
+   * performance goal. Every pod's regions must come home (the status shows a homeAt for each),
+   * within a bound several times what any machine measured: 9.3-13.9 s on kind here and on CI's
+   * clean clones, 16.5 s on a new 2-core machine (which failed the old 15 s gate with a perfect
+   * roll); 18-24 s for a pod that waited for a new operator or HMaster. The seconds themselves are
+   * figures: the e2e report lists them per roll (RollMeasurement) and docs/ judges them, never CI.
    */
   static final double HOME_BOUND_SECONDS = 90;
 
-  /** The run's one shared state (the cluster, the reader, the report, the summary, whether a step failed). */
+  /**
+   * The run's one shared state (the cluster, the reader, the report, the summary, whether a step
+   * failed).
+   */
   Suite suite;
+
   Path repo;
   Path target;
   List<String> summary;
@@ -96,14 +110,26 @@ abstract class KindScenario {
     try {
       body.run();
       report.line("- PASSED, wall time %d s", Duration.between(t0, Instant.now()).toSeconds());
-      suite.stepTimes.add(String.format("| %s | %d s | passed |", name.replaceFirst(":.*", "").replace("|", "/"),
-          Duration.between(t0, Instant.now()).toSeconds()));
+      suite.stepTimes.add(
+          String.format(
+              "| %s | %d s | passed |",
+              name.replaceFirst(":.*", "").replace("|", "/"),
+              Duration.between(t0, Instant.now()).toSeconds()));
     } catch (Throwable t) {
       suite.failed = true;
-      suite.stepTimes.add(String.format("| %s | %d s | FAILED |", name.replaceFirst(":.*", "").replace("|", "/"),
-          Duration.between(t0, Instant.now()).toSeconds()));
-      report.line("- FAILED after %d s: %s", Duration.between(t0, Instant.now()).toSeconds(), String.valueOf(t.getMessage()).lines().limit(40)
-          .reduce((a, b) -> a + "\n    " + b).orElse(""));
+      suite.stepTimes.add(
+          String.format(
+              "| %s | %d s | FAILED |",
+              name.replaceFirst(":.*", "").replace("|", "/"),
+              Duration.between(t0, Instant.now()).toSeconds()));
+      report.line(
+          "- FAILED after %d s: %s",
+          Duration.between(t0, Instant.now()).toSeconds(),
+          String.valueOf(t.getMessage())
+              .lines()
+              .limit(40)
+              .reduce((a, b) -> a + "\n    " + b)
+              .orElse(""));
       diagnostics();
       if (t instanceof RuntimeException re) {
         throw re;
@@ -123,7 +149,9 @@ abstract class KindScenario {
     }
     String log = safe(cluster::operatorLogs);
     if (log != null) {
-      report.line("operator log (last 40 lines):\n```\n%s\n```", String.join("\n", log.lines().skip(Math.max(0, log.lines().count() - 40)).toList()));
+      report.line(
+          "operator log (last 40 lines):\n```\n%s\n```",
+          String.join("\n", log.lines().skip(Math.max(0, log.lines().count() - 40)).toList()));
     }
   }
 
@@ -143,16 +171,33 @@ abstract class KindScenario {
     suite.lastRollEnd = m.end();
     m.report(report);
     var last = cluster.policy().getStatus().getRollout().getLastRoll();
-    report.line("- status.rollout.lastRoll (the operator's own figures): %s", last == null ? "none"
-        : String.format("%d restarts in %d s, slowest %s %s s from delete to regions home, %d cold, %s of %s data reads from cache",
-            last.getRestarts(), last.getSeconds(), last.getSlowestPod(), last.getSlowestPodSeconds(), last.getColdRestarts(),
-            Report.ratio(last.getCachedReadRatio()), last.getDataReads()));
-    summary.add(m.summary() + (last == null ? "" : String.format("; operator: %d s, slowest pod %s s delete->home",
-        last.getSeconds(), last.getSlowestPodSeconds())));
+    report.line(
+        "- status.rollout.lastRoll (the operator's own figures): %s",
+        last == null
+            ? "none"
+            : String.format(
+                "%d restarts in %d s, slowest %s %s s from delete to regions home, %d cold, %s of %s data reads from cache",
+                last.getRestarts(),
+                last.getSeconds(),
+                last.getSlowestPod(),
+                last.getSlowestPodSeconds(),
+                last.getColdRestarts(),
+                Report.ratio(last.getCachedReadRatio()),
+                last.getDataReads()));
+    summary.add(
+        m.summary()
+            + (last == null
+                ? ""
+                : String.format(
+                    "; operator: %d s, slowest pod %s s delete->home",
+                    last.getSeconds(), last.getSlowestPodSeconds())));
     return m;
   }
 
-  /** A roll that restarted every pod once, one at a time, each keeping its cache, without a failed read. */
+  /**
+   * A roll that restarted every pod once, one at a time, each keeping its cache, without a failed
+   * read.
+   */
   void assertOneAtATimeWithTheCacheKept(RollMeasurement m) {
     assertOneAtATimeWithTheCacheKept(m, true);
   }
@@ -162,91 +207,164 @@ abstract class KindScenario {
   }
 
   /**
-   * @param readsRightAfter at least one restarted pod had reads in its window right after its restart (false where the
-   *     scenario moves regions so that the windows may hold none: the window ends at the next pod's drain)
+   * @param readsRightAfter at least one restarted pod had reads in its window right after its
+   *     restart (false where the scenario moves regions so that the windows may hold none: the
+   *     window ends at the next pod's drain)
    */
-  void assertOneAtATimeWithTheCacheKept(RollMeasurement m, boolean noFailedReads, boolean readsRightAfter) {
+  void assertOneAtATimeWithTheCacheKept(
+      RollMeasurement m, boolean noFailedReads, boolean readsRightAfter) {
     var last = cluster.policy().getStatus().getRollout().getLastRoll();
     assertThat(last).as("status.rollout.lastRoll").isNotNull();
     assertThat(last.getRestarts()).as("lastRoll.restarts").isEqualTo(REPLICAS);
     assertThat(last.getColdRestarts()).as("lastRoll.coldRestarts").isZero();
     for (RollMeasurement.PodRestart p : m.pods().values()) {
       assertThat(p.restartedAt()).as("restartedAt of %s", p.pod()).isNotNull();
-      assertThat(Instant.parse(p.restartedAt())).as("restartedAt of %s is in this roll", p.pod()).isAfter(m.start());
+      assertThat(Instant.parse(p.restartedAt()))
+          .as("restartedAt of %s is in this roll", p.pod())
+          .isAfter(m.start());
     }
-    assertThat(m.maxDown()).as("RegionServers down at once (%s)", m.maxDownAt()).isLessThanOrEqualTo(1);
+    assertThat(m.maxDown())
+        .as("RegionServers down at once (%s)", m.maxDownAt())
+        .isLessThanOrEqualTo(1);
     for (int i = 0; i < REPLICAS; i++) {
-      assertThat(m.uids().get(i)).as("pod UIDs of ordinal %d: restarted exactly once", i).hasSize(2);
+      assertThat(m.uids().get(i))
+          .as("pod UIDs of ordinal %d: restarted exactly once", i)
+          .hasSize(2);
     }
     assertThat(m.pvcsUnchanged()).as("PVC UIDs unchanged").isTrue();
     // one event per restart, also when a later roll repeats an earlier roll's texts
-    assertThat(m.restartEventPods()).as("pods named by this roll's PodRestarted events (%s)", m.eventsNote()).containsExactlyInAnyOrderElementsOf(m.pods().keySet());
+    assertThat(m.restartEventPods())
+        .as("pods named by this roll's PodRestarted events (%s)", m.eventsNote())
+        .containsExactlyInAnyOrderElementsOf(m.pods().keySet());
     assertThat(m.coldRestarts()).as("PodRestartedCold events").isZero();
-    // an event the operator could not record (seen: 403 on reading back an event it counts up) is lost to users
+    // an event the operator could not record (seen: 403 on reading back an event it counts up) is
+    // lost to users
     String opLog = safe(cluster::operatorLogs);
-    assertThat(opLog == null ? List.<String>of() : opLog.lines().filter(l -> l.contains("could not record event"))
-        .filter(l -> l.length() > 24 && l.substring(0, 24).compareTo(m.start().toString().substring(0, 19)) >= 0).toList())
-        .as("events the operator could not record during the roll").isEmpty();
-    m.pods().values().forEach(p -> assertThat(p.retainedFraction()).as("retainedFraction of %s", p.pod()).isNotNull().isGreaterThanOrEqualTo(0.95));
-    // every pod whose window saw reads; and at least the last pod restarted (its window is never cut short)
-    m.pods().values().stream().filter(p -> p.hitAfter() != null).forEach(p -> assertThat(p.hitAfter())
-        .as("data hit ratio of %s right after its restart (served from the cache)", p.pod()).isGreaterThanOrEqualTo(0.9));
-    assertThat(m.pods().values().stream().filter(p -> p.hitAfter() != null).count()).as("restarted pods with reads measured right after")
+    assertThat(
+            opLog == null
+                ? List.<String>of()
+                : opLog
+                    .lines()
+                    .filter(l -> l.contains("could not record event"))
+                    .filter(
+                        l ->
+                            l.length() > 24
+                                && l.substring(0, 24)
+                                        .compareTo(m.start().toString().substring(0, 19))
+                                    >= 0)
+                    .toList())
+        .as("events the operator could not record during the roll")
+        .isEmpty();
+    m.pods()
+        .values()
+        .forEach(
+            p ->
+                assertThat(p.retainedFraction())
+                    .as("retainedFraction of %s", p.pod())
+                    .isNotNull()
+                    .isGreaterThanOrEqualTo(0.95));
+    // every pod whose window saw reads; and at least the last pod restarted (its window is never
+    // cut short)
+    m.pods().values().stream()
+        .filter(p -> p.hitAfter() != null)
+        .forEach(
+            p ->
+                assertThat(p.hitAfter())
+                    .as(
+                        "data hit ratio of %s right after its restart (served from the cache)",
+                        p.pod())
+                    .isGreaterThanOrEqualTo(0.9));
+    assertThat(m.pods().values().stream().filter(p -> p.hitAfter() != null).count())
+        .as("restarted pods with reads measured right after")
         .isGreaterThanOrEqualTo(readsRightAfter ? 1 : 0);
     if (noFailedReads) {
-      assertThat(m.during().fail()).as("failed reads during the roll: %s", m.during().errors()).isZero();
+      assertThat(m.during().fail())
+          .as("failed reads during the roll: %s", m.during().errors())
+          .isZero();
     }
   }
 
   /**
-   * The whole cluster's reads stayed cached through the roll: every drained region went to a server that cached it in
-   * the last roll. Both this suite's own figure (every RegionServer's /jmx) and the operator's (lastRoll).
+   * The whole cluster's reads stayed cached through the roll: every drained region went to a server
+   * that cached it in the last roll. Both this suite's own figure (every RegionServer's /jmx) and
+   * the operator's (lastRoll).
    */
   void assertTheClustersReadsStayedCached(RollMeasurement m) {
-    assertThat(m.clusterCached()).as("data reads served from cache, all RegionServers, during the roll (this suite's /jmx samples)")
-        .isNotNull().isGreaterThanOrEqualTo(CLUSTER_CACHED);
-    assertThat(m.operatorCached()).as("status.rollout.lastRoll.cachedReadRatio").isNotNull().isGreaterThanOrEqualTo(CLUSTER_CACHED);
+    assertThat(m.clusterCached())
+        .as(
+            "data reads served from cache, all RegionServers, during the roll (this suite's /jmx samples)")
+        .isNotNull()
+        .isGreaterThanOrEqualTo(CLUSTER_CACHED);
+    assertThat(m.operatorCached())
+        .as("status.rollout.lastRoll.cachedReadRatio")
+        .isNotNull()
+        .isGreaterThanOrEqualTo(CLUSTER_CACHED);
   }
 
   void assertEveryPodHomeWithin(RollMeasurement m) {
-    assertThat(m.homeSeconds()).as("pods with delete -> regions home, seen in the status or in their PodRestarted event")
+    assertThat(m.homeSeconds())
+        .as("pods with delete -> regions home, seen in the status or in their PodRestarted event")
         .hasSize(REPLICAS);
-    report.line("  - delete -> regions home per pod (a figure, judged in docs/, not here): %s s", m.homeSeconds().values());
-    m.homeSeconds().forEach((pod, secs) -> assertThat(secs).as("seconds from %s's delete to all its regions back (behaviour bound)", pod)
-        .isLessThanOrEqualTo(HOME_BOUND_SECONDS));
+    report.line(
+        "  - delete -> regions home per pod (a figure, judged in docs/, not here): %s s",
+        m.homeSeconds().values());
+    m.homeSeconds()
+        .forEach(
+            (pod, secs) ->
+                assertThat(secs)
+                    .as("seconds from %s's delete to all its regions back (behaviour bound)", pod)
+                    .isLessThanOrEqualTo(HOME_BOUND_SECONDS));
   }
 
   // ======================================================================== helpers
 
   /**
-   * Until the policy's status shows every pod's L2 holding at least half its third of the table, sampled after this call
-   * began: the state a roll that must keep caches starts from. How long it took goes to the report.
+   * Until the policy's status shows every pod's L2 holding at least half its third of the table,
+   * sampled after this call began: the state a roll that must keep caches starts from. How long it
+   * took goes to the report.
    */
   void awaitEveryPodCached(Duration bound) {
     Instant from = Instant.now();
     long least = (long) ROWS * VALUE_BYTES / REPLICAS / 2;
     AtomicReference<BlockCachePolicy> seen = new AtomicReference<>();
     try {
-      await("every pod's L2 holding at least " + (least >> 20) + " MiB").atMost(bound).pollInterval(Duration.ofSeconds(2)).until(() -> {
-        BlockCachePolicy p = cluster.policy();
-        seen.set(p);
-        var c = p.getStatus() == null ? null : p.getStatus().getCache();
-        var rs = p.getStatus() == null ? null : p.getStatus().getRegionServers();
-        return c != null && c.getSampledAt() != null && Instant.parse(c.getSampledAt()).isAfter(from) && rs != null
-            && rs.size() == REPLICAS && rs.stream().allMatch(r -> r.getL2UsedBytes() != null && r.getL2UsedBytes() >= least);
-      });
+      await("every pod's L2 holding at least " + (least >> 20) + " MiB")
+          .atMost(bound)
+          .pollInterval(Duration.ofSeconds(2))
+          .until(
+              () -> {
+                BlockCachePolicy p = cluster.policy();
+                seen.set(p);
+                var c = p.getStatus() == null ? null : p.getStatus().getCache();
+                var rs = p.getStatus() == null ? null : p.getStatus().getRegionServers();
+                return c != null
+                    && c.getSampledAt() != null
+                    && Instant.parse(c.getSampledAt()).isAfter(from)
+                    && rs != null
+                    && rs.size() == REPLICAS
+                    && rs.stream()
+                        .allMatch(r -> r.getL2UsedBytes() != null && r.getL2UsedBytes() >= least);
+              });
     } catch (org.awaitility.core.ConditionTimeoutException e) {
       throw new AssertionError(e.getMessage() + "; last status: " + describeL2(seen.get()), e);
     }
-    report.line("- every pod's L2 holds blocks after %d s: %s", Duration.between(from, Instant.now()).toSeconds(), describeL2(seen.get()));
+    report.line(
+        "- every pod's L2 holds blocks after %d s: %s",
+        Duration.between(from, Instant.now()).toSeconds(), describeL2(seen.get()));
   }
 
   static String describeL2(BlockCachePolicy p) {
     if (p == null || p.getStatus() == null || p.getStatus().getRegionServers() == null) {
       return "no pod rows";
     }
-    return p.getStatus().getRegionServers().stream().map(r -> String.format("%s %.1f MiB", r.getPod(),
-        r.getL2UsedBytes() == null ? -1.0 : r.getL2UsedBytes() / 1048576.0)).toList().toString();
+    return p.getStatus().getRegionServers().stream()
+        .map(
+            r ->
+                String.format(
+                    "%s %.1f MiB",
+                    r.getPod(), r.getL2UsedBytes() == null ? -1.0 : r.getL2UsedBytes() / 1048576.0))
+        .toList()
+        .toString();
   }
 
   interface Call<T> {
