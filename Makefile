@@ -41,8 +41,9 @@ lint: ## compiler warnings as errors, shell scripts syntax-checked
 	@for f in $$(git ls-files '*.sh' .ci/run); do bash -n $$f || exit 1; done; echo "shell scripts: ok"
 
 .PHONY: fmt
-fmt: ## format the Java sources (spotless:apply: google-java-format, imports); `make test` checks it
+fmt: ## format the Java sources (spotless:apply: google-java-format, imports); `make test` checks it (the e2e suite's: `make e2e`)
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it spotless:apply
+	$(MVN) $(MVN_FLAGS) -f e2e/pom.xml spotless:apply
 
 .PHONY: plan
 plan: ## print a plan: make plan POLICY=examples/persistent-file.yaml LIMIT=16Gi
@@ -115,15 +116,16 @@ e2e: ## the JUnit suite on a fresh kind cluster (hbase-cache-e2e), deleted at th
 	@e2e/e2e.sh
 
 .PHONY: e2e-faults
-# The suite's fault scenarios (JUnit tag "fault") after its setup steps ("setup": operator, policy,
+# The suite's fault scenarios (JUnit tag "fault": RollScenarios, DrainScenarios, DisruptionScenarios,
+# PolicyRefusalScenarios, PolicyLifecycleScenarios) after its setup steps ("setup", SetupScenarios: operator, policy,
 # table, reader, a first roll), without the sizing-advice and Prometheus steps. make e2e runs them
 # too, on the same cluster: .ci/run does not run them twice.
 e2e-faults: ## only the kind suite's fault scenarios (after its 4 setup steps), on a fresh kind cluster; report in e2e/target/e2e-report.md
 	@E2E_MVN_ARGS="$(E2E_MVN_ARGS) -Dgroups=setup|fault" e2e/e2e.sh
 
 .PHONY: e2e-namespace
-# The suite's namespace-only install (issue 25: the chart as a namespace admin installs it, a roll under it) after its
-# setup steps. make e2e runs it last, on the same cluster.
+# The suite's namespace-only install (issue 25: the chart as a namespace admin installs it, a roll under it;
+# NamespaceInstallScenario) after its setup steps. make e2e runs it last, on the same cluster.
 e2e-namespace: ## only the kind suite's namespace-only install step (after its 4 setup steps), on a fresh kind cluster
 	@E2E_MVN_ARGS="$(E2E_MVN_ARGS) -Dgroups=setup|namespace" e2e/e2e.sh
 

@@ -7,8 +7,12 @@
 #      nothing and uses what docker has)
 #   3. charts/hbase into namespace $HBASE_NAMESPACE (kind/hbase-up.sh loads the image), all pods Ready
 #   4. the workload client (e2e/workload) and the operator API jar for the tests
-#   5. mvn -f e2e/pom.xml test: KindE2ETest installs the operator with kind/operator-up.sh (the same
-#      install as make demo) and runs the story (see e2e/src/test/java/dev/hbase/cache/e2e/KindE2ETest.java);
+#   5. mvn -f e2e/pom.xml test: the story in nine scenario classes on one cluster, in one JVM, in order
+#      (e2e/src/test/java/dev/hbase/cache/e2e/: KindSuite sets up the fixture once; SetupScenarios installs
+#      the operator with kind/operator-up.sh, the same install as make demo; then RollScenarios,
+#      DrainScenarios, DisruptionScenarios, PolicyRefusalScenarios, PolicyLifecycleScenarios,
+#      AdviceScenarios, ObservabilityScenarios, NamespaceInstallScenario; ScenarioOrderTest checks that
+#      order first, without the cluster);
 #      it reads the names and images from kind/lib.sh with this script's environment
 #   6. the cluster is deleted at the end unless KEEP_CLUSTER=1
 #
@@ -18,7 +22,7 @@
 # images 40 s-2 min build + load, charts/hbase to Ready 40-100 s, workload + API jar 10-15 s, the
 # suite ~10 min (three rolls of 3 RegionServers at 70-95 s each, the first one after the policy
 # ~80 s): about 12 min in all, cold Maven caches and the offline node image excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
-# E2E_MVN_ARGS (e.g. -Dtest=KindE2ETest).
+# E2E_MVN_ARGS (e.g. -Dtest=SetupScenarios,RollScenarios: the setup steps, then steps 5-9).
 E2E_SUITE=1   # lib.sh: the suite's own cluster name by default
 . "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
 NS=$HBASE_NAMESPACE

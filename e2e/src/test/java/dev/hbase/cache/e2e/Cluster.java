@@ -35,8 +35,10 @@ import java.util.function.Predicate;
  */
 final class Cluster {
   static final String RS = "hbase-regionserver";
+
   /** The chart's HMaster pod (the policy's masterRef). */
   static final String MASTER_POD = "hbase-master-0";
+
   static final int REPLICAS = 3;
   static final String POLICY = "persistent-file";
   static final String CRD = "blockcachepolicies.cache.hbase.dev";
@@ -44,8 +46,10 @@ final class Cluster {
   final KubernetesClient client;
   final Settings settings;
   final String ns;
+
   /** Where the operator runs: the suite's release, or (last step) the namespace-scoped one. */
   String opNs;
+
   String opRelease;
 
   Cluster(KubernetesClient client, Settings settings) {
@@ -81,18 +85,20 @@ final class Cluster {
   }
 
   /**
-   * The user's edit, as `kubectl edit` makes it: on the latest version of the policy. The
-   * operator writes the status while it rolls, so an edit based on a version read a moment
-   * earlier may meet a conflict (409); like a user, the story reads the policy again and retries
-   * (CI failed step 9 once on such a conflict).
+   * The user's edit, as `kubectl edit` makes it: on the latest version of the policy. The operator
+   * writes the status while it rolls, so an edit based on a version read a moment earlier may meet
+   * a conflict (409); like a user, the story reads the policy again and retries (CI failed step 9
+   * once on such a conflict).
    */
   void editPolicy(Consumer<BlockCachePolicy> change) {
     for (int attempt = 1; ; attempt++) {
       try {
-        policyResource().edit(p -> {
-          change.accept(p);
-          return p;
-        });
+        policyResource()
+            .edit(
+                p -> {
+                  change.accept(p);
+                  return p;
+                });
         return;
       } catch (KubernetesClientException e) {
         if (e.getCode() != 409 || attempt == 10) {
@@ -111,8 +117,12 @@ final class Cluster {
   }
 
   static Condition condition(BlockCachePolicy p, String type) {
-    return p.getStatus() == null ? null
-        : p.getStatus().getConditions().stream().filter(c -> type.equals(c.getType())).findFirst().orElse(null);
+    return p.getStatus() == null
+        ? null
+        : p.getStatus().getConditions().stream()
+            .filter(c -> type.equals(c.getType()))
+            .findFirst()
+            .orElse(null);
   }
 
   static boolean isTrue(BlockCachePolicy p, String type) {
@@ -121,9 +131,12 @@ final class Cluster {
   }
 
   boolean crdEstablished() {
-    CustomResourceDefinition c = client.apiextensions().v1().customResourceDefinitions().withName(CRD).get();
-    return c != null && c.getStatus() != null && c.getStatus().getConditions().stream()
-        .anyMatch(x -> "Established".equals(x.getType()) && "True".equals(x.getStatus()));
+    CustomResourceDefinition c =
+        client.apiextensions().v1().customResourceDefinitions().withName(CRD).get();
+    return c != null
+        && c.getStatus() != null
+        && c.getStatus().getConditions().stream()
+            .anyMatch(x -> "Established".equals(x.getType()) && "True".equals(x.getStatus()));
   }
 
   /**
@@ -133,14 +146,19 @@ final class Cluster {
   boolean rollDone(BlockCachePolicy p, String oldRevision) {
     var st = p.getStatus();
     RolloutStatus ro = st.getRollout();
-    if (ro.getPhase() != RolloutStatus.Phase.Idle || !isTrue(p, "Ready") || ro.getRevision() == null
-        || ro.getRevision().equals(oldRevision) || !Objects.equals(st.getObservedGeneration(), p.getMetadata().getGeneration())) {
+    if (ro.getPhase() != RolloutStatus.Phase.Idle
+        || !isTrue(p, "Ready")
+        || ro.getRevision() == null
+        || ro.getRevision().equals(oldRevision)
+        || !Objects.equals(st.getObservedGeneration(), p.getMetadata().getGeneration())) {
       return false;
     }
     for (int i = 0; i < REPLICAS; i++) {
       Pod pod = client.pods().inNamespace(ns).withName(pod(i)).get();
-      if (pod == null || !PodWatch.ready(pod)
-          || !ro.getRevision().equals(pod.getMetadata().getAnnotations().get("cache.hbase.dev/config-hash"))) {
+      if (pod == null
+          || !PodWatch.ready(pod)
+          || !ro.getRevision()
+              .equals(pod.getMetadata().getAnnotations().get("cache.hbase.dev/config-hash"))) {
         return false;
       }
     }
@@ -148,39 +166,64 @@ final class Cluster {
   }
 
   /**
-   * Polls the policy every 2 s until {@code until} holds for one that has a rollout status, printing
-   * each change of the rollout; fails with the last status seen after {@code timeout}.
+   * Polls the policy every 2 s until {@code until} holds for one that has a rollout status,
+   * printing each change of the rollout; fails with the last status seen after {@code timeout}.
    */
   BlockCachePolicy awaitRollout(String what, Duration timeout, Predicate<BlockCachePolicy> until) {
     AtomicReference<BlockCachePolicy> last = new AtomicReference<>();
     AtomicReference<String> lastMsg = new AtomicReference<>("");
     try {
-      await(what).atMost(timeout).pollInterval(Duration.ofSeconds(2)).ignoreExceptions().until(() -> {
-        BlockCachePolicy p = policy();
-        last.set(p);
-        if (p.getStatus() == null || p.getStatus().getRollout() == null) {
-          return false;
-        }
-        boolean done = until.test(p);
-        RolloutStatus ro = p.getStatus().getRollout();
-        String msg = ro.getPhase() + " " + ro.getProgress() + " " + ro.getCurrentPod() + " "
-            + (ro.getInFlight() == null || ro.getInFlight().isEmpty() ? "" : ro.getInFlight().get(0).getStep()) + " " + ro.getMessage();
-        if (!msg.equals(lastMsg.getAndSet(msg))) {
-          System.out.println("[e2e]   " + Instant.now() + " " + what + ": " + msg);
-        }
-        return done;
-      });
+      await(what)
+          .atMost(timeout)
+          .pollInterval(Duration.ofSeconds(2))
+          .ignoreExceptions()
+          .until(
+              () -> {
+                BlockCachePolicy p = policy();
+                last.set(p);
+                if (p.getStatus() == null || p.getStatus().getRollout() == null) {
+                  return false;
+                }
+                boolean done = until.test(p);
+                RolloutStatus ro = p.getStatus().getRollout();
+                String msg =
+                    ro.getPhase()
+                        + " "
+                        + ro.getProgress()
+                        + " "
+                        + ro.getCurrentPod()
+                        + " "
+                        + (ro.getInFlight() == null || ro.getInFlight().isEmpty()
+                            ? ""
+                            : ro.getInFlight().get(0).getStep())
+                        + " "
+                        + ro.getMessage();
+                if (!msg.equals(lastMsg.getAndSet(msg))) {
+                  System.out.println("[e2e]   " + Instant.now() + " " + what + ": " + msg);
+                }
+                return done;
+              });
     } catch (org.awaitility.core.ConditionTimeoutException e) {
       BlockCachePolicy p = last.get();
-      throw new AssertionError(what + " did not happen within " + timeout + "; last status: "
-          + (p == null ? "none" : Serialization.asYaml(p.getStatus())), e);
+      throw new AssertionError(
+          what
+              + " did not happen within "
+              + timeout
+              + "; last status: "
+              + (p == null ? "none" : Serialization.asYaml(p.getStatus())),
+          e);
     }
     return last.get();
   }
 
-  /** {@link #awaitRollout} until the roll away from {@code oldRevision} is done ({@link #rollDone}). */
+  /**
+   * {@link #awaitRollout} until the roll away from {@code oldRevision} is done ({@link #rollDone}).
+   */
   BlockCachePolicy awaitRollDone(String what, String oldRevision, Duration timeout) {
-    return awaitRollout(what + ": phase Idle, Ready=True, every pod on the new revision", timeout, p -> rollDone(p, oldRevision));
+    return awaitRollout(
+        what + ": phase Idle, Ready=True, every pod on the new revision",
+        timeout,
+        p -> rollDone(p, oldRevision));
   }
 
   /**
@@ -190,15 +233,22 @@ final class Cluster {
   boolean templateRollDone(BlockCachePolicy p, String oldUpdateRevision) {
     RolloutStatus ro = p.getStatus().getRollout();
     StatefulSet sts = regionServers();
-    if (ro.getPhase() != RolloutStatus.Phase.Idle || !isTrue(p, "Ready") || sts.getStatus() == null
-        || !Objects.equals(sts.getStatus().getObservedGeneration(), sts.getMetadata().getGeneration())
-        || sts.getStatus().getUpdateRevision() == null || sts.getStatus().getUpdateRevision().equals(oldUpdateRevision)) {
+    if (ro.getPhase() != RolloutStatus.Phase.Idle
+        || !isTrue(p, "Ready")
+        || sts.getStatus() == null
+        || !Objects.equals(
+            sts.getStatus().getObservedGeneration(), sts.getMetadata().getGeneration())
+        || sts.getStatus().getUpdateRevision() == null
+        || sts.getStatus().getUpdateRevision().equals(oldUpdateRevision)) {
       return false;
     }
     for (int i = 0; i < REPLICAS; i++) {
       Pod pod = client.pods().inNamespace(ns).withName(pod(i)).get();
-      if (pod == null || !PodWatch.ready(pod)
-          || !sts.getStatus().getUpdateRevision().equals(pod.getMetadata().getLabels().get("controller-revision-hash"))) {
+      if (pod == null
+          || !PodWatch.ready(pod)
+          || !sts.getStatus()
+              .getUpdateRevision()
+              .equals(pod.getMetadata().getLabels().get("controller-revision-hash"))) {
         return false;
       }
     }
@@ -207,14 +257,16 @@ final class Cluster {
 
   List<Event> policyEvents(Set<String> reasons) {
     return client.v1().events().inNamespace(ns).list().getItems().stream()
-        .filter(e -> e.getInvolvedObject() != null && POLICY.equals(e.getInvolvedObject().getName()))
+        .filter(
+            e -> e.getInvolvedObject() != null && POLICY.equals(e.getInvolvedObject().getName()))
         .filter(e -> reasons.contains(e.getReason()))
         .toList();
   }
 
   /**
-   * The policy's events of these reasons once {@code enough} holds for them, or as they are after 15 s: the operator
-   * sends events off its reconcile thread, so an event can come a moment after the status it goes with.
+   * The policy's events of these reasons once {@code enough} holds for them, or as they are after
+   * 15 s: the operator sends events off its reconcile thread, so an event can come a moment after
+   * the status it goes with.
    */
   List<Event> policyEvents(Set<String> reasons, Predicate<List<Event>> enough) {
     long until = System.nanoTime() + Duration.ofSeconds(15).toNanos();
@@ -235,9 +287,20 @@ final class Cluster {
   String allPolicyEvents() {
     StringBuilder sb = new StringBuilder();
     client.v1().events().inNamespace(ns).list().getItems().stream()
-        .filter(e -> e.getInvolvedObject() != null && "BlockCachePolicy".equals(e.getInvolvedObject().getKind()))
-        .forEach(e -> sb.append(e.getLastTimestamp()).append(' ').append(e.getType()).append(' ').append(e.getReason())
-            .append(": ").append(e.getMessage()).append('\n'));
+        .filter(
+            e ->
+                e.getInvolvedObject() != null
+                    && "BlockCachePolicy".equals(e.getInvolvedObject().getKind()))
+        .forEach(
+            e ->
+                sb.append(e.getLastTimestamp())
+                    .append(' ')
+                    .append(e.getType())
+                    .append(' ')
+                    .append(e.getReason())
+                    .append(": ")
+                    .append(e.getMessage())
+                    .append('\n'));
     return sb.toString();
   }
 
@@ -275,38 +338,64 @@ final class Cluster {
 
   // ------------------------------------------------------------------ the operator
 
-  /** e2e/kind/operator-up.sh with the suite's settings: the install make demo and make kind-operator do. */
+  /**
+   * e2e/kind/operator-up.sh with the suite's settings: the install make demo and make kind-operator
+   * do.
+   */
   Shell.Result installOperator() {
     return Shell.run(settings.repo(), 600, settings.env(), List.of("e2e/kind/operator-up.sh"));
   }
 
   Deployment operatorDeployment() {
-    List<Deployment> ds = client.apps().deployments().inNamespace(opNs)
-        .withLabel("app.kubernetes.io/instance", opRelease).list().getItems();
+    List<Deployment> ds =
+        client
+            .apps()
+            .deployments()
+            .inNamespace(opNs)
+            .withLabel("app.kubernetes.io/instance", opRelease)
+            .list()
+            .getItems();
     assertThat(ds).as("operator Deployment").hasSize(1);
     return ds.get(0);
   }
 
   List<Pod> operatorPods() {
     Deployment d = operatorDeployment();
-    return client.pods().inNamespace(opNs).withLabels(d.getSpec().getSelector().getMatchLabels()).list().getItems();
+    return client
+        .pods()
+        .inNamespace(opNs)
+        .withLabels(d.getSpec().getSelector().getMatchLabels())
+        .list()
+        .getItems();
   }
 
   Pod operatorPod() {
-    List<Pod> pods = operatorPods().stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null).toList();
+    List<Pod> pods =
+        operatorPods().stream()
+            .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+            .toList();
     assertThat(pods).as("operator pods").isNotEmpty();
     return pods.get(0);
   }
 
   void killOperatorPod(Pod op) {
-    client.pods().inNamespace(opNs).withName(op.getMetadata().getName()).withGracePeriod(0).delete();
+    client
+        .pods()
+        .inNamespace(opNs)
+        .withName(op.getMetadata().getName())
+        .withGracePeriod(0)
+        .delete();
   }
 
   String operatorLogs() {
     StringBuilder sb = new StringBuilder();
     for (Pod p : operatorPods()) {
       sb.append("==== ").append(p.getMetadata().getName()).append('\n');
-      sb.append(KindE2ETest.safe(() -> client.pods().inNamespace(opNs).withName(p.getMetadata().getName()).getLog())).append('\n');
+      sb.append(
+              KindScenario.safe(
+                  () ->
+                      client.pods().inNamespace(opNs).withName(p.getMetadata().getName()).getLog()))
+          .append('\n');
     }
     return sb.toString();
   }
@@ -317,16 +406,34 @@ final class Cluster {
    */
   String describeRegionServers() {
     BlockCachePolicy p = policy();
-    return kubectl("get", "pods", "-n", ns, "-o", "wide").output() + "\npolicy status.regionServers:\n"
-        + KindE2ETest.safe(() -> Serialization.asYaml(p.getStatus().getRegionServers())) + "\nthe master's status page (text):\n"
-        + masterStatus().replaceAll("(?s)<script.*?</script>", "").replaceAll("<[^>]*>", " ").replaceAll("[ \t]+", " ")
+    return kubectl("get", "pods", "-n", ns, "-o", "wide").output()
+        + "\npolicy status.regionServers:\n"
+        + KindScenario.safe(() -> Serialization.asYaml(p.getStatus().getRegionServers()))
+        + "\nthe master's status page (text):\n"
+        + masterStatus()
+            .replaceAll("(?s)<script.*?</script>", "")
+            .replaceAll("<[^>]*>", " ")
+            .replaceAll("[ \t]+", " ")
             .replaceAll("(\\s*\\n)+", "\n");
   }
 
-  /** The active master's {@code /master-status} page (HTML), fetched inside its pod; "" when it cannot be read. */
+  /**
+   * The active master's {@code /master-status} page (HTML), fetched inside its pod; "" when it
+   * cannot be read.
+   */
   String masterStatus() {
-    Shell.Result r = kubectl("exec", "-n", ns, MASTER_POD, "--", "curl", "-sf", "--max-time", "20",
-        "http://127.0.0.1:16010/master-status");
+    Shell.Result r =
+        kubectl(
+            "exec",
+            "-n",
+            ns,
+            MASTER_POD,
+            "--",
+            "curl",
+            "-sf",
+            "--max-time",
+            "20",
+            "http://127.0.0.1:16010/master-status");
     return r.code() == 0 ? r.output() : "";
   }
 
@@ -336,25 +443,41 @@ final class Cluster {
    */
   Boolean balancerOn() {
     String page = masterStatus();
-    return page.contains("Region Servers") ? !page.contains("The Load Balancer is not enabled") : null;
+    return page.contains("Region Servers")
+        ? !page.contains("The Load Balancer is not enabled")
+        : null;
   }
 
   /**
-   * The master's decommissioned ("draining") RegionServers, from its /jmx ({@code Master,sub=Server}:
-   * tag.drainingRegionServers, as HBase 2.6 names it), or null when it cannot be read.
+   * The master's decommissioned ("draining") RegionServers, from its /jmx ({@code
+   * Master,sub=Server}: tag.drainingRegionServers, as HBase 2.6 names it), or null when it cannot
+   * be read.
    */
   String drainingRegionServers() {
-    Shell.Result r = kubectl("exec", "-n", ns, MASTER_POD, "--", "curl", "-sf", "--max-time", "20",
-        "http://127.0.0.1:16010/jmx?qry=Hadoop:service=HBase,name=Master,sub=Server");
+    Shell.Result r =
+        kubectl(
+            "exec",
+            "-n",
+            ns,
+            MASTER_POD,
+            "--",
+            "curl",
+            "-sf",
+            "--max-time",
+            "20",
+            "http://127.0.0.1:16010/jmx?qry=Hadoop:service=HBase,name=Master,sub=Server");
     if (r.code() != 0) {
       return null;
     }
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"tag\\.drainingRegionServers\"\\s*:\\s*\"([^\"]*)\"").matcher(r.output());
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\"tag\\.drainingRegionServers\"\\s*:\\s*\"([^\"]*)\"")
+            .matcher(r.output());
     return m.find() ? m.group(1) : null;
   }
 
   Shell.Result kubectl(String... args) {
-    List<String> cmd = new java.util.ArrayList<>(List.of("kubectl", "--context", settings.context()));
+    List<String> cmd =
+        new java.util.ArrayList<>(List.of("kubectl", "--context", settings.context()));
     cmd.addAll(List.of(args));
     return Shell.run(settings.repo(), 60, cmd);
   }

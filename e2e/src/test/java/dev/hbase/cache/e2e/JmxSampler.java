@@ -21,22 +21,25 @@ final class JmxSampler implements AutoCloseable {
     this.client = client;
     this.ns = ns;
     this.pods = pods;
-    thread = new Thread(() -> {
-      while (!stop) {
-        for (String p : pods) {
-          try {
-            samples.add(Jmx.read(client, ns, p));
-          } catch (Exception e) {
-            // pod down or restarting: no sample
-          }
-        }
-        try {
-          Thread.sleep(every.toMillis());
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }, "jmx-sampler");
+    thread =
+        new Thread(
+            () -> {
+              while (!stop) {
+                for (String p : pods) {
+                  try {
+                    samples.add(Jmx.read(client, ns, p));
+                  } catch (Exception e) {
+                    // pod down or restarting: no sample
+                  }
+                }
+                try {
+                  Thread.sleep(every.toMillis());
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            "jmx-sampler");
     thread.setDaemon(true);
     thread.start();
   }
@@ -146,11 +149,30 @@ final class JmxSampler implements AutoCloseable {
 
   /** Every sample as CSV, for the report's directory. */
   String csv() {
-    StringBuilder sb = new StringBuilder("at,pod,startTime,dataHits,dataMisses,l2Used,l2Free,l1Used,l1Free,failedInsertions\n");
+    StringBuilder sb =
+        new StringBuilder(
+            "at,pod,startTime,dataHits,dataMisses,l2Used,l2Free,l1Used,l1Free,failedInsertions\n");
     for (Jmx j : samples) {
-      sb.append(j.at()).append(',').append(j.pod()).append(',').append(j.startTime()).append(',').append(j.dataHits()).append(',')
-          .append(j.dataMisses()).append(',').append(j.l2Used()).append(',').append(j.l2Free()).append(',').append(j.l1Used())
-          .append(',').append(j.l1Free()).append(',').append(j.failedInsertions()).append('\n');
+      sb.append(j.at())
+          .append(',')
+          .append(j.pod())
+          .append(',')
+          .append(j.startTime())
+          .append(',')
+          .append(j.dataHits())
+          .append(',')
+          .append(j.dataMisses())
+          .append(',')
+          .append(j.l2Used())
+          .append(',')
+          .append(j.l2Free())
+          .append(',')
+          .append(j.l1Used())
+          .append(',')
+          .append(j.l1Free())
+          .append(',')
+          .append(j.failedInsertions())
+          .append('\n');
     }
     return sb.toString();
   }

@@ -29,33 +29,46 @@ final class PodWatch implements AutoCloseable {
   private final List<String> timeline = new ArrayList<>();
   private Map<Integer, Instant> downSince = new HashMap<>();
   private final Map<Integer, List<long[]>> downtimes = new HashMap<>();
-  /** When each pod UID was first seen being deleted (its deletionTimestamp set): epoch ms by "ordinal/uid". */
+
+  /**
+   * When each pod UID was first seen being deleted (its deletionTimestamp set): epoch ms by
+   * "ordinal/uid".
+   */
   private final Map<String, Long> deletionsSeen = new LinkedHashMap<>();
 
   PodWatch(KubernetesClient client, String ns, String statefulSet, int replicas) {
     this.prefix = statefulSet + "-";
     this.replicas = replicas;
-    informer = client.pods().inNamespace(ns).inform(new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(Pod p) {
-        update(p, false);
-      }
+    informer =
+        client
+            .pods()
+            .inNamespace(ns)
+            .inform(
+                new ResourceEventHandler<>() {
+                  @Override
+                  public void onAdd(Pod p) {
+                    update(p, false);
+                  }
 
-      @Override
-      public void onUpdate(Pod o, Pod p) {
-        update(p, false);
-      }
+                  @Override
+                  public void onUpdate(Pod o, Pod p) {
+                    update(p, false);
+                  }
 
-      @Override
-      public void onDelete(Pod p, boolean unknown) {
-        update(p, true);
-      }
-    }, 0);
+                  @Override
+                  public void onDelete(Pod p, boolean unknown) {
+                    update(p, true);
+                  }
+                },
+                0);
   }
 
   static boolean ready(Pod p) {
-    return p.getMetadata().getDeletionTimestamp() == null && p.getStatus() != null && p.getStatus().getConditions() != null
-        && p.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    return p.getMetadata().getDeletionTimestamp() == null
+        && p.getStatus() != null
+        && p.getStatus().getConditions() != null
+        && p.getStatus().getConditions().stream()
+            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 
   private int ordinal(Pod p) {
@@ -91,13 +104,20 @@ final class PodWatch implements AutoCloseable {
     boolean isUp = current.get(o) != null && ready(current.get(o));
     Instant now = Instant.now();
     if (wasUp != isUp || before == null || deleted) {
-      timeline.add(now + " " + p.getMetadata().getName() + " uid=" + p.getMetadata().getUid().substring(0, 8)
-          + (deleted ? " deleted" : isUp ? " up" : " down"));
+      timeline.add(
+          now
+              + " "
+              + p.getMetadata().getName()
+              + " uid="
+              + p.getMetadata().getUid().substring(0, 8)
+              + (deleted ? " deleted" : isUp ? " up" : " down"));
     }
     if (!isUp && !downSince.containsKey(o)) {
       downSince.put(o, now);
     } else if (isUp && downSince.containsKey(o)) {
-      downtimes.computeIfAbsent(o, k -> new ArrayList<>()).add(new long[] {downSince.remove(o).toEpochMilli(), now.toEpochMilli()});
+      downtimes
+          .computeIfAbsent(o, k -> new ArrayList<>())
+          .add(new long[] {downSince.remove(o).toEpochMilli(), now.toEpochMilli()});
     }
     int down = 0;
     for (int i = 0; i < replicas; i++) {
@@ -113,7 +133,9 @@ final class PodWatch implements AutoCloseable {
 
   synchronized void reset() {
     uids = new LinkedHashMap<>();
-    current.forEach((o, p) -> uids.computeIfAbsent(o, k -> new LinkedHashSet<>()).add(p.getMetadata().getUid()));
+    current.forEach(
+        (o, p) ->
+            uids.computeIfAbsent(o, k -> new LinkedHashSet<>()).add(p.getMetadata().getUid()));
     int down = 0;
     for (int i = 0; i < replicas; i++) {
       if (current.get(i) == null || !ready(current.get(i))) {
@@ -154,11 +176,12 @@ final class PodWatch implements AutoCloseable {
   /** Ordinals whose pod was first seen being deleted within [from, to] (epoch ms). */
   synchronized List<Integer> deletionsBetween(long from, long to) {
     List<Integer> out = new ArrayList<>();
-    deletionsSeen.forEach((k, at) -> {
-      if (at >= from && at <= to) {
-        out.add(Integer.parseInt(k.substring(0, k.indexOf('/'))));
-      }
-    });
+    deletionsSeen.forEach(
+        (k, at) -> {
+          if (at >= from && at <= to) {
+            out.add(Integer.parseInt(k.substring(0, k.indexOf('/'))));
+          }
+        });
     return out;
   }
 

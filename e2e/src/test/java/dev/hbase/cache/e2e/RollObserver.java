@@ -28,26 +28,42 @@ import java.util.stream.Collectors;
  */
 final class RollObserver {
   static final Duration ROLL_TIMEOUT = Duration.ofMinutes(25);
+
   /**
-   * The steady-state window of the reader before a roll: a measurement window for the report (its p99 beside the roll's),
-   * not a wait for a condition, and nothing asserts on it. 30 s at the reader's ~170 reads/s is ~5,000 reads, enough for a
-   * p99; it was 60 s, which made every observed roll wait up to a minute (9 rolls: up to 9 min of the suite).
+   * The steady-state window of the reader before a roll: a measurement window for the report (its
+   * p99 beside the roll's), not a wait for a condition, and nothing asserts on it. 30 s at the
+   * reader's ~170 reads/s is ~5,000 reads, enough for a p99; it was 60 s, which made every observed
+   * roll wait up to a minute (9 rolls: up to 9 min of the suite).
    */
   static final Duration STEADY = Duration.ofSeconds(30);
+
   /**
    * Reads right after a restart: the new instance's reads up to this long after its first sampled
    * reads, and only samples taken before the next pod's drain began: that drain moves regions whose
    * blocks the restarted server never had onto it within 1-2 s (seen on kind: 0.82 and 0.75 with
-   * them), and their cold reads are not what is measured here. HBase refreshes these counters
-   * every 5-10 s, so for pods other than the last the clean window often holds no sample (n/a).
+   * them), and their cold reads are not what is measured here. HBase refreshes these counters every
+   * 5-10 s, so for pods other than the last the clean window often holds no sample (n/a).
    */
   static final Duration AFTER_WINDOW = Duration.ofSeconds(20);
-  /** A restarted server with no read this long after the roll's end serves none (see {@link #withoutWindow}). */
+
+  /**
+   * A restarted server with no read this long after the roll's end serves none (see {@link
+   * #withoutWindow}).
+   */
   static final Duration NO_READS = Duration.ofSeconds(60);
-  /** How long after a read HBase's /jmx counters show it, at most (metrics period 5 s, JMX cache 10 s). */
+
+  /**
+   * How long after a read HBase's /jmx counters show it, at most (metrics period 5 s, JMX cache 10
+   * s).
+   */
   static final Duration COUNTER_LAG = Duration.ofSeconds(10);
-  /** The status is polled every 2 s: the next drain may have begun up to that long before it was seen. */
+
+  /**
+   * The status is polled every 2 s: the next drain may have begun up to that long before it was
+   * seen.
+   */
   static final Duration DRAIN_MARGIN = Duration.ofSeconds(-2);
+
   /** How long a restart event missing at the roll's end is looked for again. */
   static final Duration EVENTS_LATE = Duration.ofSeconds(30);
 
@@ -64,16 +80,36 @@ final class RollObserver {
   private final Map<String, Long> l2Before = new LinkedHashMap<>();
   private final Map<String, String> steps = new LinkedHashMap<>();
   private final Map<String, Instant> inFlightFrom = new LinkedHashMap<>();
-  /** Per pod, why the roll took it (null: out of date) and the server it was drained from (null: not drained), as first seen. */
+
+  /**
+   * Per pod, why the roll took it (null: out of date) and the server it was drained from (null: not
+   * drained), as first seen.
+   */
   private final Map<String, String> reasons = new LinkedHashMap<>();
+
   private final Map<String, String> drainedFrom = new LinkedHashMap<>();
-  /** Per pod, seconds from its delete to all its regions back, from the roll's state as the status showed it. */
+
+  /**
+   * Per pod, seconds from its delete to all its regions back, from the roll's state as the status
+   * showed it.
+   */
   private final Map<String, Double> homeSeconds = new TreeMap<>();
+
   private Instant start;
-  /** Set when this roll's restart events were not all there when the roll was seen done (see {@link #restartEvents}). */
+
+  /**
+   * Set when this roll's restart events were not all there when the roll was seen done (see {@link
+   * #restartEvents}).
+   */
   private String late;
 
-  private RollObserver(String label, Cluster cluster, JmxSampler sampler, PodWatch watch, Workload workload, String reader) {
+  private RollObserver(
+      String label,
+      Cluster cluster,
+      JmxSampler sampler,
+      PodWatch watch,
+      Workload workload,
+      String reader) {
     this.label = label;
     this.cluster = cluster;
     this.sampler = sampler;
@@ -89,18 +125,34 @@ final class RollObserver {
    * Records the state before a roll and returns once the reader has had a {@link #STEADY} window
    * since {@code quietSince} (the reader's start, the previous roll's end); the change comes next.
    */
-  static RollObserver start(String label, Cluster cluster, JmxSampler sampler, PodWatch watch, Workload workload, String reader,
-      Instant quietSince) throws InterruptedException {
+  static RollObserver start(
+      String label,
+      Cluster cluster,
+      JmxSampler sampler,
+      PodWatch watch,
+      Workload workload,
+      String reader,
+      Instant quietSince)
+      throws InterruptedException {
     RollObserver o = new RollObserver(label, cluster, sampler, watch, workload, reader);
     for (int i = 0; i < REPLICAS; i++) {
       String pod = Cluster.pod(i);
-      Jmx j = Jmx.awaitUntil(cluster.client, cluster.ns, pod, "/jmx of " + pod, Duration.ofMinutes(1), Duration.ofSeconds(2), x -> x.l2Capacity() > 0);
+      Jmx j =
+          Jmx.awaitUntil(
+              cluster.client,
+              cluster.ns,
+              pod,
+              "/jmx of " + pod,
+              Duration.ofMinutes(1),
+              Duration.ofSeconds(2),
+              x -> x.l2Capacity() > 0);
       o.oldStart.put(pod, j.startTime());
       o.l2Before.put(pod, j.l2Used());
     }
     Instant steadyEnds = quietSince.plus(STEADY);
     if (steadyEnds.isAfter(Instant.now())) {
-      Thread.sleep(Duration.between(Instant.now(), steadyEnds).toMillis()); // the steady measurement window
+      Thread.sleep(
+          Duration.between(Instant.now(), steadyEnds).toMillis()); // the steady measurement window
     }
     watch.reset();
     o.start = Instant.now();
@@ -128,23 +180,29 @@ final class RollObserver {
           reasons.put(f.getPod(), f.getReason());
           drainedFrom.put(f.getPod(), f.getOldServer());
         }
-        steps.merge(f.getPod(), String.valueOf(f.getStep()), (a, b) -> a.endsWith(b) ? a : a + ">" + b);
+        steps.merge(
+            f.getPod(), String.valueOf(f.getStep()), (a, b) -> a.endsWith(b) ? a : a + ">" + b);
         if (f.getDeletedAt() != null && f.getHomeAt() != null) {
-          homeSeconds.put(f.getPod(),
-              Duration.between(Instant.parse(f.getDeletedAt()), Instant.parse(f.getHomeAt())).toMillis() / 1000.0);
+          homeSeconds.put(
+              f.getPod(),
+              Duration.between(Instant.parse(f.getDeletedAt()), Instant.parse(f.getHomeAt()))
+                      .toMillis()
+                  / 1000.0);
         }
       }
     }
   }
 
-  /** Why the roll took the pod when it was first seen in flight ({@code PodRoll.reason}), or null. */
+  /**
+   * Why the roll took the pod when it was first seen in flight ({@code PodRoll.reason}), or null.
+   */
   String reason(String pod) {
     return reasons.get(pod);
   }
 
   /**
-   * The RegionServer the roll drained the pod from ({@code PodRoll.oldServer}, set at admission
-   * for a drain and only then), or null: not drained, or never seen in flight.
+   * The RegionServer the roll drained the pod from ({@code PodRoll.oldServer}, set at admission for
+   * a drain and only then), or null: not drained, or never seen in flight.
    */
   String drainedFrom(String pod) {
     return drainedFrom.get(pod);
@@ -157,20 +215,28 @@ final class RollObserver {
 
   /** Waits for a moment in the roll; null when the roll finished without it. */
   RolloutStatus awaitRollout(String what, Predicate<RolloutStatus> when) {
-    BlockCachePolicy p = cluster.awaitRollout(label + ": " + what, ROLL_TIMEOUT, x -> {
-      track(x);
-      return when.test(x.getStatus().getRollout()) || finished.test(x);
-    });
+    BlockCachePolicy p =
+        cluster.awaitRollout(
+            label + ": " + what,
+            ROLL_TIMEOUT,
+            x -> {
+              track(x);
+              return when.test(x.getStatus().getRollout()) || finished.test(x);
+            });
     RolloutStatus ro = p.getStatus().getRollout();
     return when.test(ro) ? ro : null;
   }
 
   /** Waits for the roll to finish and for a window of reads on every restarted RegionServer. */
   RollMeasurement awaitDone() {
-    BlockCachePolicy done = cluster.awaitRollout(label + ": phase Idle, Ready=True, every pod on the new revision", ROLL_TIMEOUT, x -> {
-      track(x);
-      return finished.test(x);
-    });
+    BlockCachePolicy done =
+        cluster.awaitRollout(
+            label + ": phase Idle, Ready=True, every pod on the new revision",
+            ROLL_TIMEOUT,
+            x -> {
+              track(x);
+              return finished.test(x);
+            });
     Instant end = Instant.now();
     Map<Integer, Set<String>> uids = watch.uids();
     int maxDown = watch.maxDown();
@@ -178,13 +244,25 @@ final class RollObserver {
     boolean pvcsUnchanged = cluster.pvcUids().equals(pvcsBefore);
     // reads right after each restart: wait until every new instance has had its window of reads
     try {
-      await("a " + AFTER_WINDOW.toSeconds() + " s window of reads on every restarted RegionServer that serves reads")
-          .atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofSeconds(5)).until(() -> withoutWindow(end).isEmpty());
+      await(
+              "a "
+                  + AFTER_WINDOW.toSeconds()
+                  + " s window of reads on every restarted RegionServer that serves reads")
+          .atMost(Duration.ofMinutes(2))
+          .pollInterval(Duration.ofSeconds(5))
+          .until(() -> withoutWindow(end).isEmpty());
     } catch (org.awaitility.core.ConditionTimeoutException e) {
-      throw new AssertionError("no " + AFTER_WINDOW.toSeconds() + " s window of reads within 2 min of the roll's end on: "
-          + withoutWindow(end) + "\n" + cluster.describeRegionServers(), e);
+      throw new AssertionError(
+          "no "
+              + AFTER_WINDOW.toSeconds()
+              + " s window of reads within 2 min of the roll's end on: "
+              + withoutWindow(end)
+              + "\n"
+              + cluster.describeRegionServers(),
+          e);
     }
-    // HBase publishes its counters every 5-10 s: the reads of the roll's last seconds show up to 10 s later
+    // HBase publishes its counters every 5-10 s: the reads of the roll's last seconds show up to 10
+    // s later
     Instant countersIn = end.plus(COUNTER_LAG);
     if (countersIn.isAfter(Instant.now())) {
       try {
@@ -202,23 +280,41 @@ final class RollObserver {
     }
     List<Event> restarts = restartEvents(pods.keySet());
     homeFromEvents(restarts);
-    return new RollMeasurement(label, start, end, uids, maxDown, maxDownAt, pvcsUnchanged, pods,
+    return new RollMeasurement(
+        label,
+        start,
+        end,
+        uids,
+        maxDown,
+        maxDownAt,
+        pvcsUnchanged,
+        pods,
         restarts.stream().map(e -> e.getReason() + ": " + e.getMessage()).toList(),
         restarts.stream().map(e -> e.getMessage().split(" ", 2)[0]).toList(),
         restarts.stream().filter(e -> "PodRestartedCold".equals(e.getReason())).count(),
-        Workload.stats(log, start.minus(STEADY), start), Workload.stats(log, start, end), watch.timeline(),
-        clusterCached, lastRoll == null ? null : lastRoll.getCachedReadRatio(), new TreeMap<>(homeSeconds), late);
+        Workload.stats(log, start.minus(STEADY), start),
+        Workload.stats(log, start, end),
+        watch.timeline(),
+        clusterCached,
+        lastRoll == null ? null : lastRoll.getCachedReadRatio(),
+        new TreeMap<>(homeSeconds),
+        late);
   }
 
-  /** The operator's PodRestarted text for a pod whose regions all came home: "N/N regions home S s after its delete". */
+  /**
+   * The operator's PodRestarted text for a pod whose regions all came home: "N/N regions home S s
+   * after its delete".
+   */
   static final java.util.regex.Pattern HOME_IN_EVENT =
-      java.util.regex.Pattern.compile("(\\d+)/(\\d+) regions home (\\d+(?:\\.\\d+)?) s after its delete");
+      java.util.regex.Pattern.compile(
+          "(\\d+)/(\\d+) regions home (\\d+(?:\\.\\d+)?) s after its delete");
 
   /**
-   * A pod whose homeAt the polled status never showed gets it from its restart event. The operator holds a write that
-   * changes only a roll's progress for up to 5 s (StatusWrites), so the last pod can go from Reloading to done within one
-   * write (seen on kind: rs-0's homeAt was in its PodRestarted event, "2/2 regions home 51.7 s after its delete", and in no
-   * status the suite read). Only an event that counts every region home counts.
+   * A pod whose homeAt the polled status never showed gets it from its restart event. The operator
+   * holds a write that changes only a roll's progress for up to 5 s (StatusWrites), so the last pod
+   * can go from Reloading to done within one write (seen on kind: rs-0's homeAt was in its
+   * PodRestarted event, "2/2 regions home 51.7 s after its delete", and in no status the suite
+   * read). Only an event that counts every region home counts.
    */
   private void homeFromEvents(List<Event> restarts) {
     for (Event e : restarts) {
@@ -235,40 +331,63 @@ final class RollObserver {
    * that writes the status ending the roll and sends them off its reconcile thread, so they are
    * there by now or within a moment; should one be missing (seen on CI: the operator's RBAC lacked
    * get on events, so a repeated event was lost), it is looked for again for {@link #EVENTS_LATE},
-   * and the report says whether it came late (more than a second or two is news), never or what
-   * the operator logged about it.
+   * and the report says whether it came late (more than a second or two is news), never or what the
+   * operator logged about it.
    */
   private List<Event> restartEvents(Set<String> rolled) {
-    java.util.function.Supplier<List<Event>> list = () -> cluster.policyEvents(Set.of("PodRestarted", "PodRestartedCold")).stream()
-        .filter(e -> e.getLastTimestamp() != null && !Instant.parse(e.getLastTimestamp()).isBefore(start.minusSeconds(1)))
-        .toList();
-    Predicate<List<Event>> all = l -> l.stream().map(e -> e.getMessage().split(" ", 2)[0]).collect(Collectors.toSet())
-        .containsAll(rolled);
+    java.util.function.Supplier<List<Event>> list =
+        () ->
+            cluster.policyEvents(Set.of("PodRestarted", "PodRestartedCold")).stream()
+                .filter(
+                    e ->
+                        e.getLastTimestamp() != null
+                            && !Instant.parse(e.getLastTimestamp()).isBefore(start.minusSeconds(1)))
+                .toList();
+    Predicate<List<Event>> all =
+        l ->
+            l.stream()
+                .map(e -> e.getMessage().split(" ", 2)[0])
+                .collect(Collectors.toSet())
+                .containsAll(rolled);
     List<Event> now = list.get();
     if (all.test(now)) {
       return now;
     }
     Instant from = Instant.now();
     try {
-      now = await("a PodRestarted event for each of " + rolled).atMost(EVENTS_LATE).pollInterval(Duration.ofSeconds(2))
-          .until(list::get, all);
-      late = String.format("events naming every restarted pod came %d s after the roll's end was seen",
-          Duration.between(from, Instant.now()).toSeconds());
+      now =
+          await("a PodRestarted event for each of " + rolled)
+              .atMost(EVENTS_LATE)
+              .pollInterval(Duration.ofSeconds(2))
+              .until(list::get, all);
+      late =
+          String.format(
+              "events naming every restarted pod came %d s after the roll's end was seen",
+              Duration.between(from, Instant.now()).toSeconds());
     } catch (org.awaitility.core.ConditionTimeoutException e) {
       now = list.get();
-      String log = KindE2ETest.safe(cluster::operatorLogs);
-      late = "PodRestarted events missing after " + EVENTS_LATE.toSeconds() + " s; the policy's events:\n" + cluster.allPolicyEvents()
-          + "the operator's log about events:\n" + (log == null ? "none" : log.lines()
-              .filter(l -> l.contains("Events") || l.contains("could not record")).collect(Collectors.joining("\n")));
+      String log = KindScenario.safe(cluster::operatorLogs);
+      late =
+          "PodRestarted events missing after "
+              + EVENTS_LATE.toSeconds()
+              + " s; the policy's events:\n"
+              + cluster.allPolicyEvents()
+              + "the operator's log about events:\n"
+              + (log == null
+                  ? "none"
+                  : log.lines()
+                      .filter(l -> l.contains("Events") || l.contains("could not record"))
+                      .collect(Collectors.joining("\n")));
     }
     return now;
   }
 
   /**
-   * The restarted pods whose new instance has not had its window of reads yet, with what the sampler
-   * saw of them. A new instance with no read at all {@link #NO_READS} after the roll's end serves
-   * none (HBase's balancer, switched back on by the roll, can move every region off a server: seen on
-   * kind a minute after a roll, 0/3/4 regions): it has no window to wait for, its figures say n/a.
+   * The restarted pods whose new instance has not had its window of reads yet, with what the
+   * sampler saw of them. A new instance with no read at all {@link #NO_READS} after the roll's end
+   * serves none (HBase's balancer, switched back on by the roll, can move every region off a
+   * server: seen on kind a minute after a roll, 0/3/4 regions): it has no window to wait for, its
+   * figures say n/a.
    */
   private List<String> withoutWindow(Instant rollEnd) {
     List<String> out = new java.util.ArrayList<>();
@@ -279,11 +398,22 @@ final class RollObserver {
         continue;
       }
       if (first == null || !Instant.now().isAfter(first.at().plus(AFTER_WINDOW))) {
-        List<Jmx> mine = st == null ? List.of() : sampler.of(pod).stream().filter(j -> j.startTime() == st).toList();
+        List<Jmx> mine =
+            st == null
+                ? List.of()
+                : sampler.of(pod).stream().filter(j -> j.startTime() == st).toList();
         Jmx last = mine.isEmpty() ? null : mine.get(mine.size() - 1);
-        out.add(pod + (st == null ? " (no sample of a new instance)"
-            : String.format(" (new instance: %d samples, last at %s with %d data reads, L2 used %.1f MiB; first with reads %s)",
-                mine.size(), last.at(), last.dataReads(), last.l2Used() / 1048576.0, first == null ? "none" : first.at())));
+        out.add(
+            pod
+                + (st == null
+                    ? " (no sample of a new instance)"
+                    : String.format(
+                        " (new instance: %d samples, last at %s with %d data reads, L2 used %.1f MiB; first with reads %s)",
+                        mine.size(),
+                        last.at(),
+                        last.dataReads(),
+                        last.l2Used() / 1048576.0,
+                        first == null ? "none" : first.at())));
       }
     }
     return out;
@@ -291,27 +421,51 @@ final class RollObserver {
 
   /** The start time of the pod's newest instance other than the one before the roll, or null. */
   private Long newStart(String pod) {
-    return sampler.of(pod).stream().map(Jmx::startTime).filter(s -> !s.equals(oldStart.get(pod))).reduce((a, b) -> b).orElse(null);
+    return sampler.of(pod).stream()
+        .map(Jmx::startTime)
+        .filter(s -> !s.equals(oldStart.get(pod)))
+        .reduce((a, b) -> b)
+        .orElse(null);
   }
 
-  private RollMeasurement.PodRestart podRestart(RegionServerStatus s, Map<Integer, Set<String>> uids) {
+  private RollMeasurement.PodRestart podRestart(
+      RegionServerStatus s, Map<Integer, Set<String>> uids) {
     String pod = s.getPod();
     Double before = sampler.ratio(pod, start.minus(STEADY), start);
     Long st = newStart(pod);
     Jmx first = st == null ? null : sampler.firstWithReads(pod, st);
     Instant windowEnd = first == null ? null : first.at().plus(AFTER_WINDOW);
     // the next pod's drain cuts the window short
-    Instant next = inFlightFrom.entrySet().stream()
-        .filter(e -> inFlightFrom.get(pod) != null && e.getValue().isAfter(inFlightFrom.get(pod)))
-        .map(Map.Entry::getValue).min(Instant::compareTo).orElse(null);
+    Instant next =
+        inFlightFrom.entrySet().stream()
+            .filter(
+                e -> inFlightFrom.get(pod) != null && e.getValue().isAfter(inFlightFrom.get(pod)))
+            .map(Map.Entry::getValue)
+            .min(Instant::compareTo)
+            .orElse(null);
     if (windowEnd != null && next != null && next.plus(DRAIN_MARGIN).isBefore(windowEnd)) {
       windowEnd = next.plus(DRAIN_MARGIN);
     }
     Jmx w = windowEnd == null ? null : sampler.lastWithReads(pod, st, windowEnd);
-    Jmx firstNew = st == null ? null : sampler.of(pod).stream().filter(x -> x.startTime() == st).findFirst().orElse(null);
-    long afterSeconds = w == null ? 0 : Duration.between(firstNew == null ? w.at() : firstNew.at(), w.at()).toSeconds();
-    return new RollMeasurement.PodRestart(pod, s.getRestartedAt(), s.getRetainedFraction(), before, w == null ? null : w.ratioSince(null),
-        w == null ? 0 : w.dataReads(), afterSeconds, l2Before.getOrDefault(pod, 0L), firstNew == null ? -1 : firstNew.l2Used(),
-        steps.get(pod), uids.getOrDefault(ordinalOf(pod), Set.of()).size());
+    Jmx firstNew =
+        st == null
+            ? null
+            : sampler.of(pod).stream().filter(x -> x.startTime() == st).findFirst().orElse(null);
+    long afterSeconds =
+        w == null
+            ? 0
+            : Duration.between(firstNew == null ? w.at() : firstNew.at(), w.at()).toSeconds();
+    return new RollMeasurement.PodRestart(
+        pod,
+        s.getRestartedAt(),
+        s.getRetainedFraction(),
+        before,
+        w == null ? null : w.ratioSince(null),
+        w == null ? 0 : w.dataReads(),
+        afterSeconds,
+        l2Before.getOrDefault(pod, 0L),
+        firstNew == null ? -1 : firstNew.l2Used(),
+        steps.get(pod),
+        uids.getOrDefault(ordinalOf(pod), Set.of()).size());
   }
 }

@@ -23,18 +23,27 @@ final class Shell {
       Process p = pb.start();
       // read in the background so a chatty process cannot block on a full pipe
       var out = new java.io.ByteArrayOutputStream();
-      Thread reader = new Thread(() -> {
-        try {
-          p.getInputStream().transferTo(out);
-        } catch (IOException ignored) {
-          // process gone
-        }
-      });
+      Thread reader =
+          new Thread(
+              () -> {
+                try {
+                  p.getInputStream().transferTo(out);
+                } catch (IOException ignored) {
+                  // process gone
+                }
+              });
       reader.start();
       if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
         p.destroyForcibly();
         reader.join(5000);
-        return new Result(-1, "timed out after " + timeoutSeconds + "s: " + String.join(" ", cmd) + "\n" + out.toString(StandardCharsets.UTF_8));
+        return new Result(
+            -1,
+            "timed out after "
+                + timeoutSeconds
+                + "s: "
+                + String.join(" ", cmd)
+                + "\n"
+                + out.toString(StandardCharsets.UTF_8));
       }
       reader.join(5000);
       return new Result(p.exitValue(), out.toString(StandardCharsets.UTF_8));

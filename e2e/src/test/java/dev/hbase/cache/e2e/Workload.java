@@ -21,8 +21,8 @@ import java.util.Set;
 
 /**
  * The in-cluster HBase client of e2e/workload (Workload.java, compiled by e2e/workload/build.sh):
- * pods of the HBase image that load a table or read it, and the parsing of the reader's
- * per-second log lines ({@code R epochMillis ok=N fail=M ... h=bucket:count,...}).
+ * pods of the HBase image that load a table or read it, and the parsing of the reader's per-second
+ * log lines ({@code R epochMillis ok=N fail=M ... h=bucket:count,...}).
  */
 final class Workload {
   static final String JAR_CM = "e2e-workload-jar";
@@ -34,37 +34,91 @@ final class Workload {
     this.client = client;
     this.ns = ns;
     this.image = image;
-    client.resource(new ConfigMapBuilder().withNewMetadata().withName(JAR_CM).withNamespace(ns).endMetadata()
-        .withBinaryData(Map.of("workload.jar", Base64.getEncoder().encodeToString(Files.readAllBytes(jar)))).build())
+    client
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName(JAR_CM)
+                .withNamespace(ns)
+                .endMetadata()
+                .withBinaryData(
+                    Map.of(
+                        "workload.jar",
+                        Base64.getEncoder().encodeToString(Files.readAllBytes(jar))))
+                .build())
         .serverSideApply();
   }
 
   Pod start(String name, String... args) {
     client.pods().inNamespace(ns).withName(name).withGracePeriod(0).delete();
-    client.pods().inNamespace(ns).withName(name).waitUntilCondition(p -> p == null, 60, java.util.concurrent.TimeUnit.SECONDS);
-    String cmd = "exec java -Xmx256m -XX:+UseSerialGC -Dsun.net.inetaddr.ttl=1 --add-opens java.base/java.nio=ALL-UNNAMED"
-        + " --add-opens java.base/java.lang=ALL-UNNAMED -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true"
-        + " -Dlog4j2.configurationFile=/opt/hbase/conf/log4j2.properties -Dhbase.root.logger=WARN,console"
-        + " -cp /workload/workload.jar:$(/opt/hbase/entrypoint.sh classpath) Workload " + String.join(" ", args);
-    Pod pod = new PodBuilder()
-        .withNewMetadata().withName(name).withNamespace(ns).addToLabels("app.kubernetes.io/name", "e2e-workload").endMetadata()
-        .withNewSpec()
-          .withRestartPolicy("Never")
-          // Pod Security "restricted" (the HBase namespace enforces it: e2e/kind/hbase-up.sh)
-          .withNewSecurityContext().withRunAsUser(10001L).withRunAsGroup(0L).withRunAsNonRoot(true)
-            .withNewSeccompProfile().withType("RuntimeDefault").endSeccompProfile().endSecurityContext()
-          .addNewContainer().withName("workload").withImage(image).withImagePullPolicy("IfNotPresent")
-            .withNewSecurityContext().withAllowPrivilegeEscalation(false).withNewCapabilities().addToDrop("ALL").endCapabilities()
-              .endSecurityContext()
+    client
+        .pods()
+        .inNamespace(ns)
+        .withName(name)
+        .waitUntilCondition(p -> p == null, 60, java.util.concurrent.TimeUnit.SECONDS);
+    String cmd =
+        "exec java -Xmx256m -XX:+UseSerialGC -Dsun.net.inetaddr.ttl=1 --add-opens java.base/java.nio=ALL-UNNAMED"
+            + " --add-opens java.base/java.lang=ALL-UNNAMED -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true"
+            + " -Dlog4j2.configurationFile=/opt/hbase/conf/log4j2.properties -Dhbase.root.logger=WARN,console"
+            + " -cp /workload/workload.jar:$(/opt/hbase/entrypoint.sh classpath) Workload "
+            + String.join(" ", args);
+    Pod pod =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace(ns)
+            .addToLabels("app.kubernetes.io/name", "e2e-workload")
+            .endMetadata()
+            .withNewSpec()
+            .withRestartPolicy("Never")
+            // Pod Security "restricted" (the HBase namespace enforces it: e2e/kind/hbase-up.sh)
+            .withNewSecurityContext()
+            .withRunAsUser(10001L)
+            .withRunAsGroup(0L)
+            .withRunAsNonRoot(true)
+            .withNewSeccompProfile()
+            .withType("RuntimeDefault")
+            .endSeccompProfile()
+            .endSecurityContext()
+            .addNewContainer()
+            .withName("workload")
+            .withImage(image)
+            .withImagePullPolicy("IfNotPresent")
+            .withNewSecurityContext()
+            .withAllowPrivilegeEscalation(false)
+            .withNewCapabilities()
+            .addToDrop("ALL")
+            .endCapabilities()
+            .endSecurityContext()
             .withCommand("bash", "-c", cmd)
-            .withNewResources().addToRequests("cpu", new Quantity("50m")).addToRequests("memory", new Quantity("384Mi"))
-              .addToLimits("memory", new Quantity("640Mi")).endResources()
-            .addNewVolumeMount().withName("site").withMountPath("/etc/hbase").endVolumeMount()
-            .addNewVolumeMount().withName("jar").withMountPath("/workload").endVolumeMount()
-          .endContainer()
-          .addNewVolume().withName("site").withNewConfigMap().withName("hbase-site").endConfigMap().endVolume()
-          .addNewVolume().withName("jar").withNewConfigMap().withName(JAR_CM).endConfigMap().endVolume()
-        .endSpec().build();
+            .withNewResources()
+            .addToRequests("cpu", new Quantity("50m"))
+            .addToRequests("memory", new Quantity("384Mi"))
+            .addToLimits("memory", new Quantity("640Mi"))
+            .endResources()
+            .addNewVolumeMount()
+            .withName("site")
+            .withMountPath("/etc/hbase")
+            .endVolumeMount()
+            .addNewVolumeMount()
+            .withName("jar")
+            .withMountPath("/workload")
+            .endVolumeMount()
+            .endContainer()
+            .addNewVolume()
+            .withName("site")
+            .withNewConfigMap()
+            .withName("hbase-site")
+            .endConfigMap()
+            .endVolume()
+            .addNewVolume()
+            .withName("jar")
+            .withNewConfigMap()
+            .withName(JAR_CM)
+            .endConfigMap()
+            .endVolume()
+            .endSpec()
+            .build();
     return client.resource(pod).create();
   }
 
@@ -74,16 +128,28 @@ final class Workload {
   /** Runs a workload pod to completion (Succeeded or Failed) within {@code timeout}. */
   Run run(String name, Duration timeout, String... args) {
     start(name, args);
-    Pod done = client.pods().inNamespace(ns).withName(name).waitUntilCondition(
-        x -> x != null && x.getStatus() != null && Set.of("Succeeded", "Failed").contains(x.getStatus().getPhase()),
-        timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    Pod done =
+        client
+            .pods()
+            .inNamespace(ns)
+            .withName(name)
+            .waitUntilCondition(
+                x ->
+                    x != null
+                        && x.getStatus() != null
+                        && Set.of("Succeeded", "Failed").contains(x.getStatus().getPhase()),
+                timeout.toMillis(),
+                java.util.concurrent.TimeUnit.MILLISECONDS);
     return new Run(done.getStatus().getPhase(), log(name));
   }
 
   /** Starts a reader pod and returns when it reads (READER START in its log). */
   Instant startReader(String name, Duration timeout, String... args) {
     start(name, args);
-    await("reader running").atMost(timeout).pollInterval(Duration.ofSeconds(2)).ignoreExceptions()
+    await("reader running")
+        .atMost(timeout)
+        .pollInterval(Duration.ofSeconds(2))
+        .ignoreExceptions()
         .until(() -> String.valueOf(log(name)).contains("READER START"));
     return Instant.now();
   }
@@ -105,17 +171,43 @@ final class Workload {
   record Second(long at, long ok, long fail, long[] hist) {}
 
   /**
-   * @param slowReads reads that took more than {@link #SLOW_MS} (a region on the move held them up, typically)
+   * @param slowReads reads that took more than {@link #SLOW_MS} (a region on the move held them up,
+   *     typically)
    * @param worstSecondP99ms the highest p99 of any one second (bucket upper bound)
    * @param secondsOverP99Target seconds whose p99 was above {@link #P99_TARGET_MS}
    */
-  record Stats(Instant from, Instant to, int seconds, long ok, long fail, double p50ms, double p99ms, double maxBucketMs,
-      int stalledSeconds, List<String> errors, long slowReads, double worstSecondP99ms, int secondsOverP99Target) {
+  record Stats(
+      Instant from,
+      Instant to,
+      int seconds,
+      long ok,
+      long fail,
+      double p50ms,
+      double p99ms,
+      double maxBucketMs,
+      int stalledSeconds,
+      List<String> errors,
+      long slowReads,
+      double worstSecondP99ms,
+      int secondsOverP99Target) {
     String summary() {
-      return String.format(Locale.ROOT, "%d reads in %d s (%.0f/s), %d failed, p50 %.1f ms, p99 %.1f ms, max <= %.0f ms, %d s without a successful read; "
+      return String.format(
+          Locale.ROOT,
+          "%d reads in %d s (%.0f/s), %d failed, p50 %.1f ms, p99 %.1f ms, max <= %.0f ms, %d s without a successful read; "
               + "%d reads over %d ms, worst second's p99 %.0f ms, %d s with p99 over %d ms",
-          ok + fail, seconds, seconds == 0 ? 0.0 : (ok + fail) / (double) seconds, fail, p50ms, p99ms, maxBucketMs, stalledSeconds,
-          slowReads, SLOW_MS, worstSecondP99ms, secondsOverP99Target, P99_TARGET_MS);
+          ok + fail,
+          seconds,
+          seconds == 0 ? 0.0 : (ok + fail) / (double) seconds,
+          fail,
+          p50ms,
+          p99ms,
+          maxBucketMs,
+          stalledSeconds,
+          slowReads,
+          SLOW_MS,
+          worstSecondP99ms,
+          secondsOverP99Target,
+          P99_TARGET_MS);
     }
   }
 
@@ -211,8 +303,20 @@ final class Workload {
         maxBucket = i;
       }
     }
-    return new Stats(from, to, seconds, ok, fail, pct(h, total, 0.5) / 1000.0, pct(h, total, 0.99) / 1000.0,
-        total == 0 ? 0 : bucketUpperMicros(maxBucket) / 1000.0, stalled, errors(log, from, to), slow, worstSecond / 1000.0, overTarget);
+    return new Stats(
+        from,
+        to,
+        seconds,
+        ok,
+        fail,
+        pct(h, total, 0.5) / 1000.0,
+        pct(h, total, 0.99) / 1000.0,
+        total == 0 ? 0 : bucketUpperMicros(maxBucket) / 1000.0,
+        stalled,
+        errors(log, from, to),
+        slow,
+        worstSecond / 1000.0,
+        overTarget);
   }
 
   static long pct(long[] h, long total, double q) {

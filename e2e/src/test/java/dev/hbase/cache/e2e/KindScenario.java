@@ -1,0 +1,412 @@
+package dev.hbase.cache.e2e;
+
+import static dev.hbase.cache.e2e.Cluster.REPLICAS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The base of the kind suite's scenario classes: the end-to-end story on a kind cluster with
+ * charts/hbase installed (e2e/e2e.sh prepares it), told by the classes of {@link
+ * KindSuite#SCENARIOS} in that order, on one cluster set up once by {@link KindSuite} (the state
+ * they share: {@link Suite}). One cluster, one ordered story: a failed step skips the rest, in
+ * every class after it. Every number seen goes to e2e/target/e2e-report.md. Rolls are measured by
+ * {@link RollObserver}. What several scenario classes use is here: {@link #step}, the roll
+ * measurement and its assertions; the fault scenarios' own: {@link FaultScenario}.
+ */
+@ExtendWith(KindSuite.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+abstract class KindScenario {
+  static final String TABLE = "usertable";
+  static final long ROWS = 50_000;
+  static final int VALUE_BYTES = 4096;
+  static final int REGIONS = 6;
+  static final String READER = "e2e-reader";
+
+  /**
+   * Observation windows in which nothing may change (the refused policy, the blocked roll, the
+   * deleted policy).
+   */
+  static final Duration NOTHING_CHANGES = Duration.ofSeconds(30);
+
+  static final Duration NO_ROLL_AFTER_REVERT = Duration.ofSeconds(15);
+
+  /**
+   * Data reads served from cache during a roll, all RegionServers, from the second roll with data
+   * on.
+   */
+  static final double CLUSTER_CACHED = 0.98;
+
+  /**
+   * From a pod's delete to all its regions back on its new instance: a behaviour bound, not a
+   * performance goal. Every pod's regions must come home (the status shows a homeAt for each),
+   * within a bound several times what any machine measured: 9.3-13.9 s on kind here and on CI's
+   * clean clones, 16.5 s on a new 2-core machine (which failed the old 15 s gate with a perfect
+   * roll); 18-24 s for a pod that waited for a new operator or HMaster. The seconds themselves are
+   * figures: the e2e report lists them per roll (RollMeasurement) and docs/ judges them, never CI.
+   */
+  static final double HOME_BOUND_SECONDS = 90;
+
+  /**
+   * The run's one shared state (the cluster, the reader, the report, the summary, whether a step
+   * failed).
+   */
+  Suite suite;
+
+  Path repo;
+  Path target;
+  List<String> summary;
+  Settings settings;
+  KubernetesClient client;
+  Cluster cluster;
+  Report report;
+  PodWatch watch;
+  JmxSampler sampler;
+  Prometheus prometheus;
+  Workload workload;
+
+  /** The suite {@link KindSuite} set up before this class (once for all classes). */
+  @BeforeAll
+  void attach(Suite suite) {
+    this.suite = suite;
+    repo = suite.repo;
+    target = suite.target;
+    summary = suite.summary;
+    settings = suite.settings;
+    client = suite.client;
+    cluster = suite.cluster;
+    report = suite.report;
+    watch = suite.watch;
+    sampler = suite.sampler;
+    prometheus = suite.prometheus;
+    workload = suite.workload;
+  }
+
+  // ======================================================================== steps
+
+  interface Body {
+    void run() throws Exception;
+  }
+
+  void step(String name, Body body) {
+    Assumptions.assumeFalse(suite.failed, "an earlier step failed");
+    report.section(name);
+    Instant t0 = Instant.now();
+    try {
+      body.run();
+      report.line("- PASSED, wall time %d s", Duration.between(t0, Instant.now()).toSeconds());
+      suite.stepTimes.add(
+          String.format(
+              "| %s | %d s | passed |",
+              name.replaceFirst(":.*", "").replace("|", "/"),
+              Duration.between(t0, Instant.now()).toSeconds()));
+    } catch (Throwable t) {
+      suite.failed = true;
+      suite.stepTimes.add(
+          String.format(
+              "| %s | %d s | FAILED |",
+              name.replaceFirst(":.*", "").replace("|", "/"),
+              Duration.between(t0, Instant.now()).toSeconds()));
+      report.line(
+          "- FAILED after %d s: %s",
+          Duration.between(t0, Instant.now()).toSeconds(),
+          String.valueOf(t.getMessage())
+              .lines()
+              .limit(40)
+              .reduce((a, b) -> a + "\n    " + b)
+              .orElse(""));
+      diagnostics();
+      if (t instanceof RuntimeException re) {
+        throw re;
+      }
+      if (t instanceof Error er) {
+        throw er;
+      }
+      throw new IllegalStateException(t);
+    }
+  }
+
+  void diagnostics() {
+    report.line("```\n%s```", cluster.kubectl("get", "pods", "-A", "-o", "wide").output());
+    BlockCachePolicy p = safe(cluster::policyOrNull);
+    if (p != null) {
+      report.line("```yaml\n%s```", Serialization.asYaml(p.getStatus()));
+    }
+    String log = safe(cluster::operatorLogs);
+    if (log != null) {
+      report.line(
+          "operator log (last 40 lines):\n```\n%s\n```",
+          String.join("\n", log.lines().skip(Math.max(0, log.lines().count() - 40)).toList()));
+    }
+  }
+
+  // ======================================================================== rolls
+
+  /** Starts measuring a roll after a steady window of the reader with nothing else moving. */
+  RollObserver observeRoll(String label) throws InterruptedException {
+    // not the reader's own start, not the previous roll
+    Instant quiet = suite.readerStart.plusSeconds(20);
+    if (suite.lastRollEnd != null && suite.lastRollEnd.isAfter(quiet)) {
+      quiet = suite.lastRollEnd;
+    }
+    return RollObserver.start(label, cluster, sampler, watch, workload, READER, quiet);
+  }
+
+  RollMeasurement record(RollMeasurement m) {
+    suite.lastRollEnd = m.end();
+    m.report(report);
+    var last = cluster.policy().getStatus().getRollout().getLastRoll();
+    report.line(
+        "- status.rollout.lastRoll (the operator's own figures): %s",
+        last == null
+            ? "none"
+            : String.format(
+                "%d restarts in %d s, slowest %s %s s from delete to regions home, %d cold, %s of %s data reads from cache",
+                last.getRestarts(),
+                last.getSeconds(),
+                last.getSlowestPod(),
+                last.getSlowestPodSeconds(),
+                last.getColdRestarts(),
+                Report.ratio(last.getCachedReadRatio()),
+                last.getDataReads()));
+    summary.add(
+        m.summary()
+            + (last == null
+                ? ""
+                : String.format(
+                    "; operator: %d s, slowest pod %s s delete->home",
+                    last.getSeconds(), last.getSlowestPodSeconds())));
+    return m;
+  }
+
+  /**
+   * A roll that restarted every pod once, one at a time, each keeping its cache, without a failed
+   * read.
+   */
+  void assertOneAtATimeWithTheCacheKept(RollMeasurement m) {
+    assertOneAtATimeWithTheCacheKept(m, true);
+  }
+
+  void assertOneAtATimeWithTheCacheKept(RollMeasurement m, boolean noFailedReads) {
+    assertOneAtATimeWithTheCacheKept(m, noFailedReads, true);
+  }
+
+  /**
+   * @param readsRightAfter at least one restarted pod had reads in its window right after its
+   *     restart (false where the scenario moves regions so that the windows may hold none: the
+   *     window ends at the next pod's drain)
+   */
+  void assertOneAtATimeWithTheCacheKept(
+      RollMeasurement m, boolean noFailedReads, boolean readsRightAfter) {
+    var last = cluster.policy().getStatus().getRollout().getLastRoll();
+    assertThat(last).as("status.rollout.lastRoll").isNotNull();
+    assertThat(last.getRestarts()).as("lastRoll.restarts").isEqualTo(REPLICAS);
+    assertThat(last.getColdRestarts()).as("lastRoll.coldRestarts").isZero();
+    for (RollMeasurement.PodRestart p : m.pods().values()) {
+      assertThat(p.restartedAt()).as("restartedAt of %s", p.pod()).isNotNull();
+      assertThat(Instant.parse(p.restartedAt()))
+          .as("restartedAt of %s is in this roll", p.pod())
+          .isAfter(m.start());
+    }
+    assertThat(m.maxDown())
+        .as("RegionServers down at once (%s)", m.maxDownAt())
+        .isLessThanOrEqualTo(1);
+    for (int i = 0; i < REPLICAS; i++) {
+      assertThat(m.uids().get(i))
+          .as("pod UIDs of ordinal %d: restarted exactly once", i)
+          .hasSize(2);
+    }
+    assertThat(m.pvcsUnchanged()).as("PVC UIDs unchanged").isTrue();
+    // one event per restart, also when a later roll repeats an earlier roll's texts
+    assertThat(m.restartEventPods())
+        .as("pods named by this roll's PodRestarted events (%s)", m.eventsNote())
+        .containsExactlyInAnyOrderElementsOf(m.pods().keySet());
+    assertThat(m.coldRestarts()).as("PodRestartedCold events").isZero();
+    // an event the operator could not record (seen: 403 on reading back an event it counts up) is
+    // lost to users
+    String opLog = safe(cluster::operatorLogs);
+    assertThat(
+            opLog == null
+                ? List.<String>of()
+                : opLog
+                    .lines()
+                    .filter(l -> l.contains("could not record event"))
+                    .filter(
+                        l ->
+                            l.length() > 24
+                                && l.substring(0, 24)
+                                        .compareTo(m.start().toString().substring(0, 19))
+                                    >= 0)
+                    .toList())
+        .as("events the operator could not record during the roll")
+        .isEmpty();
+    m.pods()
+        .values()
+        .forEach(
+            p ->
+                assertThat(p.retainedFraction())
+                    .as("retainedFraction of %s", p.pod())
+                    .isNotNull()
+                    .isGreaterThanOrEqualTo(0.95));
+    // every pod whose window saw reads; and at least the last pod restarted (its window is never
+    // cut short)
+    m.pods().values().stream()
+        .filter(p -> p.hitAfter() != null)
+        .forEach(
+            p ->
+                assertThat(p.hitAfter())
+                    .as(
+                        "data hit ratio of %s right after its restart (served from the cache)",
+                        p.pod())
+                    .isGreaterThanOrEqualTo(0.9));
+    assertThat(m.pods().values().stream().filter(p -> p.hitAfter() != null).count())
+        .as("restarted pods with reads measured right after")
+        .isGreaterThanOrEqualTo(readsRightAfter ? 1 : 0);
+    if (noFailedReads) {
+      assertThat(m.during().fail())
+          .as("failed reads during the roll: %s", m.during().errors())
+          .isZero();
+    }
+  }
+
+  /**
+   * The whole cluster's reads stayed cached through the roll: every drained region went to a server
+   * that cached it in the last roll. Both this suite's own figure (every RegionServer's /jmx) and
+   * the operator's (lastRoll).
+   */
+  void assertTheClustersReadsStayedCached(RollMeasurement m) {
+    assertThat(m.clusterCached())
+        .as(
+            "data reads served from cache, all RegionServers, during the roll (this suite's /jmx samples)")
+        .isNotNull()
+        .isGreaterThanOrEqualTo(CLUSTER_CACHED);
+    assertThat(m.operatorCached())
+        .as("status.rollout.lastRoll.cachedReadRatio")
+        .isNotNull()
+        .isGreaterThanOrEqualTo(CLUSTER_CACHED);
+  }
+
+  void assertEveryPodHomeWithin(RollMeasurement m) {
+    assertThat(m.homeSeconds())
+        .as("pods with delete -> regions home, seen in the status or in their PodRestarted event")
+        .hasSize(REPLICAS);
+    report.line(
+        "  - delete -> regions home per pod (a figure, judged in docs/, not here): %s s",
+        m.homeSeconds().values());
+    m.homeSeconds()
+        .forEach(
+            (pod, secs) ->
+                assertThat(secs)
+                    .as("seconds from %s's delete to all its regions back (behaviour bound)", pod)
+                    .isLessThanOrEqualTo(HOME_BOUND_SECONDS));
+  }
+
+  // ======================================================================== helpers
+
+  /**
+   * How long every pod's L2 must stay as it is to count as filled: more than two of the policy's 10
+   * s metrics intervals. The reader reads the whole table without pause, so a pod's L2 grows until
+   * its regions' blocks are all cached, then holds.
+   */
+  static final Duration L2_SETTLED = Duration.ofSeconds(25);
+
+  /**
+   * Until the policy's status shows every pod's L2 holding blocks and none of them growing for
+   * {@link #L2_SETTLED}: the state a roll that must keep caches starts from. Not a fixed size: a
+   * pod's share of the table is its regions' (seen on kind: rs-0 with 33 MiB beside 132 MiB on the
+   * others, 201 s to get past half a third of the table). How long it took goes to the report.
+   */
+  void awaitEveryPodCached(Duration bound) {
+    Instant from = Instant.now();
+    AtomicReference<BlockCachePolicy> seen = new AtomicReference<>();
+    Map<String, Long> last = new java.util.TreeMap<>();
+    AtomicReference<Instant> changedAt = new AtomicReference<>(from);
+    try {
+      await("every pod's L2 holding blocks, unchanged for " + L2_SETTLED.toSeconds() + " s")
+          .atMost(bound)
+          .pollInterval(Duration.ofSeconds(2))
+          .until(
+              () -> {
+                BlockCachePolicy p = cluster.policy();
+                seen.set(p);
+                Map<String, Long> now = l2ByPod(p);
+                if (!now.equals(last)) {
+                  last.clear();
+                  last.putAll(now);
+                  changedAt.set(Instant.now());
+                }
+                return l2Settled(now, changedAt.get(), Instant.now());
+              });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new AssertionError(e.getMessage() + "; last status: " + describeL2(seen.get()), e);
+    }
+    report.line(
+        "- every pod's L2 holds blocks, unchanged for %d s, after %d s: %s",
+        L2_SETTLED.toSeconds(),
+        Duration.between(from, Instant.now()).toSeconds(),
+        describeL2(seen.get()));
+  }
+
+  /**
+   * Every pod has a row with L2 used bytes above 0, and none changed since {@code changedAt},
+   * {@link #L2_SETTLED} ago.
+   */
+  static boolean l2Settled(Map<String, Long> l2ByPod, Instant changedAt, Instant now) {
+    return l2ByPod.size() == REPLICAS
+        && l2ByPod.values().stream().allMatch(v -> v > 0)
+        && !now.isBefore(changedAt.plus(L2_SETTLED));
+  }
+
+  /** Each pod's L2 used bytes in the policy's status (pods without a figure left out). */
+  static Map<String, Long> l2ByPod(BlockCachePolicy p) {
+    Map<String, Long> m = new java.util.TreeMap<>();
+    if (p != null && p.getStatus() != null && p.getStatus().getRegionServers() != null) {
+      p.getStatus().getRegionServers().stream()
+          .filter(r -> r.getL2UsedBytes() != null)
+          .forEach(r -> m.put(r.getPod(), r.getL2UsedBytes()));
+    }
+    return m;
+  }
+
+  static String describeL2(BlockCachePolicy p) {
+    if (p == null || p.getStatus() == null || p.getStatus().getRegionServers() == null) {
+      return "no pod rows";
+    }
+    return p.getStatus().getRegionServers().stream()
+        .map(
+            r ->
+                String.format(
+                    "%s %.1f MiB",
+                    r.getPod(), r.getL2UsedBytes() == null ? -1.0 : r.getL2UsedBytes() / 1048576.0))
+        .toList()
+        .toString();
+  }
+
+  interface Call<T> {
+    T call() throws Exception;
+  }
+
+  static <T> T safe(Call<T> c) {
+    try {
+      return c.call();
+    } catch (Exception e) {
+      return null;
+    }
+  }
+}

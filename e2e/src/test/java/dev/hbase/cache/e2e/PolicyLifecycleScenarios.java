@@ -1,0 +1,244 @@
+package dev.hbase.cache.e2e;
+
+import static dev.hbase.cache.e2e.Cluster.REPLICAS;
+import static dev.hbase.cache.e2e.Cluster.tuning;
+import static dev.hbase.cache.e2e.RollObserver.ROLL_TIMEOUT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Steps 15 and 16 (tag {@code fault}): an idle cache reset with restarts on an empty cache, then
+ * the policy's deletion (after which the suite's policy is gone).
+ */
+@Order(6)
+class PolicyLifecycleScenarios extends FaultScenario {
+  @Test
+  @Order(17)
+  @Tag("fault")
+  void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
+    step(
+        "15. idle cluster: a cache reset (prefetch off), then a RegionServer restarted with an empty cache, twice in a row",
+        () -> {
+          // nobody reads from here to the end of the step, and nothing prefetches (PersistentFile
+          // prefetches regions as they
+          // open by default, which would fill the L2 again): after the reset every L2 stays empty
+          Files.writeString(target.resolve("reader-steps-3-8.log"), workload.log(READER));
+          workload.delete(READER);
+          String oldRevision = cluster.revision();
+          // this roll's events are the ones that are new (or counted up) from here: step 14's last
+          // PodRestarted can be
+          // written in the same second as this edit, after the status said Idle
+          Call<Set<String>> restartEvents =
+              () ->
+                  cluster.policyEvents(Set.of("PodRestarted", "PodRestartedCold")).stream()
+                      .map(e -> e.getMetadata().getName() + "/" + e.getCount())
+                      .collect(java.util.stream.Collectors.toSet());
+          AtomicReference<Set<String>> seenBefore = new AtomicReference<>(restartEvents.call());
+          await("no new PodRestarted event for 5 s")
+              .during(Duration.ofSeconds(5))
+              .atMost(Duration.ofSeconds(60))
+              .pollInterval(Duration.ofSeconds(1))
+              .until(() -> seenBefore.getAndSet(restartEvents.call()).equals(seenBefore.get()));
+          Set<String> eventsBefore = seenBefore.get();
+          watch.reset();
+          Instant t0 = Instant.now();
+          cluster.editPolicy(
+              x -> {
+                x.getSpec().getMemory().setBucketCache(new Quantity("512Mi"));
+                x.getSpec().setTuning(tuning(x).setPrefetchOnOpen(false));
+              });
+          BlockCachePolicy done =
+              cluster.awaitRollDone("cache reset roll", oldRevision, ROLL_TIMEOUT);
+          long rollSecs = Duration.between(t0, Instant.now()).toSeconds();
+          java.util.function.Predicate<Event> isNew =
+              e -> !eventsBefore.contains(e.getMetadata().getName() + "/" + e.getCount());
+          List<Event> back =
+              cluster
+                  .policyEvents(
+                      Set.of("PodRestarted", "PodRestartedCold"),
+                      l -> l.stream().filter(isNew).count() >= REPLICAS)
+                  .stream()
+                  .filter(isNew)
+                  .toList();
+          report.line(
+              "- memory.bucketCache 640Mi -> 512Mi and tuning.prefetchOnOpen false, no reads (CacheResetPending): roll done in %d s, max down at once %d; %s",
+              rollSecs,
+              watch.maxDown(),
+              back.stream().map(e -> e.getReason() + " \"" + e.getMessage() + "\"").toList());
+          assertThat(back).as("every pod back once").hasSize(REPLICAS);
+          assertThat(back)
+              .as("the announced reset does not wait out the warm gate")
+              .allMatch(e -> "PodRestarted".equals(e.getReason()));
+          assertThat(watch.maxDown()).isLessThanOrEqualTo(1);
+
+          // HBase 2.6.4 writes an empty map at this shutdown and could not start on it again: twice
+          // in a
+          // row (the second restart starts from the empty cache the first one left)
+          long readySecs = 0;
+          for (int round = 1; round <= 2; round++) {
+            Pod before = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+            Instant t1 = Instant.now();
+            client.resource(before).delete();
+            await(Cluster.pod(0) + " back and Ready")
+                .atMost(Duration.ofMinutes(5))
+                .pollInterval(Duration.ofSeconds(2))
+                .until(
+                    () -> {
+                      Pod p = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+                      return p != null
+                          && !p.getMetadata().getUid().equals(before.getMetadata().getUid())
+                          && PodWatch.ready(p);
+                    });
+            readySecs = Math.max(readySecs, Duration.between(t1, Instant.now()).toSeconds());
+            Pod after = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+            int restarts =
+                after.getStatus().getContainerStatuses().stream()
+                    .mapToInt(c -> c.getRestartCount())
+                    .sum();
+            String guard =
+                after.getStatus().getInitContainerStatuses().stream()
+                    .filter(c -> "cache-map-guard".equals(c.getName()))
+                    .map(
+                        c ->
+                            c.getState().getTerminated() == null
+                                ? null
+                                : c.getState().getTerminated().getMessage())
+                    .filter(Objects::nonNull)
+                    .findFirst()
+                    .orElse("(no termination message: the guard removed nothing)");
+            int expected = round;
+            await("EmptyCacheMapRemoved event for restart " + round)
+                .atMost(Duration.ofMinutes(1))
+                .pollInterval(Duration.ofSeconds(2))
+                .until(
+                    () -> cluster.policyEvents(Set.of("EmptyCacheMapRemoved")).size() >= expected);
+            Event removed =
+                cluster.policyEvents(Set.of("EmptyCacheMapRemoved")).stream()
+                    .max(java.util.Comparator.comparing(e -> String.valueOf(e.getLastTimestamp())))
+                    .orElseThrow();
+            report.line(
+                "- restart %d: `kubectl delete pod %s` with an empty L2: Ready again after %d s, container restarts %d;"
+                    + " cache-map-guard: %s",
+                round,
+                Cluster.pod(0),
+                Duration.between(t1, Instant.now()).toSeconds(),
+                restarts,
+                guard);
+            report.line("- event EmptyCacheMapRemoved: %s", removed.getMessage());
+            assertThat(restarts)
+                .as("restart %d: the RegionServer started the first time (no crash loop)", round)
+                .isZero();
+            assertThat(guard).contains("removed the empty BucketCache persistence map");
+            assertThat(removed.getMessage()).startsWith(Cluster.pod(0));
+          }
+          assertThat(done.getStatus().getConditions())
+              .noneMatch(c -> "Degraded".equals(c.getType()) && "True".equals(c.getStatus()));
+
+          suite.readerStart =
+              workload.startReader(
+                  READER, Duration.ofMinutes(3), "read", TABLE, "" + ROWS, "2", "200", "0");
+          summary.add(
+              String.format(
+                  "idle cache reset: roll %d s, no warm-gate wait; two restarts with an empty L2 in a row: Ready within %d s, 0 crashes (map removed by cache-map-guard each time)",
+                  rollSecs, readySecs));
+        });
+  }
+
+  @Test
+  @Order(18)
+  @Tag("fault")
+  void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
+    step(
+        "16. deleting the policy leaves RegionServers and PVCs",
+        () -> {
+          // the sizing advice the run's reads gave (autoTune.window 3m): real RegionServers'
+          // counters and JVM GC time
+          var advice = cluster.policy().getStatus().getRecommendation();
+          report.line(
+              "- status.recommendation before the delete: %s",
+              advice == null
+                  ? "none"
+                  : String.format(
+                      "mode %s, bucketCache %s, differs %s, since %s: %s; evidence %s",
+                      advice.getMode(),
+                      advice.getBucketCache(),
+                      advice.getDiffers(),
+                      advice.getSince(),
+                      advice.getMessage(),
+                      advice.getEvidence()));
+          assertThat(advice).as("status.recommendation after the run's reads").isNotNull();
+          assertThat(advice.getEvidence()).as("its evidence").isNotNull();
+          assertThat(advice.getEvidence().getDataReads())
+              .as("data reads in its window")
+              .isGreaterThanOrEqualTo(1000);
+          assertThat(advice.getEvidence().getGcTimeFraction())
+              .as("GC share from the RegionServers' JvmMetrics")
+              .isNotNull();
+          summary.add(
+              String.format(
+                  "sizing advice (3 min windows): %s %s (%s)",
+                  advice.getMode(),
+                  advice.getBucketCache() == null ? "" : advice.getBucketCache(),
+                  Boolean.TRUE.equals(advice.getDiffers()) ? "a change" : "as set"));
+          Map<Integer, String> uids = cluster.podUids();
+          Map<String, String> pvcs = cluster.pvcUids();
+          String stsUid = cluster.regionServers().getMetadata().getUid();
+          watch.reset();
+          Instant t0 = Instant.now();
+          cluster.policyResource().delete();
+          await("policy gone")
+              .atMost(Duration.ofMinutes(2))
+              .pollInterval(Duration.ofSeconds(1))
+              .until(() -> cluster.policyOrNull() == null);
+          report.line(
+              "- policy deleted (finalizer done) in %d s",
+              Duration.between(t0, Instant.now()).toSeconds());
+          nothingChangesFor(
+              "the StatefulSet, pods, PVCs and derived ConfigMap stay",
+              NOTHING_CHANGES,
+              () -> {
+                StatefulSet sts = cluster.regionServers();
+                return sts == null || !sts.getMetadata().getUid().equals(stsUid)
+                    ? "StatefulSet replaced or gone"
+                    : !cluster.podUids().equals(uids)
+                        ? "pods restarted"
+                        : !cluster.pvcUids().equals(pvcs)
+                            ? "PVCs changed"
+                            : cluster.derivedConfigMap() == null
+                                ? "derived ConfigMap deleted"
+                                : watch.maxDown() > 0 ? "a RegionServer went down" : null;
+              });
+          StatefulSet sts = cluster.regionServers();
+          assertThat(sts).isNotNull();
+          assertThat(sts.getMetadata().getUid()).isEqualTo(stsUid);
+          assertThat(cluster.podUids()).as("RegionServer pods").isEqualTo(uids);
+          assertThat(cluster.pvcUids()).as("cache PVCs").isEqualTo(pvcs);
+          assertThat(cluster.derivedConfigMap()).as("derived ConfigMap").isNotNull();
+          assertThat(watch.maxDown()).isZero();
+          Workload.Stats s = Workload.stats(workload.log(READER), t0, Instant.now());
+          report.line(
+              "- 30 s later: StatefulSet (same UID), %d pods (same UIDs, all Ready), %d PVCs (same UIDs), derived ConfigMap kept; reader %s",
+              uids.size(), pvcs.size(), s.summary());
+          assertThat(s.fail()).isZero();
+          summary.add(
+              "policy deleted: StatefulSet, pods, PVCs, derived ConfigMap unchanged; no failed reads");
+        });
+  }
+}

@@ -1,0 +1,133 @@
+package dev.hbase.cache.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.platform.engine.discovery.ClassNameFilter;
+import org.junit.platform.engine.discovery.DiscoverySelectors;
+import org.junit.platform.engine.support.descriptor.MethodSource;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
+import org.junit.platform.launcher.TagFilter;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.TestPlan;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+
+/**
+ * The kind suite's run order, without a cluster: JUnit's own discovery of the scenario classes
+ * (what surefire runs, ordered by junit-platform.properties and the {@code @Order}s) must list the
+ * suite's 21 steps in the order they have always run, and the make targets' tag selections exactly
+ * the steps they ran with the single-class suite. Nothing here starts {@link KindSuite}: discovery
+ * does not run a class. Ordered first, before the scenario classes.
+ */
+@Order(0)
+class ScenarioOrderTest {
+  /** The suite's steps in run order, as "Class.method", with the step number the report shows. */
+  static final List<String> RUN_ORDER =
+      List.of(
+          "SetupScenarios.crdAndOperatorChartInstall", // 1 (setup)
+          "SetupScenarios.persistentFilePolicyPutsThePlannedCacheInEveryRegionServer", // 2 (setup)
+          "SetupScenarios.statusShowsHitRatiosThatMatchTheWorkload", // 3 (setup)
+          "SetupScenarios.specChangeRollsOneAtATimeWithTheCacheKept", // 4 (setup)
+          "RollScenarios.operatorKilledMidRollResumesWithoutRestartingAPodTwice", // 5
+          "RollScenarios.helmUpgradeOfTheHBaseChartRollsThroughTheOperator", // 6
+          "RollScenarios.helmUpgradeWhileARollRunsEndsWithEveryPodOnTheNewestTemplate", // 7
+          "RollScenarios.theHMasterDeletedMidRollHoldsTheRollUntilItIsBack", // 8
+          "RollScenarios.aPolicyMadeInvalidMidRollHoldsTheRollAndItResumesWhenValid", // 9
+          "DrainScenarios.aRegionServerNotReadyButServingIsDrainedAndAnEvictionMidRollIsRefused", // 9b
+          "DrainScenarios.aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack", // 9c
+          "DisruptionScenarios.aRegionServerKilledWhileAnotherDrainsHoldsTheRollUntilItIsBack", // 10
+          "DisruptionScenarios.aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack", // 11
+          "PolicyRefusalScenarios.aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing", // 12
+          "PolicyRefusalScenarios.aPolicyThatCannotBePlannedChangesNothing", // 13
+          "PolicyRefusalScenarios.aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted", // 14
+          "PolicyLifecycleScenarios.anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache", // 15
+          "PolicyLifecycleScenarios.deletingThePolicyLeavesRegionServersAndPvcsInPlace", // 16
+          "AdviceScenarios.aWorkingSetThatOutgrowsTheLruGetsAnOffheapRecommendation", // 17 (no tag)
+          "ObservabilityScenarios.prometheusAnswersEveryDashboardQueryFromTheRun", // 18 (no tag)
+          "NamespaceInstallScenario.aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly"); // 19
+
+  // (namespace)
+
+  /**
+   * The steps JUnit would run, in order, with surefire's -Dgroups as a tag expression (null: all).
+   */
+  static List<String> plan(String groups) {
+    LauncherDiscoveryRequestBuilder request =
+        LauncherDiscoveryRequestBuilder.request()
+            .selectors(DiscoverySelectors.selectPackage(KindScenario.class.getPackageName()))
+            .filters(
+                // the suite's no-cluster checks (this class, L2SettledTest) are not steps
+                ClassNameFilter.excludeClassNamePatterns(".*Test"));
+    if (groups != null) {
+      request.filters(TagFilter.includeTags(groups));
+    }
+    LauncherDiscoveryRequest built = request.build();
+    TestPlan plan = LauncherFactory.create().discover(built);
+    List<String> steps = new ArrayList<>();
+    plan.getRoots().forEach(root -> walk(plan, root, steps));
+    return steps;
+  }
+
+  private static void walk(TestPlan plan, TestIdentifier id, List<String> steps) {
+    if (id.isTest() && id.getSource().orElse(null) instanceof MethodSource m) {
+      steps.add(m.getJavaClass().getSimpleName() + "." + m.getMethodName());
+    }
+    plan.getChildren(id).forEach(child -> walk(plan, child, steps));
+  }
+
+  @Test
+  void makeE2eRunsTheTwentyOneStepsInTheirOrder() {
+    List<String> steps = plan(null);
+    System.out.println("[e2e] run order:");
+    for (int i = 0; i < steps.size(); i++) {
+      System.out.printf("[e2e]   %2d. %s%n", i + 1, steps.get(i));
+    }
+    assertThat(steps).containsExactlyElementsOf(RUN_ORDER);
+  }
+
+  @Test
+  void makeE2eNamespaceRunsTheSetupStepsThenTheNamespaceInstall() {
+    assertThat(plan("setup|namespace"))
+        .containsExactlyElementsOf(
+            Stream.concat(RUN_ORDER.subList(0, 4).stream(), Stream.of(RUN_ORDER.get(20))).toList());
+  }
+
+  @Test
+  void makeE2eFaultsRunsTheSetupStepsThenTheFaultScenarios() {
+    assertThat(plan("setup|fault")).containsExactlyElementsOf(RUN_ORDER.subList(0, 18));
+  }
+
+  @Test
+  void eachStepsOrderIsItsPlaceInTheSuiteAndEachClassIsInKindSuite() throws Exception {
+    assertThat(RUN_ORDER.stream().map(s -> s.substring(0, s.indexOf('.'))).distinct().toList())
+        .containsExactlyElementsOf(KindSuite.SCENARIOS.stream().map(Class::getSimpleName).toList());
+    for (Class<? extends KindScenario> c : KindSuite.SCENARIOS) {
+      assertThat(KindSuite.scenarioOrder(c))
+          .as("@Order of %s", c.getSimpleName())
+          .isEqualTo(KindSuite.SCENARIOS.indexOf(c) + 1);
+    }
+    for (int i = 0; i < RUN_ORDER.size(); i++) {
+      String[] step = RUN_ORDER.get(i).split("\\.");
+      Class<?> c = Class.forName(KindScenario.class.getPackageName() + "." + step[0]);
+      Method m = c.getDeclaredMethod(step[1]);
+      assertThat(m.getAnnotation(Order.class).value())
+          .as("@Order of %s", RUN_ORDER.get(i))
+          .isEqualTo(i + 1);
+      // the check after every fault step (FaultScenario's @AfterEach) runs where the fault steps
+      // are
+      Tag tag = m.getAnnotation(Tag.class);
+      if (tag != null && tag.value().equals("fault")) {
+        assertThat(FaultScenario.class)
+            .as("the base of %s, which has fault steps", c.getSimpleName())
+            .isAssignableFrom(c);
+      }
+    }
+  }
+}

@@ -1,0 +1,182 @@
+package dev.hbase.cache.e2e;
+
+import static dev.hbase.cache.e2e.Cluster.REPLICAS;
+import static dev.hbase.cache.e2e.Cluster.RS;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * What the kind suite's scenario classes share, one for the whole run: {@link KindSuite} keeps it
+ * in the root {@link ExtensionContext.Store}, sets it up before the first scenario class and JUnit
+ * closes it after the last one. {@link #setUp} and {@link #close} are what the suite's single class
+ * did in its {@code @BeforeAll} and {@code @AfterAll}: the client, the cluster, the report, the JMX
+ * sampler, the pod watch, the workload client, the host's Prometheus; at the end the reader's log,
+ * the operator's log, the policy's events, the summary and the step times. Between the two, the
+ * state the steps hand on: {@link #failed} (a failed step skips every later one, in every class),
+ * {@link #readerStart}, {@link #lastRollEnd}, the summary and step times.
+ */
+final class Suite implements ExtensionContext.Store.CloseableResource {
+  final Path repo = Path.of(System.getProperty("e2e.repo", "..")).toAbsolutePath().normalize();
+  final Path target = repo.resolve("e2e/target");
+  final Instant suiteStart = Instant.now();
+  final List<String> summary = new ArrayList<>();
+
+  /**
+   * Each step's wall time as "| step | s | result |" rows, for the summary's table (where the
+   * suite's time goes).
+   */
+  final List<String> stepTimes = new ArrayList<>();
+
+  Settings settings;
+  KubernetesClient client;
+  Cluster cluster;
+  Report report;
+  PodWatch watch;
+  JmxSampler sampler;
+  Prometheus prometheus;
+  Workload workload;
+  boolean failed;
+  Instant readerStart;
+  Instant lastRollEnd;
+
+  /**
+   * The scenario class and the step that began last, by their {@code @Order}: {@link KindSuite}
+   * checks the run order.
+   */
+  int lastScenarioOrder;
+
+  String lastScenario;
+  int lastStepOrder;
+  String lastStep;
+  private boolean setUpDone;
+  private Throwable setUpFailure;
+
+  /** {@link #setUp} the first time; after a failed one, every later class fails with its cause. */
+  synchronized void setUpOnce() throws Exception {
+    if (setUpFailure != null) {
+      throw new IllegalStateException(
+          "the suite's set-up failed before the first scenario class: " + setUpFailure,
+          setUpFailure);
+    }
+    if (setUpDone) {
+      return;
+    }
+    try {
+      setUp();
+      setUpDone = true;
+    } catch (Throwable t) {
+      setUpFailure = t;
+      throw t;
+    }
+  }
+
+  private void setUp() throws Exception {
+    settings = Settings.load(repo);
+    client =
+        new KubernetesClientBuilder().withConfig(Config.autoConfigure(settings.context())).build();
+    cluster = new Cluster(client, settings);
+    report = new Report(target.resolve("e2e-report.md"));
+    report.line(
+        "cluster context `%s`, HBase namespace `%s`, operator release `%s` in namespace `%s`, images `%s`, `%s` (e2e/kind/lib.sh)",
+        settings.context(),
+        cluster.ns,
+        settings.operatorRelease(),
+        cluster.opNs,
+        settings.hbaseImage(),
+        settings.operatorImage());
+    assertThat(cluster.regionServers())
+        .as("charts/hbase installed in %s (e2e/e2e.sh does it)", cluster.ns)
+        .isNotNull();
+    Path jar = target.resolve("workload/workload.jar");
+    if (!Files.exists(jar)) {
+      Shell.Result r = Shell.run(repo, 300, List.of("e2e/workload/build.sh"));
+      assertThat(r.code()).as("e2e/workload/build.sh: %s", r.output()).isZero();
+    }
+    workload = new Workload(client, cluster.ns, settings.hbaseImage(), jar);
+    watch = new PodWatch(client, cluster.ns, RS, REPLICAS);
+    List<String> pods = new ArrayList<>();
+    for (int i = 0; i < REPLICAS; i++) {
+      pods.add(Cluster.pod(i));
+    }
+    sampler = new JmxSampler(client, cluster.ns, pods, Duration.ofSeconds(5));
+    Path bin = repo.resolve("bin/prometheus");
+    if (!Files.isExecutable(bin)) {
+      Shell.Result r = Shell.run(repo, 300, List.of("e2e/kind/tools.sh", "prometheus"));
+      assertThat(r.code()).as("e2e/kind/tools.sh prometheus: %s", r.output()).isZero();
+    }
+    // scrapes nothing until step 1 has installed the chart's ServiceMonitor, PodMonitor and
+    // PrometheusRule
+    prometheus = Prometheus.start(bin, target.resolve("prometheus"), client.getConfiguration());
+  }
+
+  /** After the last scenario class (JUnit closes the root store's resources when the run ends). */
+  @Override
+  public void close() throws Exception {
+    try {
+      if (report == null) {
+        return; // setUp failed before there was a report
+      }
+      if (readerStart != null) {
+        String log = KindScenario.safe(() -> workload.log(KindScenario.READER));
+        if (log != null) {
+          Files.writeString(target.resolve("reader.log"), log);
+          Workload.Stats all = Workload.stats(log, readerStart, Instant.now());
+          report.section("Reader over the whole run");
+          report.line("- %s", all.summary());
+          all.errors().stream().limit(20).forEach(e -> report.line("  - `%s`", e));
+        }
+        KindScenario.safe(
+            () -> {
+              workload.delete(KindScenario.READER);
+              return null;
+            });
+      }
+      if (sampler != null) {
+        Files.writeString(target.resolve("jmx-samples.csv"), sampler.csv());
+      }
+      String opLog = cluster == null ? null : KindScenario.safe(cluster::operatorLogs);
+      if (opLog != null) {
+        Files.writeString(target.resolve("operator.log"), opLog);
+        long forbidden = opLog.lines().filter(l -> l.toLowerCase().contains("forbidden")).count();
+        report.line(
+            "- operator log: %d lines, %d mention `forbidden` (saved to e2e/target/operator.log)",
+            opLog.lines().count(), forbidden);
+      }
+      String events = cluster == null ? null : KindScenario.safe(cluster::allPolicyEvents);
+      if (events != null) {
+        Files.writeString(target.resolve("policy-events.txt"), events);
+      }
+      report.section("Summary");
+      summary.forEach(s -> report.line("- %s", s));
+      report.line(
+          "- suite wall time: %d s", Duration.between(suiteStart, Instant.now()).toSeconds());
+      report.section("Where the suite's time went");
+      report.line("| step | wall time | result |");
+      report.line("|---|---:|---|");
+      stepTimes.forEach(report::line);
+    } finally {
+      if (sampler != null) {
+        sampler.close();
+      }
+      if (prometheus != null) {
+        prometheus.close();
+      }
+      if (watch != null) {
+        watch.close();
+      }
+      if (client != null) {
+        client.close();
+      }
+    }
+  }
+}
