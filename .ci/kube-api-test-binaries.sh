@@ -15,6 +15,12 @@ for d in "$dir"/*/; do
 done
 shared=$(cd "$(dirname "$0")/../.." && pwd)/shared/kind-offline
 if [ -x "$shared/kube-api-test-binaries.sh" ]; then
+  # one kind-offline build at a time across processes (e2e/kind/lib.sh offline_lock: .ci/run runs
+  # make e2e, which may build the node image from the same Kubernetes build, beside make test)
+  lock=${KIND_OFFLINE_LOCK:-${XDG_CACHE_HOME:-$HOME/.cache}/hbase-cache-operator.kind-offline.lock}
+  mkdir -p "$(dirname "$lock")"
+  exec 9>>"$lock"
+  flock -n 9 || { echo "kube-api-test binaries: waiting for another kind-offline build to finish"; flock 9; }
   echo "kube-api-test binaries: building from Go modules with $shared (8-11 min cold)"
   out=$("$shared/kube-api-test-binaries.sh" | tail -1)
   kcm=${KO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kind-offline}/out/k8s/kube-controller-manager

@@ -8,8 +8,12 @@
 if [ -n "$JRE_IMAGE" ]; then echo "$JRE_IMAGE"; exit 0; fi
 if offline_kit && [ -x "$KIND_OFFLINE_DIR/build-jre-image.sh" ]; then
   if ! docker image inspect "$JRE_IMAGE_OFFLINE" >/dev/null 2>&1; then
-    log "building $JRE_IMAGE_OFFLINE with $KIND_OFFLINE_DIR/build-jre-image.sh"
-    KO_IMAGE_JRE=$JRE_IMAGE_OFFLINE "$KIND_OFFLINE_DIR/build-jre-image.sh" >&2 || die "build-jre-image.sh failed"
+    offline_lock "the JRE image"
+    if ! docker image inspect "$JRE_IMAGE_OFFLINE" >/dev/null 2>&1; then
+      log "building $JRE_IMAGE_OFFLINE with $KIND_OFFLINE_DIR/build-jre-image.sh"
+      KO_IMAGE_JRE=$JRE_IMAGE_OFFLINE "$KIND_OFFLINE_DIR/build-jre-image.sh" >&2 || die "build-jre-image.sh failed"
+    fi
+    offline_unlock
   fi
   echo "$JRE_IMAGE_OFFLINE"; exit 0
 fi

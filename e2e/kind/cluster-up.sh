@@ -14,19 +14,19 @@ image=${KIND_NODE_IMAGE:-}
 if [ -z "$image" ] && offline_kit; then
   image=kind-offline/node:$K8S_VERSION
   if ! docker image inspect "$image" >/dev/null 2>&1; then
-    # the kind-offline builds share output directories: never run two at once
-    while pids=$(pgrep -f '(build-binaries|kube-api-test-binaries|build-node-image)\.sh'); do
-      log "waiting for a running kind-offline build to finish (pids: $(echo $pids))"; sleep 30
-    done
-    log "building $image with $KIND_OFFLINE_DIR/build-node-image.sh (cold: ~19 min)"
-    t0=$SECONDS
-    # One more try on failure: the kit's version checks pipe into `grep -q` under pipefail and can
-    # fail by chance (SIGPIPE; seen once on this machine, "built coredns does not report v1.12.1");
-    # the kit keeps what it built, so a retry redoes only the failed step.
-    KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2 \
-      || { log "build-node-image.sh failed; trying once more"; KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2; } \
-      || die "build-node-image.sh failed twice"
-    log "node image built in $((SECONDS - t0))s"
+    offline_lock "the node image"
+    if ! docker image inspect "$image" >/dev/null 2>&1; then
+      log "building $image with $KIND_OFFLINE_DIR/build-node-image.sh (cold: ~19 min)"
+      t0=$SECONDS
+      # One more try on failure: the kit's version checks pipe into `grep -q` under pipefail and can
+      # fail by chance (SIGPIPE; seen once on this machine, "built coredns does not report v1.12.1");
+      # the kit keeps what it built, so a retry redoes only the failed step.
+      KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2 \
+        || { log "build-node-image.sh failed; trying once more"; KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2; } \
+        || die "build-node-image.sh failed twice"
+      log "node image built in $((SECONDS - t0))s"
+    fi
+    offline_unlock
   fi
 fi
 

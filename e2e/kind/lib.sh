@@ -44,3 +44,13 @@ log() { printf '[e2e/kind %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { printf '[e2e/kind] ERROR: %s\n' "$*" >&2; exit 1; }
 have() { command -v "$1" >/dev/null 2>&1; }
 offline_kit() { [ -d "$KIND_OFFLINE_DIR" ] && [ -x "$KIND_OFFLINE_DIR/build-node-image.sh" ]; }
+# The kind-offline builds share output directories (its Kubernetes build serves the node image and
+# kube-api-test alike), and .ci/run runs make e2e beside make test: one build at a time, across
+# processes. .ci/kube-api-test-binaries.sh takes the same lock.
+KIND_OFFLINE_LOCK=${KIND_OFFLINE_LOCK:-${XDG_CACHE_HOME:-$HOME/.cache}/hbase-cache-operator.kind-offline.lock}
+offline_lock() { # offline_lock WHAT: holds the lock on fd 9 until offline_unlock
+  mkdir -p "$(dirname "$KIND_OFFLINE_LOCK")"
+  exec 9>>"$KIND_OFFLINE_LOCK"
+  flock -n 9 || { log "waiting for another kind-offline build to finish before $1"; flock 9; }
+}
+offline_unlock() { exec 9>&-; }

@@ -63,6 +63,9 @@ import org.junit.jupiter.api.Test;
  */
 @EnableKubeAPIServer
 class OperatorScaleBench {
+  /** Status writes per restarted pod a roll may cost: judged here, reported by RollIT. */
+  static final double STATUS_WRITES_PER_RESTART_BUDGET = 5.0;
+
   static KubernetesClient client;
   @KubeConfig static String kubeConfigYaml;
 
@@ -288,6 +291,12 @@ class OperatorScaleBench {
           second.put("reconcileThreads", sampler.report(12, (Long) second.get("reconciles")));
         }
         second.put("statusChanges", changes.report(clusters * replicas, 10));
+        // the budget (was asserted in RollIT, a functional test): a restart writes the roll's state
+        // about four times (admitted, deleted, reloading, back); progress alone waits for those
+        assertThat(
+                (Double) changes.report(clusters * replicas, 10).get("statusWritesPerRestart"))
+            .as("status writes per restart (budget 5): %s", second.get("statusChanges"))
+            .isLessThanOrEqualTo(STATUS_WRITES_PER_RESTART_BUDGET);
         r.put("specRoll", second);
         if (ownProcess) {
           // the most it held at once, over both rolls and the idle window
