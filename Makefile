@@ -4,7 +4,9 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 ROOT      := $(abspath .)
-BIN       := $(ROOT)/bin
+# BIN: where tools and the plot venv live (.ci/run's kind lane points its copy of the tree at
+# the checkout's)
+BIN       ?= $(ROOT)/bin
 MVN       ?= mvn
 MVN_FLAGS ?= -B -ntp
 OPERATOR_JAR := operator/target/hbase-cache-operator.jar

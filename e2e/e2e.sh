@@ -48,6 +48,9 @@ write_phases() {
     echo "|---|---|"
     printf '%s\n' "${phases[@]}"
     echo "| total | $((SECONDS - t_all)) s |"
+    # .ci/run says when other work shared the machine's cores with this run (its jvm lane): the
+    # figures above (seconds per pod, p99s) were measured under that load
+    [ -n "${CI_E2E_BESIDE:-}" ] && echo && echo "Ran beside: $CI_E2E_BESIDE."
   } >>"$TARGET/e2e-report.md"
 }
 cleanup() {

@@ -28,6 +28,9 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || die "docker daemon not reachable (see /tmp/dockerd.log)"
 fi
 if offline_kit && [ -x "$KIND_OFFLINE_DIR/setup-docker-runtime.sh" ] && [ "$(id -u)" = 0 ]; then
+  # it rewrites the runc wrapper docker runs: not while another lane of .ci/run does the same
+  offline_lock "the Docker runtime setup"
   "$KIND_OFFLINE_DIR/setup-docker-runtime.sh" >&2
+  offline_unlock
 fi
 log "docker $(docker version --format '{{.Server.Version}}') ready ($((SECONDS - t0))s)"

@@ -100,6 +100,9 @@ install_monitoring_crds() {
 }
 
 want=${*:-kind helm}
+# one installer at a time in ./bin (the lanes of .ci/run install into the same one)
+exec 8>>"$BIN_DIR/.tools.lock"
+flock -n 8 || { log "waiting for another tools.sh installing into $BIN_DIR"; flock 8; }
 for t in $want; do
   case $t in
     kind) install_kind ;;
@@ -111,6 +114,7 @@ for t in $want; do
     *) die "unknown tool $t (kind|helm|helm-unittest|prometheus|registry|monitoring-crds)" ;;
   esac
 done
+exec 8>&-
 for t in $want; do
   case $t in
     kind) "$BIN_DIR/kind" version ;;

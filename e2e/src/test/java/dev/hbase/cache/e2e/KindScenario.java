@@ -58,10 +58,12 @@ abstract class KindScenario {
    * performance goal. Every pod's regions must come home (the status shows a homeAt for each),
    * within a bound several times what any machine measured: 9.3-13.9 s on kind here and on CI's
    * clean clones, 16.5 s on a new 2-core machine (which failed the old 15 s gate with a perfect
-   * roll); 18-24 s for a pod that waited for a new operator or HMaster. The seconds themselves are
-   * figures: the e2e report lists them per roll (RollMeasurement) and docs/ judges them, never CI.
+   * roll); 18-24 s for a pod that waited for a new operator or HMaster; 30-42 s when .ci/run ran
+   * the suite beside make test's two API-server forks on the same 2 cores. The seconds themselves
+   * are figures: the e2e report lists them per roll (RollMeasurement) and docs/ judges them, never
+   * CI.
    */
-  static final double HOME_BOUND_SECONDS = 90;
+  static final double HOME_BOUND_SECONDS = 180;
 
   /**
    * The run's one shared state (the cluster, the reader, the report, the summary, whether a step

@@ -230,7 +230,7 @@ public class BlockCachePolicyReconciler
             observed.pods(),
             RecommendStep.enabled(policy.getSpec()),
             c.now());
-    recommend.update(client, policy, status.status(), planned.plan(), intervals, c.now());
+    recommend.update(c, status.status(), planned.plan(), intervals);
     return write(
         ctx,
         policy,

@@ -64,12 +64,10 @@ final class RecommendStep {
   }
 
   void update(
-      KubernetesClient client,
-      BlockCachePolicy policy,
-      BlockCachePolicyStatus status,
-      Plan plan,
-      List<ServerInterval> intervals,
-      Instant now) {
+      PolicyContext c, BlockCachePolicyStatus status, Plan plan, List<ServerInterval> intervals) {
+    KubernetesClient client = c.client();
+    BlockCachePolicy policy = c.policy();
+    Instant now = c.now();
     BlockCachePolicySpec spec = policy.getSpec();
     if (!enabled(spec)) {
       status.setRecommendation(null);

@@ -3,6 +3,7 @@ package dev.hbase.cache.operator.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.operator.BlockCacheOperator;
 import dev.hbase.cache.operator.metrics.ChartQueries;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
@@ -13,15 +14,20 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 
 /**
  * What the operator shows and what it costs the API server: the health and Prometheus endpoints
- * (the framework's and the policy's figures), no writes from an idle policy, and a pods informer
- * that sees only the StatefulSet's pods.
+ * (the framework's and the policy's figures), a stuck scrape or stalled clients that do not hold
+ * the health probe, no writes from an idle policy, and a pods informer that sees only the
+ * StatefulSet's pods.
  */
 @EnableKubeAPIServer
 class ObservabilityIT extends OperatorHarness {
@@ -228,5 +234,91 @@ class ObservabilityIT extends OperatorHarness {
     assertThat(get("labels").getStatus().getRegionServers())
         .extracting(r -> r.getPod())
         .doesNotContain(STS + "-7");
+  }
+
+  /**
+   * A slow scrape (here: the policies' figures take forever) holds neither /healthz nor /readyz:
+   * the HTTP server answers each exchange on a pool thread, with two kept for the probes.
+   */
+  @Test
+  void aStuckScrapeDoesNotHoldTheHealthProbe() throws Exception {
+    namespaceWithoutTarget();
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch entered = new CountDownLatch(2);
+    var reconciler =
+        new BlockCachePolicyReconciler(Clock.systemUTC(), settings -> hbase, hbase.probe()) {
+          @Override
+          public List<BlockCachePolicy> policies() {
+            entered.countDown();
+            try {
+              release.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return List.of();
+          }
+        };
+    BlockCacheOperator op = new BlockCacheOperator(client, Set.of(ns), null, reconciler);
+    op.start();
+    closeAfter.add(0, op::stop);
+    closeAfter.add(0, release::countDown);
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    op.serveHttp(port, client);
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    String base = "http://127.0.0.1:" + port;
+    List<CompletableFuture<HttpResponse<String>>> stuck =
+        List.of(
+            http.sendAsync(
+                HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()),
+            http.sendAsync(
+                HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()));
+    // both scrapes inside the handler (a fixed sleep raced on a slow machine)
+    assertThat(entered.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    var third =
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + "/metrics"))
+                .timeout(Duration.ofSeconds(5))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(third.statusCode()).as("a third scrape while two are stuck").isEqualTo(503);
+    var health =
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + "/healthz"))
+                .timeout(Duration.ofSeconds(5))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(health.statusCode()).isEqualTo(200);
+    assertThat(stuck).noneMatch(CompletableFuture::isDone);
+    release.countDown();
+    for (var f : stuck) {
+      assertThat(f.get().statusCode()).isEqualTo(200);
+    }
+
+    // clients that send a byte of a request and stall, one per pool thread: the server closes
+    // them after maxReqTime, and /healthz answers again
+    List<java.net.Socket> stalled = new java.util.ArrayList<>();
+    for (int i = 0; i < BlockCacheOperator.SCRAPES + 2; i++) {
+      var socket = new java.net.Socket("127.0.0.1", port);
+      socket.getOutputStream().write('G');
+      socket.getOutputStream().flush();
+      stalled.add(socket);
+      closeAfter.add(socket);
+    }
+    Thread.sleep(500);
+    long t0 = System.nanoTime();
+    var afterStall =
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + "/healthz"))
+                .timeout(Duration.ofSeconds(BlockCacheOperator.MAX_REQUEST_SECONDS * 4))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(afterStall.statusCode()).isEqualTo(200);
+    assertThat(Duration.ofNanos(System.nanoTime() - t0))
+        .isLessThan(Duration.ofSeconds(BlockCacheOperator.MAX_REQUEST_SECONDS * 3));
   }
 }

@@ -1,5 +1,6 @@
 package dev.hbase.cache.operator.controller;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
@@ -43,12 +44,12 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * What every API-server test of the operator stands on: a namespace per test with a base ConfigMap,
  * a RegionServer StatefulSet and pods ({@link FakeKube}, or the real StatefulSet controller), the
  * operator on its informers, and helpers to read its policies. The test classes (RollIT,
- * RollFaultsIT, AdviceIT, StorageIT, ObservabilityIT, ConfinedDeputyIT) extend it and carry
- * {@code @EnableKubeAPIServer} themselves: one kube-apiserver + etcd per class, so failsafe runs
- * classes in parallel forks (operator/core/pom.xml). There is no kubelet: {@link FakeKube} plays
- * it, and the StatefulSet controller and garbage collector too, except in the tests that start the
- * real ones ({@link ControllerManager}, where revisions and ownership matter); {@link
- * SimulatedHBase} plays the HBase master.
+ * RollFaultsIT, AdviceIT, StorageIT, ObservabilityIT, ConfinedDeputyIT, OwnedObjectsIT) extend it
+ * and carry {@code @EnableKubeAPIServer} themselves: one kube-apiserver + etcd per class, so
+ * failsafe runs classes in parallel forks (operator/core/pom.xml). There is no kubelet: {@link
+ * FakeKube} plays it, and the StatefulSet controller and garbage collector too, except in the tests
+ * that start the real ones ({@link ControllerManager}, where revisions and ownership matter);
+ * {@link SimulatedHBase} plays the HBase master.
  */
 @ExtendWith(OperatorHarness.SharedCertificates.class)
 abstract class OperatorHarness {
@@ -332,5 +333,52 @@ abstract class OperatorHarness {
   String holder() {
     Lease l = client.leases().inNamespace(ns).withName("hbase-cache-operator").get();
     return l == null || l.getSpec() == null ? null : l.getSpec().getHolderIdentity();
+  }
+
+  // ------------------------------------ shared by ConfinedDeputyIT, OwnedObjectsIT,
+  // ObservabilityIT
+
+  boolean idle(String name) {
+    BlockCachePolicy p = get(name);
+    return p != null
+        && p.getStatus() != null
+        && p.getStatus().getRollout() != null
+        && p.getStatus().getRollout().getPhase()
+            == dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase.Idle;
+  }
+
+  /** The reason of condition {@code type} when it has {@code status}, else "". */
+  String reason(String name, String type, String status) {
+    BlockCachePolicy p = get(name);
+    if (p == null || p.getStatus() == null) {
+      return "";
+    }
+    return Conditions.find(p.getStatus().getConditions(), type)
+        .filter(c -> status.equals(c.getStatus()))
+        .map(c -> c.getReason())
+        .orElse("");
+  }
+
+  String conditionMessage(String name, String type) {
+    return Conditions.find(get(name).getStatus().getConditions(), type)
+        .map(c -> c.getMessage())
+        .orElse("");
+  }
+
+  /** The StatefulSet as the test made it: same generation, no field of the operator's. */
+  void assertUntouched(Long generation) {
+    StatefulSet s = sts();
+    assertThat(s.getMetadata().getGeneration()).isEqualTo(generation);
+    assertThat(s.getMetadata().getManagedFields())
+        .noneMatch(
+            m -> dev.hbase.cache.operator.render.Desired.FIELD_MANAGER.equals(m.getManager()));
+    assertThat(kube.deletes).isEmpty();
+  }
+
+  /** A namespace with the base ConfigMap and no StatefulSet: the policy's target is missing. */
+  String namespaceWithoutTarget() {
+    namespaceWithBaseConfig("cd-");
+    hbase = new SimulatedHBase(Instant::now);
+    return ns;
   }
 }

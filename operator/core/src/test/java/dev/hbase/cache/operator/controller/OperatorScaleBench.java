@@ -293,8 +293,7 @@ class OperatorScaleBench {
         second.put("statusChanges", changes.report(clusters * replicas, 10));
         // the budget (was asserted in RollIT, a functional test): a restart writes the roll's state
         // about four times (admitted, deleted, reloading, back); progress alone waits for those
-        assertThat(
-                (Double) changes.report(clusters * replicas, 10).get("statusWritesPerRestart"))
+        assertThat((Double) changes.report(clusters * replicas, 10).get("statusWritesPerRestart"))
             .as("status writes per restart (budget 5): %s", second.get("statusChanges"))
             .isLessThanOrEqualTo(STATUS_WRITES_PER_RESTART_BUDGET);
         r.put("specRoll", second);
