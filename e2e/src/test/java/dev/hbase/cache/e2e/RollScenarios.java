@@ -102,8 +102,7 @@ class RollScenarios extends FaultScenario {
           // deletes count from here, when the new template is in place for certain: the pod in
           // flight may be deleted for the spec change while helm still runs (seen on a loaded
           // machine: rs-2, draining when helm began, deleted for the spec change 3 s later, then
-          // once
-          // more for the new template, and counted twice from helm's start)
+          // once more for the new template, and counted twice from helm's start)
           Instant templateIn = Instant.now();
           assertThat(cluster.regionServers().getSpec().getUpdateStrategy().getType())
               .as("update strategy after helm upgrade")
@@ -191,8 +190,7 @@ class RollScenarios extends FaultScenario {
           // deletes count from here, when the new template is in place for certain: the pod in
           // flight may be deleted for the spec change while helm still runs (seen on a loaded
           // machine: rs-2, draining when helm began, deleted for the spec change 3 s later, then
-          // once
-          // more for the new template, and counted twice from helm's start)
+          // once more for the new template, and counted twice from helm's start)
           Instant templateIn = Instant.now();
           report.line(
               "- helm upgrade at %s while `%s` was at step %s (%d/%d updated)",
