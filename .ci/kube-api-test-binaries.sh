@@ -15,8 +15,9 @@ for d in "$dir"/*/; do
 done
 shared=$(cd "$(dirname "$0")/../.." && pwd)/shared/kind-offline
 if [ -x "$shared/kube-api-test-binaries.sh" ]; then
-  # one kind-offline build at a time across processes (e2e/kind/lib.sh offline_lock: .ci/run runs
-  # make e2e, which may build the node image from the same Kubernetes build, beside make test)
+  # one kind-offline build at a time across processes (e2e/kind/lib.sh offline_lock: with
+  # CI_LANES=2, .ci/run runs make e2e, which may build the node image from the same Kubernetes
+  # build, beside make test)
   lock=${KIND_OFFLINE_LOCK:-${XDG_CACHE_HOME:-$HOME/.cache}/hbase-cache-operator.kind-offline.lock}
   mkdir -p "$(dirname "$lock")"
   exec 9>>"$lock"

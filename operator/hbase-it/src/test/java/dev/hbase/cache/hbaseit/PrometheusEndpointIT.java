@@ -68,11 +68,12 @@ class PrometheusEndpointIT {
           await("the chart's metric names on /prometheus")
               .atMost(Duration.ofMinutes(2))
               .pollInterval(Duration.ofSeconds(2))
+              .ignoreExceptionsInstanceOf(java.io.IOException.class) // not listening yet, reset
               .until(
                   () -> {
                     HttpResponse<String> r =
                         http.send(
-                            HttpRequest.newBuilder(uri).build(),
+                            HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).build(),
                             HttpResponse.BodyHandlers.ofString());
                     assertThat(r.statusCode()).isEqualTo(200);
                     last.set(
