@@ -422,19 +422,23 @@ final class Cluster {
    * cannot be read.
    */
   String masterStatus() {
-    Shell.Result r =
-        kubectl(
-            "exec",
-            "-n",
-            ns,
-            MASTER_POD,
-            "--",
-            "curl",
-            "-sf",
-            "--max-time",
-            "20",
-            "http://127.0.0.1:16010/master-status");
+    Shell.Result r = masterInfo("/master-status");
     return r.code() == 0 ? r.output() : "";
+  }
+
+  /** A GET of {@code path} on the active master's info port, from inside its pod. */
+  private Shell.Result masterInfo(String path) {
+    return kubectl(
+        "exec",
+        "-n",
+        ns,
+        MASTER_POD,
+        "--",
+        "curl",
+        "-sf",
+        "--max-time",
+        "20",
+        "http://127.0.0.1:16010" + path);
   }
 
   /**
@@ -454,18 +458,7 @@ final class Cluster {
    * be read.
    */
   String drainingRegionServers() {
-    Shell.Result r =
-        kubectl(
-            "exec",
-            "-n",
-            ns,
-            MASTER_POD,
-            "--",
-            "curl",
-            "-sf",
-            "--max-time",
-            "20",
-            "http://127.0.0.1:16010/jmx?qry=Hadoop:service=HBase,name=Master,sub=Server");
+    Shell.Result r = masterInfo("/jmx?qry=Hadoop:service=HBase,name=Master,sub=Server");
     if (r.code() != 0) {
       return null;
     }
