@@ -104,7 +104,7 @@ public class Workload {
   public static void main(String[] args) throws Exception {
     if (args.length == 0) {
       System.err.println("usage: Workload load TABLE ROWS VALUE_BYTES REGIONS | read TABLE ROWS THREADS RATE SECONDS"
-          + " | decommission HOST_PREFIX... | recommission HOST_PREFIX... | decommissioned");
+          + " | decommission HOST_PREFIX... | recommission HOST_PREFIX... | decommissioned | spread TABLE");
       System.exit(2);
     }
     Configuration conf = HBaseConfiguration.create();
@@ -116,6 +116,7 @@ public class Workload {
       case "read" -> read(conf, TableName.valueOf(args[1]), Long.parseLong(args[2]), Integer.parseInt(args[3]),
           Integer.parseInt(args[4]), Integer.parseInt(args[5]));
       case "decommission", "recommission", "decommissioned" -> marks(conf, args[0], Arrays.copyOfRange(args, 1, args.length));
+      case "spread" -> spread(conf, TableName.valueOf(args[1]));
       default -> {
         System.err.println("unknown command " + args[0]);
         System.exit(2);
@@ -153,6 +154,68 @@ public class Workload {
       }
       System.out.printf("%s %s; decommissioned now: %s%n", what, servers, admin.listDecommissionedRegionServers());
     }
+  }
+
+  /**
+   * Gives every live RegionServer that holds none of the table's regions its share of them (at
+   * least one), each from the server holding the most (while that one holds two or more), as an administrator would with the
+   * shell's move; prints the regions per server before and after. HBase's own stop (a pod the
+   * operator did not stop) leaves the server that comes back with no regions until the balancer
+   * runs, and a server with no regions has no blocks to cache.
+   */
+  static void spread(Configuration conf, TableName name) throws IOException {
+    try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
+      Map<ServerName, List<byte[]>> held = regionsByServer(conn, admin, name);
+      System.out.println("regions per server before: " + counts(held));
+      List<ServerName> wereEmpty = new ArrayList<>();
+      held.forEach((s, r) -> {
+        if (r.isEmpty()) {
+          wereEmpty.add(s);
+        }
+      });
+      int share = held.values().stream().mapToInt(List::size).sum() / Math.max(1, held.size());
+      int moved = 0;
+      while (true) {
+        ServerName empty = null;
+        ServerName most = null;
+        for (Map.Entry<ServerName, List<byte[]>> e : held.entrySet()) {
+          if (empty == null && wereEmpty.contains(e.getKey()) && e.getValue().size() < Math.max(1, share)) {
+            empty = e.getKey();
+          }
+          if (most == null || e.getValue().size() > held.get(most).size()) {
+            most = e.getKey();
+          }
+        }
+        if (empty == null || held.get(most).size() < 2) {
+          break;
+        }
+        byte[] region = held.get(most).remove(0);
+        admin.move(region, empty); // waits for the move's procedure (HBase 2.x)
+        held.get(empty).add(region);
+        moved++;
+      }
+      System.out.printf("moved %d; regions per server after: %s%n", moved, counts(regionsByServer(conn, admin, name)));
+    }
+  }
+
+  static Map<ServerName, List<byte[]>> regionsByServer(Connection conn, Admin admin, TableName name) throws IOException {
+    Map<ServerName, List<byte[]>> held = new TreeMap<>();
+    for (ServerName s : admin.getRegionServers()) {
+      held.put(s, new ArrayList<>());
+    }
+    try (RegionLocator locator = conn.getRegionLocator(name)) {
+      locator.clearRegionLocationCache();
+      for (HRegionLocation loc : locator.getAllRegionLocations()) {
+        held.computeIfAbsent(loc.getServerName(), k -> new ArrayList<>()).add(loc.getRegion().getEncodedNameAsBytes());
+      }
+    }
+    return held;
+  }
+
+  static Map<String, Integer> counts(Map<ServerName, List<byte[]>> held) {
+    Map<String, Integer> m = new TreeMap<>();
+    held.forEach((s, r) -> m.put(s.getAddress().toString(), r.size()));
+    return m;
   }
 
   static void load(Configuration conf, TableName name, long rows, int valueBytes, int regions) throws IOException {

@@ -68,6 +68,7 @@ class NamespaceInstallScenario extends KindScenario {
           // its L2 holds blocks has nothing to
           // retain either (seen on CI: the restart roll began with rs-0's L2 sampled empty, so no
           // retainedFraction)
+          everyServerHoldsRegions();
           awaitEveryPodCached(Duration.ofMinutes(5));
           // and a roll with the usual checks
           RollObserver roll = observeRoll("restart annotation, namespace-scoped operator");
