@@ -57,6 +57,15 @@ final class BalancerSwitch {
   }
 
   /**
+   * The roll is paused between pods ({@code spec.rollout.paused}, none in flight): the cluster runs
+   * as before the roll meanwhile, which may be for days. The balancer goes off again in the step
+   * after the next pod is admitted ({@link #offWhileRolling}), before its drain.
+   */
+  void backOnWhilePaused() {
+    backOnWhileHeld(t.st, t.hbase(), t.actions);
+  }
+
+  /**
    * The roll is done: back on if it was on before the roll, once the master can be asked (until
    * then the roll waits for it).
    */

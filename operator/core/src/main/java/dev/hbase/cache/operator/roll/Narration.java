@@ -177,6 +177,19 @@ final class Narration {
         + "): what it had moved goes back to it";
   }
 
+  /**
+   * A drained pod the cluster gate kept from its delete for podReadyTimeout (DrainTimeout): the
+   * cluster should not stay a server short for as long as something else is down.
+   */
+  static String drainedNotDeleted(PodRoll r, Duration podReadyTimeout, String gate) {
+    return r.getPod()
+        + " was drained, but the cluster gate kept it from its restart for "
+        + Durations.format(podReadyTimeout)
+        + " ("
+        + (gate == null ? "no reason recorded" : gate)
+        + "): its regions went back and its decommission mark was cleared";
+  }
+
   /** A drain that did not finish within podReadyTimeout (DrainTimeout). */
   static String drainNotDone(PodRoll r, int left, Duration podReadyTimeout) {
     return r.getPod()

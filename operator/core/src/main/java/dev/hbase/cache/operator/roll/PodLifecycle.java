@@ -74,7 +74,7 @@ final class PodLifecycle {
   void draining(PodRoll r) {
     ClusterSnapshot h = t.hbase();
     if (!h.masterReachable()) {
-      t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + h.error());
+      masterUnreachable(r);
       return;
     }
     ServerId oldId = ServerId.parse(r.getOldServer());
@@ -163,12 +163,36 @@ final class PodLifecycle {
         .toList();
   }
 
+  /**
+   * The master does not answer: the pod's step waits, and its clock does not run out meanwhile.
+   * Otherwise a step that outlived an outage of minutes would time out the moment the master is
+   * back, and block the roll until the next spec change. The clock starts again whenever half of
+   * podReadyTimeout has passed, so at least half of it is left when the master answers again, and
+   * the status is written at most that often during an outage.
+   */
+  void masterUnreachable(PodRoll r) {
+    if (t.timedOut(r, t.s.podReadyTimeout().dividedBy(2))) {
+      t.to(r, r.getStep());
+    }
+    t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + t.hbase().error());
+  }
+
   // ------------------------------------------------------------------ Deleting
 
   void deleting(PodRoll r, Optional<PodView> pod) {
     if (pod.isPresent() && pod.get().uid().equals(r.getUid()) && !pod.get().terminating()) {
       if (r.getOldServer() != null && !gate.stillOpen(r)) {
-        return; // a drained pod: what was true at admission is checked again before the delete
+        // a drained pod: what was true at admission is checked again before the delete; the
+        // cluster is a server short meanwhile, so not for longer than podReadyTimeout (another
+        // pod stuck Terminating on a lost node may keep the gate closed for hours)
+        if (t.timedOut(r, t.s.podReadyTimeout())) {
+          drainTimedOut(
+              r,
+              ServerId.parse(r.getOldServer()),
+              Narration.drainedNotDeleted(
+                  r, t.s.podReadyTimeout(), t.waiting() == null ? null : t.waiting().message()));
+        }
+        return;
       }
       t.actions.add(new DeletePod(r.getPod(), r.getUid()));
       t.events.add(new Event(false, "RestartingPod", Narration.restarting(r)));
@@ -189,6 +213,11 @@ final class PodLifecycle {
    * whose start code is not known, may still be listed.
    */
   void waitingReady(PodRoll r, Optional<PodView> pod) {
+    if (!t.hbase().masterReachable()) {
+      masterUnreachable(r); // the new instance cannot register: nothing to time out on yet
+      t.requeue(StepState.POLL);
+      return;
+    }
     boolean newPod =
         pod.isPresent() && !pod.get().uid().equals(r.getUid()) && !pod.get().terminating();
     boolean newPodReady = newPod && pod.get().ready();
@@ -248,7 +277,7 @@ final class PodLifecycle {
   void reloading(PodRoll r) {
     ClusterSnapshot h = t.hbase();
     if (!h.masterReachable()) {
-      t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + h.error());
+      masterUnreachable(r);
       return;
     }
     Optional<ServerState> now = h.live(ServerId.parse(r.getNewServer()));

@@ -137,6 +137,9 @@ public final class Roller {
       balancer.backOnAfterRoll();
     } else {
       book.goingOn(outdated);
+      if (t.st.getPhase() == Phase.Paused) {
+        balancer.backOnWhilePaused();
+      }
     }
     return new Decision(t.st, t.actions, t.events, t.restarted, t.outcome(), t.requeue());
   }

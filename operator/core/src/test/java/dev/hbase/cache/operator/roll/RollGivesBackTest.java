@@ -1,0 +1,184 @@
+package dev.hbase.cache.operator.roll;
+
+import static dev.hbase.cache.operator.roll.RollerTest.NEW;
+import static dev.hbase.cache.operator.roll.RollerTest.idle;
+import static dev.hbase.cache.operator.roll.RollerTest.threeServers;
+import static dev.hbase.cache.operator.roll.RollerTest.with;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.roll.RollModel.Action;
+import dev.hbase.cache.operator.roll.RollModel.Blocked;
+import dev.hbase.cache.operator.roll.RollModel.Drain;
+import dev.hbase.cache.operator.roll.RollModel.Reason;
+import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cluster is always given back: whatever keeps a roll from going on (a pause, a gate that stays
+ * closed, an HBase master that does not answer for minutes), the cluster runs as it did before the
+ * roll meanwhile, and the roll goes on by itself once the cause is gone.
+ */
+class RollGivesBackTest {
+
+  @Test
+  void aPausedRollGivesTheBalancerBackAndTakesItAgainBeforeTheNextDrain() {
+    FakeCluster c = threeServers();
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            500,
+            st -> st.getUpdated() != null && st.getUpdated() == 1,
+            null);
+    var paused = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.DrainAndReload, 1, true);
+    s = c.run(s, paused, 200, st -> st.getPhase() == Phase.Paused, null);
+    assertThat(s.getPhase()).isEqualTo(Phase.Paused);
+    assertThat(c.hbase.balancerOn).as("HBase's balancer once the roll is paused").isTrue();
+    // paused for a long while: it stays as it was before the roll
+    Instant pausedAt = c.now;
+    s = c.run(s, paused, 1000, st -> c.now.isAfter(pausedAt.plus(Duration.ofHours(1))), null);
+    assertThat(c.hbase.balancerOn).isTrue();
+    assertThat(s.getPhase()).isEqualTo(Phase.Paused);
+
+    List<Roller.Decision> log = new ArrayList<>();
+    s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).isTrue();
+    List<Action> actions = log.stream().flatMap(d -> d.actions().stream()).toList();
+    int off = actions.indexOf(new SwitchBalancer(false));
+    int drain = indexOfFirst(actions, Drain.class);
+    assertThat(off).as("the balancer switched off again when the roll went on").isNotNegative();
+    assertThat(off).as("before the last pod's drain").isLessThan(drain);
+    assertThat(c.hbase.balancerOn).as("and on after the roll").isTrue();
+  }
+
+  @Test
+  void aDrainedPodTheGateKeepsFromItsDeleteGetsItsRegionsBackAfterTheTimeout() {
+    FakeCluster c = threeServers();
+    // the first pod (rs-1, the fewest regions) drained: its drain is sent
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            100,
+            st -> c.executed.stream().anyMatch(a -> a instanceof Drain),
+            null);
+    assertThat(s.getInFlight()).extracting(r -> r.getPod()).containsExactly("rs-1");
+    // then another pod is stuck Terminating (its node lost): the gate stays closed
+    FakeCluster.Pod lost = c.pods.get("rs-0");
+    lost.terminating = true;
+    lost.ready = false;
+    lost.readyAt = null;
+    List<Roller.Decision> log = new ArrayList<>();
+    Instant from = c.now;
+    s =
+        c.run(
+            s,
+            FakeCluster.settings(NEW),
+            2000,
+            st -> c.now.isAfter(from.plus(Duration.ofMinutes(15))),
+            log);
+    assertThat(c.restarts).as("no pod restarted while the gate is closed").isEmpty();
+    assertThat(s.getInFlight()).as("the drained pod left the roll").isEmpty();
+    assertThat(c.hbase.servers.get("rs-1").regions)
+        .as("rs-1's regions back on it")
+        .containsExactlyInAnyOrder("b0", "b1");
+    assertThat(c.hbase.decommissioned).as("its decommission mark cleared").isEmpty();
+    assertThat(log)
+        .extracting(Roller.Decision::outcome)
+        .filteredOn(o -> o instanceof Blocked b && b.reason() == Reason.DrainTimeout)
+        .first()
+        .satisfies(
+            o ->
+                assertThat(((Blocked) o).message())
+                    .contains("rs-1 was drained, but the cluster gate kept it")
+                    .contains("other RegionServer pods are not Ready"));
+    assertThat(c.hbase.balancerOn).as("the balancer as before the roll").isTrue();
+
+    // the lost node's pod comes back: the roll goes on by itself after the retry time
+    lost.terminating = false;
+    lost.readyAt = c.now;
+    s = c.run(s, FakeCluster.settings(NEW), 2000, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(idle(s)).isTrue();
+    assertThat(c.restarts).containsOnlyKeys("rs-0", "rs-1", "rs-2");
+  }
+
+  @Test
+  void aReloadOutlivingAnHBaseMasterOutageGoesOnWhenTheMasterIsBack() {
+    FakeCluster c = threeServers();
+    c.hbase.misplaceOnRecommission = 1; // one region of the first pod does not come home at once
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            200,
+            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == Step.Reloading),
+            null);
+    assertThat(s.getInFlight()).extracting(r -> r.getStep()).containsExactly(Step.Reloading);
+    // the master is gone for 15 minutes, longer than podReadyTimeout (10m)
+    c.hbase.masterReachable = false;
+    Instant from = c.now;
+    s =
+        c.run(
+            s,
+            FakeCluster.settings(NEW),
+            2000,
+            st -> c.now.isAfter(from.plus(Duration.ofMinutes(15))),
+            null);
+    c.hbase.masterReachable = true;
+    List<Roller.Decision> log = new ArrayList<>();
+    s = c.run(s, FakeCluster.settings(NEW), 1000, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(log)
+        .extracting(Roller.Decision::outcome)
+        .as("no step blocked once the master answered again")
+        .noneMatch(o -> o instanceof Blocked);
+    assertThat(idle(s)).as("the roll finished: %s", s.getMessage()).isTrue();
+    assertThat(c.restarts).containsOnlyKeys("rs-0", "rs-1", "rs-2");
+  }
+
+  @Test
+  void aRestartedPodWaitingForAMasterThatDoesNotAnswerIsNotBlockedForIt() {
+    FakeCluster c = threeServers();
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            200,
+            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == Step.WaitingReady),
+            null);
+    c.hbase.masterReachable = false;
+    Instant from = c.now;
+    List<Roller.Decision> log = new ArrayList<>();
+    s =
+        c.run(
+            s,
+            FakeCluster.settings(NEW),
+            2000,
+            st -> c.now.isAfter(from.plus(Duration.ofMinutes(15))),
+            log);
+    assertThat(log)
+        .extracting(Roller.Decision::outcome)
+        .as("waits for the master, not blocked by the pod's ready timeout")
+        .noneMatch(o -> o instanceof Blocked)
+        .anyMatch(o -> o instanceof RollModel.Wait w && w.reason() == Reason.HBaseUnreachable);
+    c.hbase.masterReachable = true;
+    s = c.run(s, FakeCluster.settings(NEW), 1000, st -> idle(st) && c.allAt(NEW), null);
+    assertThat(idle(s)).as("the roll finished: %s", s.getMessage()).isTrue();
+  }
+
+  static int indexOfFirst(List<Action> actions, Class<?> type) {
+    for (int i = 0; i < actions.size(); i++) {
+      if (type.isInstance(actions.get(i))) {
+        return i;
+      }
+    }
+    return -1;
+  }
+}
