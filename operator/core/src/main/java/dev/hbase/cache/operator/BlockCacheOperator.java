@@ -38,6 +38,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -235,10 +236,19 @@ public final class BlockCacheOperator {
    * lets policies load JVM agents into the RegionServers.
    */
   public static BlockCachePolicyReconciler productionReconciler() {
+    return productionReconciler(() -> true);
+  }
+
+  /**
+   * {@link #productionReconciler()} fenced by the leader lease: an operator that lost it sends
+   * nothing more to HBase or the pods ({@code leading} false) while it exits.
+   */
+  public static BlockCachePolicyReconciler productionReconciler(BooleanSupplier leading) {
     HBaseConnector connector =
         settings -> {
           try {
-            return AdminHBaseCluster.connect(settings, AdminHBaseCluster.Options.defaults());
+            return AdminHBaseCluster.connect(
+                settings, AdminHBaseCluster.Options.defaults().withLeading(leading));
           } catch (HBaseClusterException e) {
             throw new IllegalStateException(e.getMessage(), e);
           }
@@ -262,7 +272,8 @@ public final class BlockCacheOperator {
         probe,
         JvmOptions.Trust.of(
             Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_JVM_AGENTS", "false")),
-            Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_ANY_JVM_OPTIONS", "false"))));
+            Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_ANY_JVM_OPTIONS", "false"))),
+        leading);
   }
 
   public static void main(List<String> args) throws IOException {
@@ -280,8 +291,12 @@ public final class BlockCacheOperator {
     // while the JVM is already shutting down (System.exit in a shutdown hook blocks forever, and
     // the pod would sit out its whole grace period).
     AtomicBoolean stopping = new AtomicBoolean();
+    boolean elect = Boolean.parseBoolean(env.getOrDefault("LEADER_ELECTION", "false"));
+    // the fence of every roll action: false from the moment the lease is lost (before the exit,
+    // whose shutdown hooks take seconds while reconciles and queued region moves still run)
+    AtomicBoolean leading = new AtomicBoolean(!elect);
     LeaderElectionConfiguration le =
-        Boolean.parseBoolean(env.getOrDefault("LEADER_ELECTION", "false"))
+        elect
             ? new LeaderElectionConfiguration(
                 env.getOrDefault("LEADER_ELECTION_LEASE", "hbase-cache-operator"),
                 podNs.get(),
@@ -290,8 +305,12 @@ public final class BlockCacheOperator {
                 LeaderElectionConfiguration.RETRY_PERIOD_DEFAULT_VALUE,
                 env.get("HOSTNAME"),
                 new LeaderCallbacks(
-                    () -> log.info("leading"),
                     () -> {
+                      leading.set(true);
+                      log.info("leading");
+                    },
+                    () -> {
+                      leading.set(false);
                       if (!stopping.get()) {
                         log.error("lost the leader lease: exiting so that a standby takes over");
                         System.exit(1);
@@ -301,7 +320,8 @@ public final class BlockCacheOperator {
                 false)
             : null;
     KubernetesClient client = new KubernetesClientBuilder().build();
-    BlockCacheOperator op = new BlockCacheOperator(client, namespaces, le, productionReconciler());
+    BlockCacheOperator op =
+        new BlockCacheOperator(client, namespaces, le, productionReconciler(leading::get));
     op.serveHttp(Integer.parseInt(env.getOrDefault("HTTP_PORT", "8080")), client);
     Runtime.getRuntime()
         .addShutdownHook(

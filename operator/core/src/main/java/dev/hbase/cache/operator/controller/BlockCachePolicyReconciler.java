@@ -38,6 +38,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -106,12 +107,25 @@ public class BlockCachePolicyReconciler
    */
   public BlockCachePolicyReconciler(
       Clock clock, HBaseConnector connector, CacheProbe probe, JvmOptions.Trust jvmTrust) {
+    this(clock, connector, probe, jvmTrust, () -> true);
+  }
+
+  /**
+   * @param leading whether this operator holds its leader lease now: the roll's actions are fenced
+   *     by it ({@link RollStep})
+   */
+  public BlockCachePolicyReconciler(
+      Clock clock,
+      HBaseConnector connector,
+      CacheProbe probe,
+      JvmOptions.Trust jvmTrust,
+      BooleanSupplier leading) {
     this.jvmTrust = jvmTrust;
     this.clock = clock;
     this.events = new Events(clock);
     this.clusters = new HBaseClusters(connector);
     this.metrics = new MetricsCollector(probe);
-    this.roll = new RollStep(clusters, metrics, events);
+    this.roll = new RollStep(clusters, metrics, events, leading);
     this.recommend = new RecommendStep(events, jvmTrust);
     this.apply = new ApplyStep(storage, events);
     this.disruptionBudget = new DisruptionBudgetStep(events);

@@ -28,6 +28,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,11 +44,19 @@ final class RollStep {
   private final HBaseClusters clusters;
   private final MetricsCollector metrics;
   private final Events events;
+  private final BooleanSupplier leading;
 
-  RollStep(HBaseClusters clusters, MetricsCollector metrics, Events events) {
+  /**
+   * @param leading whether this operator holds its leader lease now (always, without leader
+   *     election): an operator that lost it sends no action more, not even one its last reconcile
+   *     decided, while it exits; the new leader decides afresh from the status
+   */
+  RollStep(
+      HBaseClusters clusters, MetricsCollector metrics, Events events, BooleanSupplier leading) {
     this.clusters = clusters;
     this.metrics = metrics;
     this.events = events;
+    this.leading = leading;
   }
 
   /**
@@ -126,6 +135,12 @@ final class RollStep {
     if (r == null
         || !(Boolean.TRUE.equals(r.getBalancerWasOn())
             || (r.getInFlight() != null && !r.getInFlight().isEmpty()))) {
+      return;
+    }
+    if (!leading.getAsBoolean()) {
+      log.warn(
+          "policy {} deleted mid-roll: HBase not released, this operator no longer leads",
+          policy.getMetadata().getName());
       return;
     }
     ConfigMap base = c.configMap(policy.getSpec().getHbaseSiteConfigMap()).orElse(null);
@@ -209,7 +224,8 @@ final class RollStep {
   }
 
   /**
-   * Carries out one action; false if it failed (an ActionFailed event says why).
+   * Carries out one action; false if it failed (an ActionFailed event says why) or this operator no
+   * longer leads (then nothing is sent, not even the event).
    *
    * @param cachedPod a pod as the operator's informer has it (the one the roller decided on)
    */
@@ -220,6 +236,14 @@ final class RollStep {
       HBaseCluster cluster,
       RollModel.Action a) {
     String ns = policy.getMetadata().getNamespace();
+    if (!leading.getAsBoolean()) {
+      log.warn(
+          "policy {}/{}: {} not carried out: this operator no longer leads",
+          ns,
+          policy.getMetadata().getName(),
+          a);
+      return false;
+    }
     try {
       if (a instanceof RollModel.DeletePod d) {
         // Only the instance the roll decided on: the pod the informer showed it (same UID), and

@@ -17,6 +17,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.ClusterMetrics.Option;
@@ -61,15 +62,29 @@ public final class AdminHBaseCluster implements HBaseCluster {
       Duration operationTimeout,
       int retries,
       Duration connectTimeout,
-      Moves moves) {
+      Moves moves,
+      BooleanSupplier leading) {
 
     public static Options defaults() {
       return new Options(
-          Duration.ofSeconds(10), Duration.ofSeconds(20), 2, Duration.ofSeconds(2), Moves.WARM);
+          Duration.ofSeconds(10),
+          Duration.ofSeconds(20),
+          2,
+          Duration.ofSeconds(2),
+          Moves.WARM,
+          () -> true);
     }
 
     public Options withMoves(Moves m) {
-      return new Options(rpcTimeout, operationTimeout, retries, connectTimeout, m);
+      return new Options(rpcTimeout, operationTimeout, retries, connectTimeout, m, leading);
+    }
+
+    /**
+     * Whether this operator leads (its leader lease held): background moves queued before it lost
+     * the lease are not sent ({@link WarmMoves}).
+     */
+    public Options withLeading(BooleanSupplier l) {
+      return new Options(rpcTimeout, operationTimeout, retries, connectTimeout, moves, l);
     }
   }
 
@@ -115,6 +130,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
         moveConnection == null
             ? null
             : new WarmMoves(
+                options.leading(),
                 new WarmMoves.Master() {
                   @Override
                   public java.util.Collection<ServerId> takers() throws IOException {

@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,6 +29,9 @@ import org.slf4j.LoggerFactory;
  * meanwhile; the master would send the region to a random server then). Until it starts it can be
  * cancelled ({@link #cancelUnlessTo}); once started it runs to its end in the master. A region
  * queued or moving is not queued again. Nothing here waits for HBase on the caller's thread.
+ *
+ * <p>A queued move starts only while this operator leads ({@code leading}): one that lost its
+ * leader lease sends nothing more while it exits, and its successor decides afresh.
  */
 final class WarmMoves implements AutoCloseable {
 
@@ -66,11 +70,17 @@ final class WarmMoves implements AutoCloseable {
   }
 
   private final Master master;
+  private final BooleanSupplier leading;
   private final ExecutorService threads;
   private final Map<String, Pending> pending = new ConcurrentHashMap<>();
 
   WarmMoves(Master master) {
+    this(() -> true, master);
+  }
+
+  WarmMoves(BooleanSupplier leading, Master master) {
     this.master = master;
+    this.leading = leading;
     AtomicInteger n = new AtomicInteger();
     this.threads =
         Executors.newFixedThreadPool(
@@ -109,6 +119,10 @@ final class WarmMoves implements AutoCloseable {
 
   private void moveNow(String region, ServerId target) {
     try {
+      if (!leading.getAsBoolean()) {
+        LOG.warn("not moving {} to {}: this operator no longer leads", region, target);
+        return;
+      }
       if (!master.takers().contains(target)) {
         LOG.info("not moving {} to {}: it is gone or decommissioned since", region, target);
         return;

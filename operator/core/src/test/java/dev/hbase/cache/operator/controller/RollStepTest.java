@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.operator.connection.HBaseClusters;
+import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.roll.RollModel.DeletePod;
+import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -14,6 +16,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import java.time.Clock;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -28,11 +31,13 @@ class RollStepTest {
   static KubernetesClient client;
 
   final AtomicReference<Pod> informer = new AtomicReference<>();
+  final AtomicBoolean leading = new AtomicBoolean(true);
   final RollStep step =
       new RollStep(
           new HBaseClusters(settings -> null),
           new MetricsCollector((host, port) -> null),
-          new Events(Clock.systemUTC()));
+          new Events(Clock.systemUTC()),
+          leading::get);
   final Function<ResourceID, Optional<Pod>> cachedPod = id -> Optional.ofNullable(informer.get());
 
   static BlockCachePolicy policy() {
@@ -106,6 +111,32 @@ class RollStepTest {
     assertThat(step.execute(client, policy(), cachedPod, null, new DeletePod("rs-2", uid(old))))
         .isTrue();
     assertThat(live("rs-2")).extracting(RollStepTest::uid).isEqualTo(uid(successor));
+  }
+
+  @Test
+  void anOperatorThatLostItsLeaderLeaseSendsNothing() throws Exception {
+    Pod pod = create("rs-3");
+    informer.set(pod);
+    SimulatedHBase hbase = new SimulatedHBase(java.time.Instant::now);
+    leading.set(false); // lost between the roller's decision and its actions
+
+    assertThat(step.execute(client, policy(), cachedPod, hbase, new DeletePod("rs-3", uid(pod))))
+        .isFalse();
+    assertThat(live("rs-3")).as("the pod is not deleted").isNotNull();
+    assertThat(step.execute(client, policy(), cachedPod, hbase, new SwitchBalancer(false)))
+        .isFalse();
+    assertThat(hbase.balancerOn).as("HBase's balancer not switched").isTrue();
+    assertThat(client.v1().events().inNamespace("default").list().getItems())
+        .as("no event either")
+        .noneMatch(
+            e ->
+                e.getMessage() != null
+                    && (e.getMessage().contains("rs-3") || e.getMessage().contains("Balancer")));
+
+    leading.set(true); // the same instance leading again (a test only: a real one exits)
+    assertThat(step.execute(client, policy(), cachedPod, hbase, new SwitchBalancer(false)))
+        .isTrue();
+    assertThat(hbase.balancerOn).isFalse();
   }
 
   static String uid(Pod p) {

@@ -54,7 +54,9 @@ class WarmMovesTest {
   }
 
   final HeldMaster master = new HeldMaster();
-  final WarmMoves moves = new WarmMoves(master);
+  final java.util.concurrent.atomic.AtomicBoolean leading =
+      new java.util.concurrent.atomic.AtomicBoolean(true);
+  final WarmMoves moves = new WarmMoves(leading::get, master);
 
   @AfterEach
   void close() {
@@ -122,6 +124,20 @@ class WarmMovesTest {
     moves.send(TARGET, List.of("a"));
     await().atMost(Duration.ofSeconds(10)).until(() -> moves.regions().isEmpty());
     assertThat(master.done).containsExactly("a->rs-1");
+  }
+
+  @Test
+  void movesQueuedBeforeTheLeaderLeaseWasLostAreNotSent() throws Exception {
+    moves.send(TARGET, List.of("a", "b", "c", "d", "e", "f"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.started.size() == WarmMoves.THREADS);
+    List<String> running = List.copyOf(master.started);
+
+    leading.set(false); // the lease lost: the operator exits, its queued moves must not go out
+    master.gate.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> moves.regions().isEmpty());
+    assertThat(master.started)
+        .as("the moves already running end in the master; none queued starts")
+        .containsExactlyInAnyOrderElementsOf(running);
   }
 
   @Test
