@@ -24,12 +24,14 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,18 +47,39 @@ final class RollStep {
   private final MetricsCollector metrics;
   private final Events events;
   private final BooleanSupplier leading;
+  private final LongSupplier nanoTime;
+
+  /**
+   * The most a step's actions go on being sent after it began asking HBase: a decision made on a
+   * view older than this is not acted on further (the rest is decided again in the next reconcile,
+   * on a fresh view). Every HBase call has its own bound (seconds); this one bounds them together,
+   * so that a slow master holds a reconcile thread, shared by every policy, for about a minute at
+   * most.
+   */
+  static final Duration FRESH = Duration.ofSeconds(60);
+
+  RollStep(
+      HBaseClusters clusters, MetricsCollector metrics, Events events, BooleanSupplier leading) {
+    this(clusters, metrics, events, leading, System::nanoTime);
+  }
 
   /**
    * @param leading whether this operator holds its leader lease now (always, without leader
    *     election): an operator that lost it sends no action more, not even one its last reconcile
    *     decided, while it exits; the new leader decides afresh from the status
+   * @param nanoTime the clock of {@link #FRESH} ({@code System::nanoTime})
    */
   RollStep(
-      HBaseClusters clusters, MetricsCollector metrics, Events events, BooleanSupplier leading) {
+      HBaseClusters clusters,
+      MetricsCollector metrics,
+      Events events,
+      BooleanSupplier leading,
+      LongSupplier nanoTime) {
     this.clusters = clusters;
     this.metrics = metrics;
     this.events = events;
     this.leading = leading;
+    this.nanoTime = nanoTime;
   }
 
   /**
@@ -67,6 +90,7 @@ final class RollStep {
       PolicyContext c, Observed o, Planned p, RolloutStatus previous, boolean cacheReset) {
     KubernetesClient client = c.client();
     Instant now = c.now();
+    long since = nanoTime.getAsLong();
     BlockCachePolicy policy = o.policy();
     boolean ask = Roller.needsHBase(previous, o.pods(), p.revision());
     ClusterSnapshot hbase =
@@ -84,13 +108,41 @@ final class RollStep {
                 caches,
                 now,
                 o.replicas()));
-    for (RollModel.Action a : d.actions()) {
-      if (!execute(client, policy, c::cachedPod, cluster(o), a)) {
-        return Optional.empty();
-      }
+    if (!executeAll(client, policy, c::cachedPod, cluster(o), d.actions(), since)) {
+      return Optional.empty();
     }
     d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
+  }
+
+  /**
+   * Carries out the actions in order while the decision is fresh ({@link #FRESH} since {@code
+   * since}, a {@code nanoTime} reading); false at the first that fails or is too late.
+   */
+  boolean executeAll(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      Function<ResourceID, Optional<Pod>> cachedPod,
+      HBaseCluster cluster,
+      List<RollModel.Action> actions,
+      long since) {
+    for (RollModel.Action a : actions) {
+      Duration age = Duration.ofNanos(nanoTime.getAsLong() - since);
+      if (age.compareTo(FRESH) > 0) {
+        log.warn(
+            "policy {}/{}: {} and what follows not sent: decided {} s ago (HBase answered slowly);"
+                + " decided again in the next reconcile",
+            policy.getMetadata().getNamespace(),
+            policy.getMetadata().getName(),
+            a,
+            age.toSeconds());
+        return false;
+      }
+      if (!execute(client, policy, cachedPod, cluster, a)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -103,6 +155,7 @@ final class RollStep {
     KubernetesClient client = c.client();
     BlockCachePolicy policy = c.policy();
     Instant now = c.now();
+    long since = nanoTime.getAsLong();
     if (!Roller.needsHold(previous)) {
       return Optional.empty();
     }
@@ -114,10 +167,8 @@ final class RollStep {
       hbase = ClusterSnapshot.unreachable(now, e.getMessage());
     }
     Roller.Decision d = Roller.hold(previous, pods, hbase, why.name());
-    for (RollModel.Action a : d.actions()) {
-      if (!execute(client, policy, c::cachedPod, cluster, a)) {
-        return Optional.empty();
-      }
+    if (!executeAll(client, policy, c::cachedPod, cluster, d.actions(), since)) {
+      return Optional.empty();
     }
     d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);

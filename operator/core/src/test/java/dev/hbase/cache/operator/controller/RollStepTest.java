@@ -15,8 +15,11 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -137,6 +140,32 @@ class RollStepTest {
     assertThat(step.execute(client, policy(), cachedPod, hbase, new SwitchBalancer(false)))
         .isTrue();
     assertThat(hbase.balancerOn).isFalse();
+  }
+
+  @Test
+  void aDecisionIsNotActedOnOnceItIsOlderThanAMinute() {
+    SimulatedHBase hbase = new SimulatedHBase(java.time.Instant::now);
+    // each look at the clock: 40 s later (a master answering slowly)
+    AtomicLong clock = new AtomicLong();
+    RollStep slow =
+        new RollStep(
+            new HBaseClusters(settings -> null),
+            new MetricsCollector((host, port) -> null),
+            new Events(Clock.systemUTC()),
+            () -> true,
+            () -> clock.addAndGet(Duration.ofSeconds(40).toNanos()));
+
+    assertThat(
+            slow.executeAll(
+                client,
+                policy(),
+                cachedPod,
+                hbase,
+                List.of(new SwitchBalancer(false), new SwitchBalancer(true)),
+                0))
+        .as("not all done: the second action came 80 s after the decision")
+        .isFalse();
+    assertThat(hbase.balancerOn).as("only the first action went out").isFalse();
   }
 
   static String uid(Pod p) {
