@@ -329,12 +329,6 @@ abstract class KindScenario {
   static final Duration L2_SETTLED = Duration.ofSeconds(25);
 
   /**
-   * Until the policy's status shows every pod's L2 holding blocks and none of them growing for
-   * {@link #L2_SETTLED}: the state a roll that must keep caches starts from. Not a fixed size: a
-   * pod's share of the table is its regions' (seen on kind: rs-0 with 33 MiB beside 132 MiB on the
-   * others, 201 s to get past half a third of the table). How long it took goes to the report.
-   */
-  /**
    * Gives every RegionServer that holds none of the table's regions its share of them (the
    * workload's {@code spread}, as an administrator would with the shell's {@code move}), and
    * reports the regions per server before and after. A server with no regions has no blocks to
@@ -348,10 +342,20 @@ abstract class KindScenario {
     assertThat(r.phase()).as("workload spread: %s", r.log()).isEqualTo("Succeeded");
     r.log()
         .lines()
-        .filter(l -> l.startsWith("regions per server before") || l.startsWith("moved"))
+        .filter(
+            l ->
+                l.startsWith("regions per server before")
+                    || l.startsWith("moved")
+                    || l.startsWith("move of"))
         .forEach(l -> report.line("- the table's %s", l));
   }
 
+  /**
+   * Until the policy's status shows every pod's L2 holding blocks and none of them growing for
+   * {@link #L2_SETTLED}: the state a roll that must keep caches starts from. Not a fixed size: a
+   * pod's share of the table is its regions' (seen on kind: rs-0 with 33 MiB beside 132 MiB on the
+   * others, 201 s to get past half a third of the table). How long it took goes to the report.
+   */
   void awaitEveryPodCached(Duration bound) {
     Instant from = Instant.now();
     AtomicReference<BlockCachePolicy> seen = new AtomicReference<>();

@@ -240,8 +240,9 @@ public final class BlockCacheOperator {
   }
 
   /**
-   * {@link #productionReconciler()} fenced by the leader lease: an operator that lost it sends
-   * nothing more to HBase or the pods ({@code leading} false) while it exits.
+   * {@link #productionReconciler()} with the roll's actions fenced by the leader lease: an operator
+   * that lost it ({@code leading} false) deletes no pod and sends no drain, move, recommission or
+   * balancer switch while it exits.
    */
   public static BlockCachePolicyReconciler productionReconciler(BooleanSupplier leading) {
     HBaseConnector connector =

@@ -50,11 +50,11 @@ final class RollStep {
   private final LongSupplier nanoTime;
 
   /**
-   * The most a step's actions go on being sent after it began asking HBase: a decision made on a
-   * view older than this is not acted on further (the rest is decided again in the next reconcile,
-   * on a fresh view). Every HBase call has its own bound (seconds); this one bounds them together,
-   * so that a slow master holds a reconcile thread, shared by every policy, for about a minute at
-   * most.
+   * How long after a decision its actions go on being sent: the first always goes, one that would
+   * start later is not sent (the rest is decided again in the next reconcile, on a fresh view, and
+   * an ActionFailed event says so). Every HBase call has its own bound (seconds; a drain or a
+   * reload reads the cluster again inside); this one bounds a step's actions together, so that a
+   * slow master holds a reconcile thread, shared by every policy, for about a minute more at most.
    */
   static final Duration FRESH = Duration.ofSeconds(60);
 
@@ -90,7 +90,6 @@ final class RollStep {
       PolicyContext c, Observed o, Planned p, RolloutStatus previous, boolean cacheReset) {
     KubernetesClient client = c.client();
     Instant now = c.now();
-    long since = nanoTime.getAsLong();
     BlockCachePolicy policy = o.policy();
     boolean ask = Roller.needsHBase(previous, o.pods(), p.revision());
     ClusterSnapshot hbase =
@@ -108,7 +107,7 @@ final class RollStep {
                 caches,
                 now,
                 o.replicas()));
-    if (!executeAll(client, policy, c::cachedPod, cluster(o), d.actions(), since)) {
+    if (!executeAll(client, policy, c::cachedPod, cluster(o), d.actions(), nanoTime.getAsLong())) {
       return Optional.empty();
     }
     d.events().forEach(e -> events.record(client, policy, e));
@@ -117,7 +116,8 @@ final class RollStep {
 
   /**
    * Carries out the actions in order while the decision is fresh ({@link #FRESH} since {@code
-   * since}, a {@code nanoTime} reading); false at the first that fails or is too late.
+   * since}, a {@code nanoTime} reading taken when it was made); false at the first that fails or
+   * would start too late.
    */
   boolean executeAll(
       KubernetesClient client,
@@ -126,16 +126,21 @@ final class RollStep {
       HBaseCluster cluster,
       List<RollModel.Action> actions,
       long since) {
-    for (RollModel.Action a : actions) {
-      Duration age = Duration.ofNanos(nanoTime.getAsLong() - since);
+    for (int i = 0; i < actions.size(); i++) {
+      RollModel.Action a = actions.get(i);
+      Duration age = i == 0 ? Duration.ZERO : Duration.ofNanos(nanoTime.getAsLong() - since);
       if (age.compareTo(FRESH) > 0) {
+        String what =
+            a
+                + " and what follows not sent: decided "
+                + age.toSeconds()
+                + " s ago (HBase answered slowly); decided again in the next reconcile";
         log.warn(
-            "policy {}/{}: {} and what follows not sent: decided {} s ago (HBase answered slowly);"
-                + " decided again in the next reconcile",
+            "policy {}/{}: {}",
             policy.getMetadata().getNamespace(),
             policy.getMetadata().getName(),
-            a,
-            age.toSeconds());
+            what);
+        events.warn(client, policy, Reason.ActionFailed, what);
         return false;
       }
       if (!execute(client, policy, cachedPod, cluster, a)) {
@@ -155,7 +160,6 @@ final class RollStep {
     KubernetesClient client = c.client();
     BlockCachePolicy policy = c.policy();
     Instant now = c.now();
-    long since = nanoTime.getAsLong();
     if (!Roller.needsHold(previous)) {
       return Optional.empty();
     }
@@ -167,7 +171,7 @@ final class RollStep {
       hbase = ClusterSnapshot.unreachable(now, e.getMessage());
     }
     Roller.Decision d = Roller.hold(previous, pods, hbase, why.name());
-    if (!executeAll(client, policy, c::cachedPod, cluster, d.actions(), since)) {
+    if (!executeAll(client, policy, c::cachedPod, cluster, d.actions(), nanoTime.getAsLong())) {
       return Optional.empty();
     }
     d.events().forEach(e -> events.record(client, policy, e));
@@ -176,9 +180,10 @@ final class RollStep {
 
   /**
    * The policy is deleted mid-roll: HBase is left as a roll would leave it, balancer restored and
-   * decommission marks cleared. Each step on its own, a failure logged: the balancer matters most,
-   * and a mark that cannot be cleared belongs to an instance that is gone (its pod restarts under a
-   * new start code, unmarked).
+   * decommission marks cleared. Not fenced by the leader lease: it only gives back, and a policy
+   * whose finalizer goes is never seen by the next leader. Each step on its own, a failure logged:
+   * the balancer matters most, and a mark that cannot be cleared belongs to an instance that is
+   * gone (its pod restarts under a new start code, unmarked).
    */
   void release(PolicyContext c) {
     BlockCachePolicy policy = c.policy();
@@ -188,12 +193,7 @@ final class RollStep {
             || (r.getInFlight() != null && !r.getInFlight().isEmpty()))) {
       return;
     }
-    if (!leading.getAsBoolean()) {
-      log.warn(
-          "policy {} deleted mid-roll: HBase not released, this operator no longer leads",
-          policy.getMetadata().getName());
-      return;
-    }
+
     ConfigMap base = c.configMap(policy.getSpec().getHbaseSiteConfigMap()).orElse(null);
     if (Boolean.TRUE.equals(r.getBalancerWasOn())) {
       bestEffort(

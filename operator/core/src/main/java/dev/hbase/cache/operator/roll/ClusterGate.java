@@ -77,13 +77,17 @@ final class ClusterGate {
    * earlier: something else may have gone down since (a RegionServer killed, a pod evicted).
    */
   boolean stillOpen(PodRoll r) {
+    return closedFor(r) == null;
+  }
+
+  /** {@link #stillOpen}, with why it is closed (a wait recorded), or null when it is open. */
+  String closedFor(PodRoll r) {
     Optional<PodView> pod = t.podByName(r.getPod());
     String gate = pod.isEmpty() ? r.getPod() + " does not exist" : why(pod.get());
     if (gate != null) {
       t.waitFor(Reason.ClusterNotHealthy, gate);
-      return false;
     }
-    return true;
+    return gate;
   }
 
   /** Why a ready pod may not go down now, or null. */

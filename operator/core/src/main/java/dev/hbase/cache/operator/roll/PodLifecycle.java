@@ -59,6 +59,14 @@ final class PodLifecycle {
   }
 
   void advance(PodRoll r) {
+    if (r.getMasterUnreachableSince() != null && t.hbase().masterReachable()) {
+      // the master answers again: the outage does not count against the step's timeout
+      Duration outage = Duration.between(Instant.parse(r.getMasterUnreachableSince()), t.now());
+      if (r.getStepStartedAt() != null && !outage.isNegative()) {
+        r.setStepStartedAt(Instant.parse(r.getStepStartedAt()).plus(outage).toString());
+      }
+      r.setMasterUnreachableSince(null);
+    }
     Optional<PodView> pod = t.podByName(r.getPod());
     switch (r.getStep()) {
       case Draining -> draining(r);
@@ -164,15 +172,16 @@ final class PodLifecycle {
   }
 
   /**
-   * The master does not answer: the pod's step waits, and its clock does not run out meanwhile.
-   * Otherwise a step that outlived an outage of minutes would time out the moment the master is
-   * back, and block the roll until the next spec change. The clock starts again whenever half of
-   * podReadyTimeout has passed, so at least half of it is left when the master answers again, and
-   * the status is written at most that often during an outage.
+   * The master does not answer: the pod's step waits, and the outage does not count against its
+   * timeout ({@code masterUnreachableSince}; {@link #advance} moves the step's start on by the
+   * outage once the master answers). Otherwise a step that outlived an outage of minutes would time
+   * out the moment the master is back, and block the roll until the next spec change. Only the time
+   * the master answered counts, so a master that answers now and then still lets a step time out
+   * (after more wall time). Two status writes per outage: its start and its end.
    */
   void masterUnreachable(PodRoll r) {
-    if (t.timedOut(r, t.s.podReadyTimeout().dividedBy(2))) {
-      t.to(r, r.getStep());
+    if (r.getMasterUnreachableSince() == null) {
+      r.setMasterUnreachableSince(t.now().toString());
     }
     t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + t.hbase().error());
   }
@@ -181,7 +190,12 @@ final class PodLifecycle {
 
   void deleting(PodRoll r, Optional<PodView> pod) {
     if (pod.isPresent() && pod.get().uid().equals(r.getUid()) && !pod.get().terminating()) {
-      if (r.getOldServer() != null && !gate.stillOpen(r)) {
+      if (r.getOldServer() != null && !t.hbase().masterReachable()) {
+        masterUnreachable(r); // a drained pod: the gate cannot be asked, nor the regions sent back
+        return;
+      }
+      String closed = r.getOldServer() == null ? null : gate.closedFor(r);
+      if (closed != null) {
         // a drained pod: what was true at admission is checked again before the delete; the
         // cluster is a server short meanwhile, so not for longer than podReadyTimeout (another
         // pod stuck Terminating on a lost node may keep the gate closed for hours)
@@ -189,8 +203,7 @@ final class PodLifecycle {
           drainTimedOut(
               r,
               ServerId.parse(r.getOldServer()),
-              Narration.drainedNotDeleted(
-                  r, t.s.podReadyTimeout(), t.waiting() == null ? null : t.waiting().message()));
+              Narration.drainedNotDeleted(r, t.s.podReadyTimeout(), closed));
         }
         return;
       }

@@ -114,6 +114,7 @@ final class StepState {
   void to(PodRoll r, Step step) {
     r.setStep(step);
     r.setStepStartedAt(in.now().toString());
+    r.setMasterUnreachableSince(null);
   }
 
   boolean timedOut(PodRoll r, Duration limit) {

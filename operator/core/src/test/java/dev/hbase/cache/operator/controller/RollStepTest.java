@@ -121,24 +121,21 @@ class RollStepTest {
     Pod pod = create("rs-3");
     informer.set(pod);
     SimulatedHBase hbase = new SimulatedHBase(java.time.Instant::now);
+    BlockCachePolicy fenced = policy();
+    fenced.getMetadata().setName("fenced");
     leading.set(false); // lost between the roller's decision and its actions
 
-    assertThat(step.execute(client, policy(), cachedPod, hbase, new DeletePod("rs-3", uid(pod))))
+    assertThat(step.execute(client, fenced, cachedPod, hbase, new DeletePod("rs-3", uid(pod))))
         .isFalse();
     assertThat(live("rs-3")).as("the pod is not deleted").isNotNull();
-    assertThat(step.execute(client, policy(), cachedPod, hbase, new SwitchBalancer(false)))
-        .isFalse();
+    assertThat(step.execute(client, fenced, cachedPod, hbase, new SwitchBalancer(false))).isFalse();
     assertThat(hbase.balancerOn).as("HBase's balancer not switched").isTrue();
     assertThat(client.v1().events().inNamespace("default").list().getItems())
         .as("no event either")
-        .noneMatch(
-            e ->
-                e.getMessage() != null
-                    && (e.getMessage().contains("rs-3") || e.getMessage().contains("Balancer")));
+        .noneMatch(e -> "fenced".equals(e.getInvolvedObject().getName()));
 
     leading.set(true); // the same instance leading again (a test only: a real one exits)
-    assertThat(step.execute(client, policy(), cachedPod, hbase, new SwitchBalancer(false)))
-        .isTrue();
+    assertThat(step.execute(client, fenced, cachedPod, hbase, new SwitchBalancer(false))).isTrue();
     assertThat(hbase.balancerOn).isFalse();
   }
 
@@ -161,11 +158,22 @@ class RollStepTest {
                 policy(),
                 cachedPod,
                 hbase,
-                List.of(new SwitchBalancer(false), new SwitchBalancer(true)),
+                List.of(
+                    new SwitchBalancer(false), new SwitchBalancer(true), new SwitchBalancer(false)),
                 0))
-        .as("not all done: the second action came 80 s after the decision")
+        .as("not all done: the third action would have started 80 s after the decision")
         .isFalse();
-    assertThat(hbase.balancerOn).as("only the first action went out").isFalse();
+    assertThat(hbase.balancerOn).as("the first two actions went out, not the third").isTrue();
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(client.v1().events().inNamespace("default").list().getItems())
+                    .as("an ActionFailed event says what was not sent")
+                    .anyMatch(
+                        e ->
+                            "ActionFailed".equals(e.getReason())
+                                && e.getMessage().contains("decided 80 s ago")));
   }
 
   static String uid(Pod p) {

@@ -144,6 +144,36 @@ class RollGivesBackTest {
   }
 
   @Test
+  void aDrainThatCannotFinishStillTimesOutUnderAMasterThatAnswersEveryOtherTime() {
+    FakeCluster c = threeServers();
+    c.hbase.unmovable.add("b1"); // rs-1 (first) cannot be emptied
+    Instant from = c.now;
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            5000,
+            st -> {
+              if (!st.getInFlight().isEmpty()) {
+                c.hbase.masterReachable = !c.hbase.masterReachable; // flapping from the drain on
+              }
+              return st.getPhase() == Phase.Blocked;
+            },
+            log);
+    c.hbase.masterReachable = true;
+    assertThat(s.getPhase())
+        .as("blocked, not waiting for ever: %s", s.getMessage())
+        .isEqualTo(Phase.Blocked);
+    assertThat(log.get(log.size() - 1).outcome())
+        .isInstanceOfSatisfying(
+            Blocked.class, b -> assertThat(b.reason()).isEqualTo(Reason.DrainTimeout));
+    // only the time the master answered counts: later than podReadyTimeout (10m), not never
+    assertThat(Duration.between(from, c.now)).isGreaterThan(Duration.ofMinutes(10));
+    assertThat(c.hbase.servers.get("rs-1").regions).containsExactlyInAnyOrder("b0", "b1");
+  }
+
+  @Test
   void aRestartedPodWaitingForAMasterThatDoesNotAnswerIsNotBlockedForIt() {
     FakeCluster c = threeServers();
     RolloutStatus s =

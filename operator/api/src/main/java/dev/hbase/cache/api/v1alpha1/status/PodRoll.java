@@ -32,6 +32,12 @@ public class PodRoll {
   private Step step;
   private String stepStartedAt;
 
+  /**
+   * Since when the HBase master has not answered during this step (null while it answers): the time
+   * until it answers again does not count against the step's timeout.
+   */
+  private String masterUnreachableSince;
+
   /** Why the pod goes first: Stuck, Unready, or null for a ready pod. */
   private String reason;
 
