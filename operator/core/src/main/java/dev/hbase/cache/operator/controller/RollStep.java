@@ -129,18 +129,21 @@ final class RollStep {
     for (int i = 0; i < actions.size(); i++) {
       RollModel.Action a = actions.get(i);
       Duration age = i == 0 ? Duration.ZERO : Duration.ofNanos(nanoTime.getAsLong() - since);
-      if (age.compareTo(FRESH) > 0) {
-        String what =
-            a
-                + " and what follows not sent: decided "
-                + age.toSeconds()
-                + " s ago (HBase answered slowly); decided again in the next reconcile";
+      if (age.compareTo(FRESH) > 0 && leading.getAsBoolean()) { // else execute refuses, silently
         log.warn(
-            "policy {}/{}: {}",
+            "policy {}/{}: {} and what follows not sent: decided {} s ago",
             policy.getMetadata().getNamespace(),
             policy.getMetadata().getName(),
-            what);
-        events.warn(client, policy, Reason.ActionFailed, what);
+            a,
+            age.toSeconds());
+        // one message for every such case: the same event counts up instead of a new one each
+        events.warn(
+            client,
+            policy,
+            Reason.ActionFailed,
+            "a roll step's actions not all sent: decided more than "
+                + FRESH.toSeconds()
+                + " s before (HBase answered slowly); the rest decided again in the next reconcile");
         return false;
       }
       if (!execute(client, policy, cachedPod, cluster, a)) {

@@ -59,13 +59,8 @@ final class PodLifecycle {
   }
 
   void advance(PodRoll r) {
-    if (r.getMasterUnreachableSince() != null && t.hbase().masterReachable()) {
-      // the master answers again: the outage does not count against the step's timeout
-      Duration outage = Duration.between(Instant.parse(r.getMasterUnreachableSince()), t.now());
-      if (r.getStepStartedAt() != null && !outage.isNegative()) {
-        r.setStepStartedAt(Instant.parse(r.getStepStartedAt()).plus(outage).toString());
-      }
-      r.setMasterUnreachableSince(null);
+    if (t.hbase().masterReachable()) {
+      StepState.outageOver(r, t.now()); // the outage does not count against the step's timeout
     }
     Optional<PodView> pod = t.podByName(r.getPod());
     switch (r.getStep()) {
@@ -173,11 +168,12 @@ final class PodLifecycle {
 
   /**
    * The master does not answer: the pod's step waits, and the outage does not count against its
-   * timeout ({@code masterUnreachableSince}; {@link #advance} moves the step's start on by the
-   * outage once the master answers). Otherwise a step that outlived an outage of minutes would time
-   * out the moment the master is back, and block the roll until the next spec change. Only the time
-   * the master answered counts, so a master that answers now and then still lets a step time out
-   * (after more wall time). Two status writes per outage: its start and its end.
+   * timeout ({@code masterUnreachableSince}: {@link StepState#timedOut} stops the step's clock,
+   * {@link StepState#outageOver} moves its start on by the outage once the master answers).
+   * Otherwise a step that outlived an outage of minutes would time out the moment the master is
+   * back, and block the roll until the next spec change. Only the time the master answered counts,
+   * so a master that answers now and then still lets a step time out (after more wall time). Two
+   * status writes per outage: its start and its end.
    */
   void masterUnreachable(PodRoll r) {
     if (r.getMasterUnreachableSince() == null) {

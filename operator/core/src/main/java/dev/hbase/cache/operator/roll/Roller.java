@@ -193,6 +193,7 @@ public final class Roller {
           new Blocked(Reason.HBaseUnreachable, "held (" + why + "); " + hbase.error()),
           StepState.POLL);
     }
+    st.getInFlight().forEach(r -> StepState.outageOver(r, hbase.at()));
     boolean balancerBackOn = BalancerSwitch.backOnWhileHeld(st, hbase, actions);
     List<String> returned = new ArrayList<>();
     for (PodRoll r : List.copyOf(st.getInFlight())) {

@@ -117,9 +117,34 @@ final class StepState {
     r.setMasterUnreachableSince(null);
   }
 
+  /**
+   * Whether the pod's step has run longer than {@code limit}, not counting an HBase master outage:
+   * while one is open ({@code masterUnreachableSince}) the step's clock stands at its start.
+   */
   boolean timedOut(PodRoll r, Duration limit) {
+    Instant until =
+        r.getMasterUnreachableSince() != null
+            ? Instant.parse(r.getMasterUnreachableSince())
+            : in.now();
     return r.getStepStartedAt() != null
-        && Duration.between(Instant.parse(r.getStepStartedAt()), in.now()).compareTo(limit) > 0;
+        && Duration.between(Instant.parse(r.getStepStartedAt()), until).compareTo(limit) > 0;
+  }
+
+  /**
+   * The master answers again: the outage since {@code masterUnreachableSince} does not count
+   * against the pod's step, whose start moves on by it (never past {@code now}: another leader's
+   * clock may differ).
+   */
+  static void outageOver(PodRoll r, Instant now) {
+    if (r.getMasterUnreachableSince() == null) {
+      return;
+    }
+    Duration outage = Duration.between(Instant.parse(r.getMasterUnreachableSince()), now);
+    if (r.getStepStartedAt() != null && !outage.isNegative()) {
+      Instant shifted = Instant.parse(r.getStepStartedAt()).plus(outage);
+      r.setStepStartedAt((shifted.isAfter(now) ? now : shifted).toString());
+    }
+    r.setMasterUnreachableSince(null);
   }
 
   Optional<PodView> podByName(String name) {

@@ -173,7 +173,7 @@ class RollStepTest {
                     .anyMatch(
                         e ->
                             "ActionFailed".equals(e.getReason())
-                                && e.getMessage().contains("decided 80 s ago")));
+                                && e.getMessage().contains("decided more than 60 s before")));
   }
 
   static String uid(Pod p) {
