@@ -50,7 +50,12 @@ write_phases() {
     echo "| total | $((SECONDS - t_all)) s |"
     # .ci/run says when other work shared the machine's cores with this run (its jvm lane): the
     # figures above (seconds per pod, p99s) were measured under that load
-    [ -n "${CI_E2E_BESIDE:-}" ] && echo && echo "Ran beside: $CI_E2E_BESIDE."
+    # (an if, not `[ ] &&`: as the group's last command a false test would make it fail, and
+    # under set -e the EXIT trap would exit 1 after a green suite)
+    if [ -n "${CI_E2E_BESIDE:-}" ]; then
+      echo
+      echo "Ran beside: $CI_E2E_BESIDE."
+    fi
   } >>"$TARGET/e2e-report.md"
 }
 cleanup() {
