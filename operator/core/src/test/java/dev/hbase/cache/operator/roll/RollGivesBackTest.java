@@ -72,19 +72,9 @@ class RollGivesBackTest {
             null);
     assertThat(s.getInFlight()).extracting(r -> r.getPod()).containsExactly("rs-1");
     // then another pod is stuck Terminating (its node lost): the gate stays closed
-    FakeCluster.Pod lost = c.pods.get("rs-0");
-    lost.terminating = true;
-    lost.ready = false;
-    lost.readyAt = null;
+    FakeCluster.Pod lost = stuckTerminating(c, "rs-0");
     List<Roller.Decision> log = new ArrayList<>();
-    Instant from = c.now;
-    s =
-        c.run(
-            s,
-            FakeCluster.settings(NEW),
-            2000,
-            st -> c.now.isAfter(from.plus(Duration.ofMinutes(15))),
-            log);
+    s = runFor(c, s, Duration.ofMinutes(15), log);
     assertThat(c.restarts).as("no pod restarted while the gate is closed").isEmpty();
     assertThat(s.getInFlight()).as("the drained pod left the roll").isEmpty();
     assertThat(c.hbase.servers.get("rs-1").regions)
@@ -124,14 +114,7 @@ class RollGivesBackTest {
     assertThat(s.getInFlight()).extracting(r -> r.getStep()).containsExactly(Step.Reloading);
     // the master is gone for 15 minutes, longer than podReadyTimeout (10m)
     c.hbase.masterReachable = false;
-    Instant from = c.now;
-    s =
-        c.run(
-            s,
-            FakeCluster.settings(NEW),
-            2000,
-            st -> c.now.isAfter(from.plus(Duration.ofMinutes(15))),
-            null);
+    s = runFor(c, s, Duration.ofMinutes(15), null);
     c.hbase.masterReachable = true;
     List<Roller.Decision> log = new ArrayList<>();
     s = c.run(s, FakeCluster.settings(NEW), 1000, st -> idle(st) && c.allAt(NEW), log);
@@ -185,10 +168,7 @@ class RollGivesBackTest {
             100,
             st -> c.executed.stream().anyMatch(a -> a instanceof Drain),
             null);
-    FakeCluster.Pod lost = c.pods.get("rs-0"); // the gate closed: a pod stuck Terminating
-    lost.terminating = true;
-    lost.ready = false;
-    lost.readyAt = null;
+    stuckTerminating(c, "rs-0"); // the gate closed
     s =
         c.run(
             s,
@@ -198,14 +178,7 @@ class RollGivesBackTest {
             null);
     // the master gone for 15 minutes: nothing is sent to it (FakeCluster fails the test if so)
     c.hbase.masterReachable = false;
-    Instant down = c.now;
-    s =
-        c.run(
-            s,
-            FakeCluster.settings(NEW),
-            2000,
-            st -> c.now.isAfter(down.plus(Duration.ofMinutes(15))),
-            null);
+    s = runFor(c, s, Duration.ofMinutes(15), null);
     assertThat(s.getInFlight()).extracting(r -> r.getStep()).containsExactly(Step.Deleting);
     c.hbase.masterReachable = true;
     Instant back = c.now;
@@ -233,14 +206,7 @@ class RollGivesBackTest {
     assertThat(s.getInFlight()).extracting(r -> r.getPod()).containsExactly("rs-1");
     c.vanish("rs-1"); // its pod object not re-created yet
     c.hbase.masterReachable = false;
-    Instant down = c.now;
-    s =
-        c.run(
-            s,
-            FakeCluster.settings(NEW),
-            2000,
-            st -> c.now.isAfter(down.plus(Duration.ofMinutes(15))),
-            null);
+    s = runFor(c, s, Duration.ofMinutes(15), null);
     // the spec changes while the master is still gone: rs-1's restart must not be given up
     c.templateRevision = "rev-newer";
     s = c.run(s, FakeCluster.settings("rev-newer"), 1, st -> true, null);
@@ -271,15 +237,8 @@ class RollGivesBackTest {
             st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == Step.WaitingReady),
             null);
     c.hbase.masterReachable = false;
-    Instant from = c.now;
     List<Roller.Decision> log = new ArrayList<>();
-    s =
-        c.run(
-            s,
-            FakeCluster.settings(NEW),
-            2000,
-            st -> c.now.isAfter(from.plus(Duration.ofMinutes(15))),
-            log);
+    s = runFor(c, s, Duration.ofMinutes(15), log);
     assertThat(log)
         .extracting(Roller.Decision::outcome)
         .as("waits for the master, not blocked by the pod's ready timeout")
@@ -288,6 +247,22 @@ class RollGivesBackTest {
     c.hbase.masterReachable = true;
     s = c.run(s, FakeCluster.settings(NEW), 1000, st -> idle(st) && c.allAt(NEW), null);
     assertThat(idle(s)).as("the roll finished: %s", s.getMessage()).isTrue();
+  }
+
+  /** Another pod stuck Terminating (its node lost): the cluster gate stays closed. */
+  static FakeCluster.Pod stuckTerminating(FakeCluster c, String pod) {
+    FakeCluster.Pod p = c.pods.get(pod);
+    p.terminating = true;
+    p.ready = false;
+    p.readyAt = null;
+    return p;
+  }
+
+  /** The roller at the current revision for {@code d} of simulated time. */
+  static RolloutStatus runFor(
+      FakeCluster c, RolloutStatus s, Duration d, List<Roller.Decision> log) {
+    Instant until = c.now.plus(d);
+    return c.run(s, FakeCluster.settings(NEW), 2000, st -> c.now.isAfter(until), log);
   }
 
   static int indexOfFirst(List<Action> actions, Class<?> type) {
