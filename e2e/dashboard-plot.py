@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from timeaxis import time_axis  # noqa: E402
 
 PERCENT = re.compile(r"ratio|hit_count|gc_time")
 
@@ -65,7 +65,7 @@ def main(src, out):
                 top = max([1.0] + [max(line.get_ydata(), default=0) for line in ax.lines])
                 ax.set_ylim(bottom=0, top=top * 1.03)
         ax.set_title(title, fontsize=9)
-        ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
+        time_axis(ax, maxticks=8)
         ax.tick_params(labelsize=7)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")

@@ -18,8 +18,8 @@ from datetime import datetime, timezone
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from timeaxis import time_axis  # noqa: E402
 
 R = re.compile(r"^R (\d+) ok=(\d+) fail=(\d+) p50=[\d.]+ p99=([\d.]+)")
 
@@ -96,7 +96,7 @@ def main(target, out, window=None):
             ax.axvline(when, color="orange", linewidth=0.6, alpha=0.7)
         a.annotate(pod.rsplit("-", 1)[-1], (when, a.get_ylim()[1]), fontsize=6, color="darkorange",
                    ha="center", va="bottom", annotation_clip=False)
-    c.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
+    time_axis(c)
     fails = sum(r[2] for r in reads)
     fig.suptitle(f"{os.environ.get('ROLL_PLOT_WHAT', 'make e2e')} on kind: the reader (200 gets/s over the whole table) and the cluster's cache; "
                  f"orange: a RegionServer restart (pod ordinal above); {sum(r[1] for r in reads)} reads, {fails} failed",
