@@ -229,6 +229,7 @@ public final class MetricsCollector {
       r.setL2HitRatio(round(d == null ? null : d.l2().ratioOrNull()));
       r.setCumulativeHitRatio(round(CacheRatios.dataReadHitRatio(c.data(), s.hasL2())));
       r.setL2UsedBytes(s.hasL2() ? s.l2UsedBytes() : null);
+      r.setEvictions(s.evictions());
       r.setFailedInsertions(s.failedInsertions());
       size += s.l1CapacityBytes() + s.l2CapacityBytes();
       used += s.l1UsedBytes() + s.l2UsedBytes();

@@ -27,7 +27,13 @@ import java.util.Map;
  * value with 1 on the current one, as kube-state-metrics does. Every series carries {@code
  * namespace}, {@code policy} and {@code statefulset}; per-RegionServer series add {@code pod}.
  *
- * <p>Pure: {@link #render} turns policies into text. README.md lists the families.
+ * <p>Every counter is one RegionServer's own ({@code hbase_cache_regionserver_*_total}, with {@code
+ * pod}): it goes down only when that RegionServer restarts, which Prometheus reads as the reset it
+ * is. None is a sum over pods (such a sum drops whenever any one restarts, and {@code increase()}
+ * counts the rest of it again); the cluster's figure is {@code sum by (namespace, policy)
+ * (rate(...))} in PromQL.
+ *
+ * <p>Pure: {@link #render} turns policies into text. docs/operations/metrics.md lists the families.
  */
 public final class PolicyMetrics {
   private PolicyMetrics() {}
@@ -171,19 +177,10 @@ public final class PolicyMetrics {
         "L1 + L2 bytes in use, Ready RegionServers.",
         l,
         c.getUsedBytes());
-    out.add(
-        "evictions_total",
-        Type.counter,
-        "Block evictions, summed over the Ready RegionServers since each started (drops when one"
-            + " restarts: a counter reset).",
-        l,
-        c.getEvictions());
-    out.add(
-        "failed_insertions_total",
-        Type.counter,
-        "Blocks the L2 writer queues dropped, summed as evictions_total.",
-        l,
-        c.getFailedInsertions());
+    // No counters here: a sum over the Ready RegionServers drops whenever one restarts (or is
+    // not Ready), which Prometheus takes for a counter reset and increase() then counts the whole
+    // remaining sum again. The counters are per pod (regionServer below); a cluster-wide figure
+    // is sum by (namespace, policy) (rate(...)) in PromQL.
   }
 
   private static void recommendation(Out out, String l, Recommendation r) {
@@ -348,9 +345,16 @@ public final class PolicyMetrics {
         l,
         r.getL2UsedBytes());
     out.add(
+        "regionserver_evictions_total",
+        Type.counter,
+        "Blocks evicted from the pod's caches since its RegionServer started (resets with it).",
+        l,
+        r.getEvictions());
+    out.add(
         "regionserver_failed_insertions_total",
         Type.counter,
-        "Blocks the pod's L2 writer queues dropped since it started.",
+        "Blocks the pod's L2 writer queues dropped since its RegionServer started (resets with"
+            + " it).",
         l,
         r.getFailedInsertions());
     out.add(

@@ -1,11 +1,13 @@
 package dev.hbase.cache.operator.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.spec.MetricsSpec;
+import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
 import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
@@ -75,6 +77,49 @@ class MetricsCollectorTest {
     hbase.reads("rs-1", 100, 0);
     restarted.update(policy, status, pods, true, now);
     assertThat(roll.getDataReads()).isEqualTo(600);
+  }
+
+  /**
+   * Each RegionServer's own counters in its row (the per-pod counters on /metrics): a pod that is
+   * not Ready keeps its last figures (not scraped, its row as it was), and its restart starts them
+   * from 0 as its RegionServer's do. Nothing else about the other pods changes.
+   */
+  @Test
+  void eachPodsCountersAreItsOwnAndGoDownOnlyWhenItRestarts() {
+    BlockCachePolicy policy = new BlockCachePolicy();
+    policy.setMetadata(new ObjectMetaBuilder().withName("p").withUid("uid-3").build());
+    policy.setSpec(new BlockCachePolicySpec().setMetrics(new MetricsSpec().setInterval("30s")));
+    hbase.register("rs-0", "rs-0.x", "10.0.0.1", List.of());
+    hbase.register("rs-1", "rs-1.x", "10.0.0.2", List.of());
+    hbase.churn("rs-0", 100, 40, 0);
+    hbase.churn("rs-1", 100, 25, 0);
+    List<PodView> pods = List.of(pod("rs-0", "10.0.0.1", true), pod("rs-1", "10.0.0.2", true));
+    BlockCachePolicyStatus status = new BlockCachePolicyStatus();
+    metrics.update(policy, status, pods, false, now);
+    assertThat(status.getRegionServers())
+        .extracting(RegionServerStatus::getPod, RegionServerStatus::getEvictions)
+        .containsExactly(tuple("rs-0", 40L), tuple("rs-1", 25L));
+
+    // rs-1 goes down: its row keeps 25 (the cluster's sum in status.cache drops: not a counter)
+    hbase.unregister("rs-1");
+    hbase.churn("rs-0", 100, 10, 0);
+    now = now.plusSeconds(30);
+    metrics.update(
+        policy, status, List.of(pods.get(0), pod("rs-1", "10.0.0.2", false)), false, now);
+    assertThat(status.getRegionServers())
+        .extracting(RegionServerStatus::getPod, RegionServerStatus::getEvictions)
+        .containsExactly(tuple("rs-0", 50L), tuple("rs-1", 25L));
+
+    // its new instance counts from its own start
+    hbase.register("rs-1", "rs-1.x", "10.0.0.2", List.of());
+    hbase.churn("rs-1", 100, 3, 0);
+    now = now.plusSeconds(30);
+    metrics.update(policy, status, pods, false, now);
+    assertThat(status.getRegionServers())
+        .extracting(RegionServerStatus::getPod, RegionServerStatus::getEvictions)
+        .containsExactly(tuple("rs-0", 50L), tuple("rs-1", 3L));
+    assertThat(status.getRegionServers())
+        .allSatisfy(r -> assertThat(r.getFailedInsertions()).as(r.getPod()).isNotNull());
   }
 
   /**

@@ -84,6 +84,7 @@ class PolicyMetricsTest {
                 .setConfigHash("abc")
                 .setHitRatio(1.0)
                 .setL2UsedBytes(100L)
+                .setEvictions(12L)
                 .setFailedInsertions(0L)
                 .setRetainedFraction(1.0));
     s.getRegionServers()
@@ -109,8 +110,6 @@ class PolicyMetricsTest {
             "hbase_cache_hit_ratio{" + L + "} 0.9875",
             "hbase_cache_expected_hit_ratio{" + L + "} 0.9",
             "hbase_cache_capacity_bytes{" + L + "} 3221225472",
-            "hbase_cache_evictions_total{" + L + "} 12",
-            "hbase_cache_failed_insertions_total{" + L + "} 3",
             "hbase_cache_roll_phase{" + L + ",phase=\"Rolling\"} 1",
             "hbase_cache_roll_phase{" + L + ",phase=\"Idle\"} 0",
             "hbase_cache_roll_pods{" + L + "} 3",
@@ -129,14 +128,21 @@ class PolicyMetricsTest {
             "hbase_cache_regionserver_up_to_date{" + L + ",pod=\"hbase-rs-1\"} 0",
             "hbase_cache_regionserver_hit_ratio{" + L + ",pod=\"hbase-rs-0\"} 1.0",
             "hbase_cache_regionserver_retained_ratio{" + L + ",pod=\"hbase-rs-0\"} 1.0",
+            "hbase_cache_regionserver_evictions_total{" + L + ",pod=\"hbase-rs-0\"} 12",
+            "hbase_cache_regionserver_failed_insertions_total{" + L + ",pod=\"hbase-rs-0\"} 0",
             "hbase_cache_recommendation_info{" + L + ",mode=\"PersistentFile\",differs=\"true\"} 1",
             "hbase_cache_recommended_l2_bytes{" + L + "} 2684354560",
             "hbase_cache_recommendation_working_set_bytes{" + L + "} 2147483648",
-            "# TYPE hbase_cache_evictions_total counter",
+            "# TYPE hbase_cache_regionserver_evictions_total counter",
             "# TYPE hbase_cache_hit_ratio gauge");
     // a figure the status does not have is no series (not a 0 that would read as a fact)
     assertThat(text)
-        .doesNotContain("hbase_cache_regionserver_hit_ratio{" + L + ",pod=\"hbase-rs-1\"}");
+        .doesNotContain("hbase_cache_regionserver_hit_ratio{" + L + ",pod=\"hbase-rs-1\"}")
+        .doesNotContain("hbase_cache_regionserver_evictions_total{" + L + ",pod=\"hbase-rs-1\"}");
+    // status.cache's evictions and failed insertions, summed over the Ready pods, are no series:
+    // the sum drops whenever one restarts (aRegionServerRestartLowersNoCounterButThatPodsOwn)
+    assertThat(text)
+        .doesNotContain("hbase_cache_evictions_total", "hbase_cache_failed_insertions_total");
     assertWellFormed(text);
   }
 
@@ -190,6 +196,103 @@ class PolicyMetricsTest {
     assertThat(names.stream().filter(n -> n.startsWith("hbase_cache_")))
         .isNotEmpty()
         .allMatch(families::contains, "rendered by PolicyMetrics");
+  }
+
+  /**
+   * The status of a policy whose three RegionServers counted {@code evictions[i]} and {@code
+   * failed[i]} since each started, with the cluster figures as {@link MetricsCollector} writes
+   * them: summed over the Ready ones. A pod that is not Ready keeps its row's last figures (the
+   * collector does not scrape it and leaves the row as it was).
+   */
+  static BlockCachePolicyStatus healthy(long[] evictions, long[] failed, boolean[] ready) {
+    BlockCachePolicyStatus s = new BlockCachePolicyStatus();
+    long e = 0;
+    long f = 0;
+    for (int i = 0; i < evictions.length; i++) {
+      s.getRegionServers()
+          .add(
+              new RegionServerStatus()
+                  .setPod("hbase-rs-" + i)
+                  .setReady(ready[i])
+                  .setEvictions(evictions[i])
+                  .setFailedInsertions(failed[i]));
+      if (ready[i]) {
+        e += evictions[i];
+        f += failed[i];
+      }
+    }
+    s.setCache(new CacheStatus().setHitRatio(0.99).setEvictions(e).setFailedInsertions(f));
+    return s;
+  }
+
+  /** Series to value, the counters' only (TYPE counter). */
+  static java.util.Map<String, Double> counters(BlockCachePolicyStatus status) {
+    String text = PolicyMetrics.render(List.of(policy("hbase", "pf", status)));
+    assertWellFormed(text);
+    Set<String> counterFamilies =
+        text.lines()
+            .filter(l -> l.startsWith("# TYPE ") && l.endsWith(" counter"))
+            .map(l -> l.split(" ")[2])
+            .collect(java.util.stream.Collectors.toSet());
+    java.util.Map<String, Double> out = new java.util.TreeMap<>();
+    for (String line : text.lines().toList()) {
+      Matcher m = SAMPLE.matcher(line);
+      if (m.matches() && counterFamilies.contains(m.group(1))) {
+        out.put(m.group(1) + "{" + m.group(2) + "}", Double.parseDouble(m.group(3)));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A roll restarts hbase-rs-1 while the cache is healthy: it goes down (not Ready, its row
+   * unchanged), then comes back with its counters at 0 while the others went on counting. No
+   * counter series goes down but that pod's own, and only on its restart: Prometheus reads any drop
+   * as a reset, and increase() would count the whole rest again (a sum over the Ready pods dropped
+   * by the pod's share on each restart, and already while it was not Ready).
+   */
+  @Test
+  void aRegionServerRestartLowersNoCounterButThatPodsOwn() {
+    boolean[] allReady = {true, true, true};
+    var running = counters(healthy(new long[] {1000, 700, 500}, new long[] {30, 20, 10}, allReady));
+    var down =
+        counters(
+            healthy(
+                new long[] {1010, 700, 505},
+                new long[] {30, 20, 10},
+                new boolean[] {true, false, true}));
+    var restarted = counters(healthy(new long[] {1020, 0, 510}, new long[] {30, 0, 10}, allReady));
+
+    assertThat(running).isNotEmpty();
+    neverLower(running, down, null, "while hbase-rs-1 is not Ready");
+    neverLower(down, restarted, "hbase-rs-1", "after hbase-rs-1 restarted");
+    neverLower(
+        running, restarted, "hbase-rs-1", "from before the roll to after hbase-rs-1's restart");
+    // every counter is one RegionServer's: a pod label, nothing summed over pods
+    assertThat(running.keySet()).allMatch(k -> k.contains(",pod=\"hbase-rs-"), "a pod's own");
+    // the restarted pod's own series reset, as its RegionServer's counters did
+    assertThat(restarted)
+        .containsEntry(
+            "hbase_cache_regionserver_failed_insertions_total{" + L + ",pod=\"hbase-rs-1\"}", 0.0);
+  }
+
+  /**
+   * Every series of {@code before} is in {@code after}, not lower, but those of pod {@code reset}.
+   */
+  static void neverLower(
+      java.util.Map<String, Double> before,
+      java.util.Map<String, Double> after,
+      String reset,
+      String when) {
+    before.forEach(
+        (series, v) -> {
+          if (reset == null || !series.contains("pod=\"" + reset + "\"")) {
+            assertThat(after.get(series))
+                .as("%s %s", series, when)
+                .isNotNull()
+                .isGreaterThanOrEqualTo(v);
+          }
+        });
   }
 
   @Test

@@ -16,7 +16,13 @@ public class RegionServerStatus {
   private Double l2HitRatio;
   private Double cumulativeHitRatio;
   private Long l2UsedBytes;
+
+  /** Blocks evicted from the caches since the RegionServer started (its own counter). */
+  private Long evictions;
+
+  /** Blocks the L2 writer queues dropped since the RegionServer started (its own counter). */
   private Long failedInsertions;
+
   private String restartedAt;
 
   /** L2 used bytes after the last operator restart / before it. */
