@@ -16,8 +16,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The CRD users apply (crds/) is what fabric8's CRD generator makes of the API classes, plus what
- * the generator has no annotation for (see {@link #postProcess}). The build fails when crds/ is
- * stale; {@code make crds} runs this test with {@code -Dcrds.update=true} to write it.
+ * the generator has no annotation for (see {@link #postProcess}). The build fails when crds/ or the
+ * API reference made from it (docs/reference/api.md, {@link ApiReference}) is stale; {@code make
+ * crds} runs this test with {@code -Dcrds.update=true} to write them.
  */
 class CrdUpToDateTest {
   static final String FILE = "blockcachepolicies.cache.hbase.dev-v1.yml";
@@ -108,5 +109,21 @@ class CrdUpToDateTest {
     assertThat(Files.readString(committed))
         .as("crds/%s is stale: run `make crds` and commit the result", FILE)
         .isEqualTo(Files.readString(generated));
+  }
+
+  /** docs/reference/api.md is what {@link ApiReference} makes of the generated CRD. */
+  @Test
+  void committedApiReferenceMatchesCrd() throws Exception {
+    Path crd = generate(Path.of(System.getProperty("generated.crds.dir")));
+    String generated = ApiReference.render(CrdSchema.load(crd));
+    Path committed = Path.of(System.getProperty("docs.dir"), "reference", "api.md");
+    if (Boolean.getBoolean("crds.update")) {
+      Files.createDirectories(committed.getParent());
+      Files.writeString(committed, generated);
+    }
+    assertThat(committed).as("docs/reference/api.md is missing: run `make crds`").exists();
+    assertThat(Files.readString(committed))
+        .as("docs/reference/api.md is stale: run `make crds` and commit the result")
+        .isEqualTo(generated);
   }
 }
