@@ -1,5 +1,6 @@
 package dev.hbase.cache.api.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.client.CustomResource;
@@ -72,4 +73,21 @@ public class BlockCachePolicy extends CustomResource<BlockCachePolicySpec, Block
 
   /** Set to any new value (e.g. a timestamp) to request a rolling restart of all RegionServers. */
   public static final String RESTART_ANNOTATION = GROUP + "/restart";
+
+  // Overridden only for their descriptions in the CRD (kubectl explain bcp.spec, bcp.status).
+  @Override
+  @JsonPropertyDescription(
+      "What the user asks for: the RegionServer StatefulSet, the cache mode and sizes, and how the"
+          + " operator rolls the RegionServers onto them.")
+  public BlockCachePolicySpec getSpec() {
+    return super.getSpec();
+  }
+
+  @Override
+  @JsonPropertyDescription(
+      "What the operator planned, observed and did: conditions, the plan in force, the roll's"
+          + " state, the cache figures and the sizing advice. Written by the operator only.")
+  public BlockCachePolicyStatus getStatus() {
+    return super.getStatus();
+  }
 }

@@ -146,7 +146,8 @@ public class BlockCachePolicySpec {
   private MetricsSpec metrics;
 
   @JsonPropertyDescription(
-      "Sizing advice in status.recommendation from the observed caches (Recommend, the default)"
-          + " or none (Off). Never applied by the operator.")
+      "Sizing advice from the observed caches, in status.recommendation. mode Recommend (the"
+          + " default): advice only, you edit the spec to follow it. Apply: the operator writes"
+          + " advice that differs into the spec itself once the roll is idle. Off: no advice.")
   private AutoTuneSpec autoTune;
 }

@@ -1,6 +1,7 @@
 package dev.hbase.cache.api.v1alpha1;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
 import dev.hbase.cache.api.v1alpha1.status.Recommendation;
@@ -17,17 +18,45 @@ import lombok.experimental.Accessors;
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class BlockCachePolicyStatus {
+  @JsonPropertyDescription("The metadata.generation of the policy the operator last reconciled.")
   private Long observedGeneration;
 
   /** Valid, Ready, Progressing, Degraded, CacheResetPending. */
+  @JsonPropertyDescription(
+      "One condition per type. Valid: the policy plans for the container's memory limit (False:"
+          + " nothing is applied, the message says why). Ready: every RegionServer runs the"
+          + " planned cache. Progressing: a roll or a StatefulSet recreate is under way."
+          + " Degraded: something needs attention (a blocked roll, a failed reconcile, a cache"
+          + " volume that cannot be given as planned). CacheResetPending: the next restarts drop"
+          + " the persisted caches.")
   private List<Condition> conditions = new ArrayList<>();
 
+  @JsonPropertyDescription(
+      "The plan in force: what the planner made of the spec for the container's memory limit"
+          + " (sizes, engine, hbase-site keys, JVM options).")
   private PlanStatus plan;
+
+  @JsonPropertyDescription(
+      "The roll's state: phase, progress, the pods being restarted and the figures of the"
+          + " current and last roll. A restarted operator continues the roll from it.")
   private RolloutStatus rollout;
+
+  @JsonPropertyDescription(
+      "Cache figures summed over all RegionServers, refreshed every metrics.interval: hit ratios"
+          + " over the last interval and since start, capacity and use.")
   private CacheStatus cache;
+
+  @JsonPropertyDescription(
+      "Sizing advice (spec.autoTune): the settings the last complete window of evidence calls"
+          + " for, and the window being gathered. Absent with autoTune mode Off.")
   private Recommendation recommendation;
+
+  @JsonPropertyDescription("One row per RegionServer pod: readiness, revision and cache figures.")
   private List<RegionServerStatus> regionServers = new ArrayList<>();
 
   /** Set while the StatefulSet is recreated with the cache volume template (orphan delete). */
+  @JsonPropertyDescription(
+      "Set while the operator recreates the StatefulSet with the planned cache volume claim"
+          + " template (an orphan delete: the pods keep running): the object it creates again.")
   private RecreateStatus recreate;
 }

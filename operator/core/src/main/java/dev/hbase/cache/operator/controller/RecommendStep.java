@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  */
 final class RecommendStep {
   private static final Logger log = LoggerFactory.getLogger(RecommendStep.class);
-  static final String DEFAULT_WINDOW = "1h";
-  static final double DEFAULT_TARGET = 0.95;
+  static final String DEFAULT_WINDOW = AutoTuneSpec.DEFAULT_WINDOW;
+  static final double DEFAULT_TARGET = AutoTuneSpec.DEFAULT_TARGET_HIT_RATIO;
 
   private final Events events;
   private final JvmOptions.Trust jvmTrust;

@@ -20,6 +20,11 @@ import lombok.experimental.Accessors;
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class AutoTuneSpec {
+  /** The defaults, written once (see {@link RolloutSpec}'s). */
+  public static final String DEFAULT_WINDOW = "1h";
+
+  public static final double DEFAULT_TARGET_HIT_RATIO = 0.95;
+
   public enum Mode {
     /** No advice, and no JVM metrics scraped for it. */
     Off,
@@ -45,7 +50,7 @@ public class AutoTuneSpec {
           + " spec (GitOps) reverts such edits: use Recommend there.")
   private Mode mode;
 
-  @Default("1h")
+  @Default(DEFAULT_WINDOW)
   @Pattern(RolloutSpec.DURATION)
   @ValidationRule(
       value = "duration(self) >= duration('1m') && duration(self) <= duration('168h')",
@@ -57,10 +62,11 @@ public class AutoTuneSpec {
           + " starts). Default 1h.")
   private String window;
 
+  @Default("" + DEFAULT_TARGET_HIT_RATIO)
   @Min(0.5)
   @Max(1)
   @JsonPropertyDescription(
-      "The data-block hit ratio (share of data reads served from cache) the advice aims for."
-          + " Default 0.95.")
+      "The data-block hit ratio (share of data reads served from cache, 0.5-1) the advice aims"
+          + " for. Default 0.95.")
   private Double targetHitRatio;
 }

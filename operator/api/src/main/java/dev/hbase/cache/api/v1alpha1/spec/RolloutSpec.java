@@ -39,7 +39,7 @@ public class RolloutSpec {
   @Max(100)
   @JsonPropertyDescription(
       "RegionServer pods restarted at the same time (1-100). Never more than replicas - 1 are down at"
-          + " once, counting pods down for other reasons.")
+          + " once, counting pods down for other reasons. Default 1.")
   private Integer maxUnavailable;
 
   @JsonPropertyDescription(
@@ -51,7 +51,10 @@ public class RolloutSpec {
   @ValidationRule(
       value = "duration(self) >= duration('30s') && duration(self) <= duration('24h')",
       message = "rollout.podReadyTimeout must be between 30s and 24h, e.g. 10m")
-  @JsonPropertyDescription("How long a restarted pod may take to be Ready before the roll blocks.")
+  @JsonPropertyDescription(
+      "How long each step of a pod's restart may take (its drain, the new pod serving, its regions"
+          + " coming back) before the roll blocks; a drain that times out is undone and tried"
+          + " again after as long again. Default 10m.")
   private String podReadyTimeout;
 
   @JsonPropertyDescription(
@@ -62,7 +65,7 @@ public class RolloutSpec {
   @JsonPropertyDescription(
       "Keep a PodDisruptionBudget for the RegionServers (maxUnavailable = the roll's budget) so that"
           + " node drains and other evictions wait while servers are down. Not created when another"
-          + " PodDisruptionBudget already selects the pods. false: none.")
+          + " PodDisruptionBudget already selects the pods. Default true; false: none.")
   private Boolean podDisruptionBudget;
 
   /** {@link #strategy}, or its default when absent. */

@@ -58,9 +58,9 @@ public class StorageSpec {
               + " /lib, /lib64, /proc, /run, /sbin, /sys, /usr, /var/run: the service account"
               + " token and the container's own files live there)")
   @JsonPropertyDescription(
-      "Where the cache volume is mounted. Keep it stable: the persistent cache's checksum covers"
-          + " the file path. Letters, digits and _ . / - only; not a system directory; the operator"
-          + " refuses a path that is, contains or lies under another mount of the container (the"
-          + " hbase-site config volume included).")
+      "Where the cache volume is mounted. Default /var/lib/hbase/bucketcache. Keep it stable: the"
+          + " persistent cache's checksum covers the file path. Letters, digits and _ . / - only;"
+          + " not a system directory; the operator refuses a path that is, contains or lies under"
+          + " another mount of the container (the hbase-site config volume included).")
   private String mountPath;
 }

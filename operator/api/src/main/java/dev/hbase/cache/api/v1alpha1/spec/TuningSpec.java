@@ -40,7 +40,8 @@ public class TuningSpec {
   private Integer writerQueueLength;
 
   @JsonPropertyDescription(
-      "hbase.block.data.cachecompressed: keep data blocks compressed in cache.")
+      "hbase.block.data.cachecompressed: keep data blocks compressed in cache (HBase default"
+          + " false).")
   private Boolean cacheDataCompressed;
 
   @JsonPropertyDescription(
@@ -53,15 +54,15 @@ public class TuningSpec {
   @Max(3600000)
   @JsonPropertyDescription(
       "hbase.bucketcache.persist.intervalinmillis (PersistentFile): checkpoint interval of the"
-          + " cache map; a crash loses at most this much. HBase default 1000.")
+          + " cache map in milliseconds; a crash loses at most this much. HBase default 1000.")
   private Long persistIntervalMillis;
 
   @Min(200)
   @Max(60000)
   @JsonPropertyDescription(
-      "hbase.regionserver.msginterval: how often each RegionServer sends the master its load report"
-          + " (regions, cached MB per region). A restarted RegionServer gets its regions back after"
-          + " its first report, one interval after it registers. Default 1000 (HBase's own default"
-          + " is 3000: each restart of a roll then takes 1-2 s longer).")
+      "hbase.regionserver.msginterval in milliseconds: how often each RegionServer sends the"
+          + " master its load report (regions, cached MB per region). A restarted RegionServer gets"
+          + " its regions back after its first report, one interval after it registers. Default"
+          + " 1000 (HBase's own default is 3000: each restart of a roll then takes 1-2 s longer).")
   private Long loadReportIntervalMillis;
 }

@@ -21,15 +21,19 @@ public class WarmGate {
 
   public static final double DEFAULT_MIN_RETAINED_FRACTION = 0.9;
 
+  @Default("" + DEFAULT_MIN_RETAINED_FRACTION)
   @Min(0)
   @Max(1)
   @JsonPropertyDescription(
-      "PersistentFile: L2 used bytes after the restart / before it must reach this. Default 0.9.")
+      "PersistentFile: L2 used bytes after the restart / before it must reach this (0-1). Default"
+          + " 0.9. Not waited for when the roll resets the cache (CacheResetPending).")
   private Double minRetainedFraction;
 
   @Min(0)
   @Max(1)
-  @JsonPropertyDescription("Data-block hit ratio the pod must reach. Default: not checked.")
+  @JsonPropertyDescription(
+      "Data-block hit ratio (0-1) since its start the restarted RegionServer must reach. Default:"
+          + " not checked.")
   private Double minHitRatio;
 
   @Default(DEFAULT_TIMEOUT)
@@ -38,7 +42,8 @@ public class WarmGate {
       value = "duration(self) >= duration('0s') && duration(self) <= duration('24h')",
       message = "rollout.warmGate.timeout must be between 0s and 24h, e.g. 5m")
   @JsonPropertyDescription(
-      "How long to wait for the gate; after it the roll goes on and the pod is reported cold.")
+      "How long to wait for the gate; after it the roll goes on and the pod is reported cold."
+          + " Default 5m.")
   private String timeout;
 
   /** {@link #timeout}, or its default when absent. */

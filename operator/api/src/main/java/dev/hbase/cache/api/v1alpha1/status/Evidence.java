@@ -14,16 +14,16 @@ import lombok.experimental.Accessors;
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class Evidence {
-  @JsonPropertyDescription("Start of the window.")
+  @JsonPropertyDescription("Start of the window (RFC 3339).")
   private String from;
 
-  @JsonPropertyDescription("The last sample in the window.")
+  @JsonPropertyDescription("The last sample in the window (RFC 3339).")
   private String to;
 
   @JsonPropertyDescription("Data-block reads (a cold read counted once).")
   private Long dataReads;
 
-  @JsonPropertyDescription("Of those, the reads served from the cache.")
+  @JsonPropertyDescription("Of dataReads, the reads served from the cache.")
   private Long cachedReads;
 
   @JsonPropertyDescription("cachedReads / dataReads.")

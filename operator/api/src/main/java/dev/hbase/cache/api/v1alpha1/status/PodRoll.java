@@ -1,6 +1,7 @@
 package dev.hbase.cache.api.v1alpha1.status;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import java.util.ArrayList;
 import java.util.List;
 import lombok.Data;
@@ -24,40 +25,73 @@ public class PodRoll {
     WarmGate
   }
 
+  @JsonPropertyDescription("The pod being restarted.")
   private String pod;
 
   /** UID of the pod instance to delete (delete precondition). */
+  @JsonPropertyDescription(
+      "UID of the pod instance to delete (the delete's precondition: never its successor).")
   private String uid;
 
+  @JsonPropertyDescription(
+      "Draining: its regions are moved off the server. Deleting: the pod is being deleted."
+          + " WaitingReady: waiting for the new pod's RegionServer to register and report (and,"
+          + " without a drain, for the pod to be Ready). Reloading:"
+          + " its regions are sent back. WarmGate: waiting for its cache to come back"
+          + " (rollout.warmGate).")
   private Step step;
+
+  @JsonPropertyDescription(
+      "When the step started (RFC 3339), moved on by any HBase master outage during it; the"
+          + " step's timeout counts from here.")
   private String stepStartedAt;
 
   /**
    * Since when the HBase master has not answered during this step (null while it answers): the time
    * until it answers again does not count against the step's timeout.
    */
+  @JsonPropertyDescription(
+      "Since when the HBase master has not answered during this step (RFC 3339; absent while it"
+          + " answers). The outage does not count against the step's timeout.")
   private String masterUnreachableSince;
 
   /** Why the pod goes first: Stuck, Unready, or null for a ready pod. */
+  @JsonPropertyDescription(
+      "Why the pod is restarted, when not only for the policy's revision: \"Stuck: \" and why,"
+          + " Unready, or \"pod template changed outside the policy\".")
   private String reason;
 
   /** The RegionServer before the restart: host,port,startcode. */
+  @JsonPropertyDescription(
+      "The RegionServer before the restart (host,port,startcode). Absent when it was not drained.")
   private String oldServer;
 
   /** Encoded names of the regions it served before the drain (hbase:meta excluded). */
+  @JsonPropertyDescription(
+      "Encoded names of the regions it served before the drain (hbase:meta excluded): sent back"
+          + " to it after the restart.")
   private List<String> regions = new ArrayList<>();
 
   /** L2 used bytes before the restart. */
+  @JsonPropertyDescription(
+      "L2 bytes in use before the restart (0 when HBase drops the L2 at start; absent when"
+          + " unknown): what the warm gate's retained fraction is measured against.")
   private Long l2UsedBytesBefore;
 
   /** The RegionServer after the restart. */
+  @JsonPropertyDescription("The new RegionServer instance (host,port,startcode).")
   private String newServer;
 
+  @JsonPropertyDescription(
+      "When the new RegionServer instance was registered and reporting (RFC 3339).")
   private String readyAt;
 
   /** When the operator deleted the pod. */
+  @JsonPropertyDescription("When the operator deleted the pod (RFC 3339).")
   private String deletedAt;
 
   /** When every region the pod had was back on it (the warm gate started). */
+  @JsonPropertyDescription(
+      "When every region the pod had was back on it and the warm gate started (RFC 3339).")
   private String homeAt;
 }

@@ -32,11 +32,12 @@ public class Recommendation {
   @JsonPropertyDescription("Why, in a sentence, with the figures that decided it.")
   private String message;
 
-  @JsonPropertyDescription("When this recommendation was first made.")
+  @JsonPropertyDescription("When this recommendation was first made (RFC 3339).")
   private String since;
 
   @JsonPropertyDescription(
-      "autoTune mode Apply: when the operator wrote this recommendation into the spec.")
+      "autoTune mode Apply: when the operator wrote this recommendation into the spec (RFC"
+          + " 3339).")
   private String applied;
 
   @JsonPropertyDescription("The complete window it is based on.")

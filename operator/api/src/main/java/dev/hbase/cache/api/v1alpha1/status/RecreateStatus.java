@@ -26,6 +26,6 @@ public class RecreateStatus {
           + " template.")
   private String manifest;
 
-  @JsonPropertyDescription("When the operator saved it.")
+  @JsonPropertyDescription("When the operator saved it (RFC 3339).")
   private String savedAt;
 }

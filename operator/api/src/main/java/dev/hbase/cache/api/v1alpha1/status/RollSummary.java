@@ -10,8 +10,14 @@ import lombok.experimental.Accessors;
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class RollSummary {
+  @JsonPropertyDescription("The revision the roll rolls out (status.rollout.revision).")
   private String revision;
+
+  @JsonPropertyDescription("When the roll started: its first pod admitted (RFC 3339).")
   private String startedAt;
+
+  @JsonPropertyDescription(
+      "When every pod ran the revision (RFC 3339). Set in lastRoll, absent in current.")
   private String finishedAt;
 
   @JsonPropertyDescription("From the roll's start to its last pod warm, in seconds.")
@@ -34,7 +40,7 @@ public class RollSummary {
           + " their /jmx counters sampled every few seconds while the roll ran.")
   private Long dataReads;
 
-  @JsonPropertyDescription("Of those, the reads served from the cache.")
+  @JsonPropertyDescription("Of dataReads, the reads served from the cache.")
   private Long cachedReads;
 
   @JsonPropertyDescription(

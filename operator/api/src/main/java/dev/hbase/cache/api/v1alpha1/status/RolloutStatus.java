@@ -1,6 +1,7 @@
 package dev.hbase.cache.api.v1alpha1.status;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import java.util.ArrayList;
 import java.util.List;
 import lombok.Data;
@@ -21,38 +22,66 @@ public class RolloutStatus {
     Blocked
   }
 
+  @JsonPropertyDescription(
+      "Idle: every pod runs the revision. Rolling: pods are being restarted. Paused:"
+          + " spec.rollout.paused with pods still to restart. Blocked: the roll cannot go on"
+          + " (message and the Degraded condition say why).")
   private Phase phase;
 
   /** The revision (config hash) being rolled out. */
+  @JsonPropertyDescription(
+      "The revision being rolled out: a hash of the plan, the derived hbase-site files and the"
+          + " restart annotation. A pod whose cache.hbase.dev/config-hash differs is out of date.")
   private String revision;
 
+  @JsonPropertyDescription("Pods that run the revision and are not being restarted.")
   private Integer updated;
+
+  @JsonPropertyDescription("The StatefulSet's replicas (a missing pod counts).")
   private Integer total;
 
   /** "updated/total", for kubectl get. */
+  @JsonPropertyDescription("updated/total, for kubectl get.")
   private String progress;
 
   /** The pod(s) being restarted, comma-separated. */
+  @JsonPropertyDescription("The pods being restarted, comma-separated.")
   private String currentPod;
 
+  @JsonPropertyDescription("When the roll under way started (RFC 3339). Absent when Idle.")
   private String startedAt;
+
+  @JsonPropertyDescription(
+      "What the roll waits for, or why it is paused or blocked. Absent when Idle.")
   private String message;
 
   /** Balancer state to restore when the roll ends (DrainAndReload switches it off). */
+  @JsonPropertyDescription(
+      "Whether the HBase balancer was on before the roll's first drain: a draining roll switches"
+          + " it off (back on while blocked or paused) and restores it when it ends.")
   private Boolean balancerWasOn;
 
   /**
    * A drain that did not finish within podReadyTimeout gave the server its regions back and cleared
    * its mark; no pod starts a restart before this time (then the drain is tried again).
    */
+  @JsonPropertyDescription(
+      "After a drain that did not finish within podReadyTimeout (the server got its regions back):"
+          + " no pod starts a restart before this time (RFC 3339), then the drain is tried again."
+          + " A spec change retries at once.")
   private String retryAt;
 
   /** The roll under way so far (moved to lastRoll when it finishes). */
+  @JsonPropertyDescription("The roll under way so far (moved to lastRoll when it finishes).")
   private RollSummary current;
 
   /** The last finished roll. */
+  @JsonPropertyDescription(
+      "The last finished roll: duration, restarts, cold restarts, the slowest pod and the share"
+          + " of reads served from cache meanwhile.")
   private RollSummary lastRoll;
 
   /** The pods being restarted, at most maxUnavailable. */
+  @JsonPropertyDescription("The pods being restarted (at most maxUnavailable), one entry each.")
   private List<PodRoll> inFlight = new ArrayList<>();
 }
