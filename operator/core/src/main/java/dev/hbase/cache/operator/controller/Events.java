@@ -1,6 +1,7 @@
 package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.logging.LogContext;
 import dev.hbase.cache.operator.roll.RollModel;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
@@ -118,7 +119,9 @@ public final class Events implements AutoCloseable {
         policy.getMetadata().getNamespace(),
         policy.getMetadata().getName(),
         message);
-    sender.execute(() -> send(client, policy, warning, reason, text, ns, name, now));
+    // the send's lines name the policy, as the reconcile's do
+    sender.execute(
+        LogContext.carry(() -> send(client, policy, warning, reason, text, ns, name, now)));
   }
 
   /** Waits until the events recorded so far have been sent (or dropped), at most {@code max}. */

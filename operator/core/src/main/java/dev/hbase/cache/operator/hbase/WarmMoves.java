@@ -1,5 +1,6 @@
 package dev.hbase.cache.operator.hbase;
 
+import dev.hbase.cache.operator.logging.LogContext;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -32,6 +33,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A queued move starts only while this operator leads ({@code leading}): one that lost its
  * leader lease sends nothing more while it exits, and its successor decides afresh.
+ *
+ * <p>A move's log lines carry the logging context of the reconcile that queued it (the policy).
  */
 final class WarmMoves implements AutoCloseable {
 
@@ -101,15 +104,16 @@ final class WarmMoves implements AutoCloseable {
       }
       try {
         threads.execute(
-            () -> {
-              try {
-                if (p.claim()) { // else cancelled while queued
-                  moveNow(region, target);
-                }
-              } finally {
-                pending.remove(region, p);
-              }
-            });
+            LogContext.carry(
+                () -> {
+                  try {
+                    if (p.claim()) { // else cancelled while queued
+                      moveNow(region, target);
+                    }
+                  } finally {
+                    pending.remove(region, p);
+                  }
+                }));
       } catch (RejectedExecutionException e) {
         pending.remove(region, p);
         throw new HBaseClusterException("move " + region + " to " + target + ": closed", e);

@@ -9,6 +9,7 @@ import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.logging.LogContext;
 import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Recommender.ServerInterval;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
@@ -92,10 +93,11 @@ public final class MetricsCollector {
       asked.put(
           p.name(),
           CompletableFuture.supplyAsync(
-              () -> {
-                CacheSample s = scrape(policy, p);
-                return new Scraped(s, s != null && withGc ? gcTotal(policy, p) : null);
-              },
+              LogContext.carry( // the scrape's lines name the policy, as the reconcile's do
+                  () -> {
+                    CacheSample s = scrape(policy, p);
+                    return new Scraped(s, s != null && withGc ? gcTotal(policy, p) : null);
+                  }),
               scrapers));
     }
     Map<String, Scraped> out = new HashMap<>();

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.javaoperatorsdk.operator.processing.MDCUtils;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -249,5 +250,52 @@ class EventsTest {
           .endsWith("e" + Events.QUEUE)
           .doesNotContain("e" + (Events.QUEUE + 1));
     }
+  }
+
+  /**
+   * A send that fails is logged by the sender thread, with the policy of the reconcile that
+   * recorded the event in its MDC (as JOSDK sets it), as the reconcile's own lines have it.
+   */
+  @Test
+  void aFailedSendIsLoggedInTheLoggingContextOfTheReconcile() throws Exception {
+    int refused;
+    try (ServerSocket closed = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      refused = closed.getLocalPort();
+    }
+    ch.qos.logback.classic.Logger logger =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(Events.class);
+    var lines =
+        new ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent>();
+    lines.start();
+    logger.addAppender(lines);
+    BlockCachePolicy p = policy("unsent");
+    try (KubernetesClient down =
+        new KubernetesClientBuilder()
+            .withConfig(
+                new ConfigBuilder()
+                    .withMasterUrl("http://127.0.0.1:" + refused)
+                    .withRequestRetryBackoffLimit(0)
+                    .build())
+            .build()) {
+      MDCUtils.addResourceInfo(p);
+      try {
+        events.record(down, p, new RollModel.Event(true, "ActionFailed", "lost"));
+      } finally {
+        MDCUtils.removeResourceInfo();
+      }
+      events.flush(Duration.ofSeconds(30));
+    } finally {
+      logger.detachAppender(lines);
+    }
+    assertThat(lines.list)
+        .filteredOn(e -> e.getFormattedMessage().startsWith("could not record event ActionFailed"))
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getThreadName()).isEqualTo("event-sender");
+              assertThat(e.getMDCPropertyMap())
+                  .containsEntry("resource.namespace", "default")
+                  .containsEntry("resource.name", "unsent");
+            });
   }
 }

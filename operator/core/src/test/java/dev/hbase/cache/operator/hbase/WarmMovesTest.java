@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.MDC;
 
 /** {@link WarmMoves} against a master that holds each move until the test lets it go. */
 class WarmMovesTest {
@@ -62,6 +63,40 @@ class WarmMovesTest {
   void close() {
     master.gate.countDown();
     moves.close();
+  }
+
+  /** A move's lines name the policy whose reconcile queued it (JOSDK's MDC of that thread). */
+  @Test
+  void aMoveRunsInTheLoggingContextOfTheReconcileThatQueuedIt() throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    WarmMoves tagged =
+        new WarmMoves(
+            new WarmMoves.Master() {
+              @Override
+              public Collection<ServerId> takers() {
+                return Set.of(TARGET);
+              }
+
+              @Override
+              public void move(String region, ServerId target) {
+                seen.add(
+                    Thread.currentThread().getName()
+                        + " "
+                        + MDC.get("resource.namespace")
+                        + "/"
+                        + MDC.get("resource.name"));
+              }
+            });
+    try {
+      MDC.put("resource.namespace", "shop");
+      MDC.put("resource.name", "hot-cache");
+      tagged.send(TARGET, List.of("a"));
+    } finally {
+      MDC.clear();
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> !seen.isEmpty());
+    tagged.close();
+    assertThat(seen).singleElement().asString().matches("hbase-region-move-\\d+ shop/hot-cache");
   }
 
   @Test

@@ -13,9 +13,11 @@ import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.javaoperatorsdk.operator.processing.MDCUtils;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.slf4j.MDC;
 
 /** The roll's own figure: every RegionServer's data reads while it runs, restarts included. */
 class MetricsCollectorTest {
@@ -162,5 +164,36 @@ class MetricsCollectorTest {
         .allSatisfy(r -> assertThat(r.getCumulativeHitRatio()).as(r.getPod()).isEqualTo(1.0));
     assertThat(parallel.probeNow(policy, pods)).containsOnlyKeys("rs-0", "rs-1", "rs-2");
     parallel.close();
+  }
+
+  /** A scrape's lines (on the scrape pool) name the policy, as the reconcile's own lines do. */
+  @Test
+  void aScrapeRunsInTheLoggingContextOfTheReconcile() {
+    BlockCachePolicy policy = new BlockCachePolicy();
+    policy.setMetadata(
+        new ObjectMetaBuilder().withName("hot-cache").withNamespace("shop").withUid("u").build());
+    policy.setSpec(new BlockCachePolicySpec().setMetrics(new MetricsSpec().setInterval("30s")));
+    hbase.register("rs-0", "rs-0.x", "10.0.0.1", List.of());
+    CacheProbe probe = hbase.probe();
+    List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    MetricsCollector tagged =
+        new MetricsCollector(
+            (host, port) -> {
+              seen.add(
+                  Thread.currentThread().getName()
+                      + " "
+                      + MDC.get("resource.namespace")
+                      + "/"
+                      + MDC.get("resource.name"));
+              return probe.scrape(host, port);
+            });
+    MDCUtils.addResourceInfo(policy); // as JOSDK does around a reconcile
+    try {
+      tagged.probeNow(policy, List.of(pod("rs-0", "10.0.0.1", true)));
+    } finally {
+      MDCUtils.removeResourceInfo();
+      tagged.close();
+    }
+    assertThat(seen).singleElement().asString().matches("jmx-scrape-\\d+ shop/hot-cache");
   }
 }
