@@ -24,9 +24,9 @@ build: ## compile, check crds/ is current (CrdUpToDateTest, the only test run), 
 	cd operator && $(MVN) $(MVN_FLAGS) -Dtest=CrdUpToDateTest -Dsurefire.failIfNoSpecifiedTests=false package
 
 .PHONY: crds
-crds: ## regenerate crds/ (and the chart's copy) from the API classes
+crds: ## regenerate crds/ and the chart's copy (files/crds/, rendered by templates/crds.yaml) from the API classes
 	cd operator && $(MVN) $(MVN_FLAGS) -pl api test -Dtest=CrdUpToDateTest -Dcrds.update=true
-	@if [ -d charts/hbase-cache-operator/crds ]; then cp crds/$(CRD_FILE) charts/hbase-cache-operator/crds/$(CRD_FILE); fi
+	cp crds/$(CRD_FILE) charts/hbase-cache-operator/files/crds/$(CRD_FILE)
 
 .PHONY: kube-api-test-binaries
 kube-api-test-binaries: ## make kube-apiserver/etcd/kubectl available to kube-api-test (offline here)

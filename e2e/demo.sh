@@ -5,8 +5,8 @@
 #      KIND_NODE_IMAGE, tools into ./bin when missing: e2e/kind/cluster-up.sh)
 #   2. HBase and operator images built (SKIP_MVN=1 reuses the Maven outputs, SKIP_IMAGES=1 builds
 #      nothing) and loaded into kind
-#   3. charts/hbase (e2e/kind/hbase-up.sh) and the operator (e2e/kind/operator-up.sh: crds/, then
-#      charts/hbase-cache-operator; the same install as make e2e; names and namespaces in e2e/kind/lib.sh)
+#   3. charts/hbase (e2e/kind/hbase-up.sh) and the operator (e2e/kind/operator-up.sh:
+#      charts/hbase-cache-operator, whose templates hold the CRD; the same install as make e2e; names and namespaces in e2e/kind/lib.sh)
 #   4. kubectl apply -f examples/persistent-file.yaml into the HBase namespace, and a wait for its
 #      roll (every RegionServer restarted with a 640Mi file L2 on a 2Gi PVC): phase Idle, Ready=True
 #   5. a client pod loads a 200 MB table (50,000 rows x 4 KiB, 6 regions) and another reads it
@@ -50,7 +50,7 @@ step "charts/hbase"
 "$E2E_KIND_DIR/hbase-up.sh" 2>&1 | grep -vE '^(NAME|hbase|kube-system|local-path)' >&2 || true
 k wait --for=condition=Ready pod -l app.kubernetes.io/instance=hbase --timeout=5m >/dev/null
 
-step "charts/hbase-cache-operator (e2e/kind/operator-up.sh: CRDs from crds/, release $OPERATOR_RELEASE)"
+step "charts/hbase-cache-operator (e2e/kind/operator-up.sh: the CRD with the chart, release $OPERATOR_RELEASE)"
 "$E2E_KIND_DIR/operator-up.sh"
 
 step "kubectl apply -f examples/persistent-file.yaml (namespace $NS)"

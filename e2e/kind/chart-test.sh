@@ -27,7 +27,8 @@ check "schema rejects unknown operator values" bash -c "! helm lint '$OP' --set 
 
 echo "CRDs"
 crd=blockcachepolicies.cache.hbase.dev-v1.yml
-check "charts/hbase-cache-operator/crds/$crd == crds/$crd (make crds copies it)" cmp "$REPO_ROOT/crds/$crd" "$OP/crds/$crd"
+check "charts/hbase-cache-operator/files/crds/$crd == crds/$crd (make crds copies it)" cmp "$REPO_ROOT/crds/$crd" "$OP/files/crds/$crd"
+check "the chart renders the CRD with helm.sh/resource-policy: keep" bash -c "helm template x '$OP' --show-only templates/crds.yaml | grep -q 'helm.sh/resource-policy: keep'"
 
 if [ "${CHART_UNITTEST:-1}" != 0 ]; then
   echo "helm-unittest suites (charts/*/tests/*_test.yaml)"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The one way the operator is installed on kind (make kind-operator, make demo, make e2e and the e2e
-# suite all run this script): `kubectl apply -f crds/` (Helm never upgrades CRDs) and a wait for the
-# CRD to be Established, `kind load docker-image $OPERATOR_IMAGE`, then `helm upgrade --install
-# $OPERATOR_RELEASE charts/hbase-cache-operator` into $OPERATOR_NAMESPACE and a wait for Ready.
+# suite all run this script): `kind load docker-image $OPERATOR_IMAGE`, then `helm upgrade --install
+# $OPERATOR_RELEASE charts/hbase-cache-operator` into $OPERATOR_NAMESPACE (the chart creates and
+# upgrades the CRD: templates/crds.yaml) and a wait for Ready and for the CRD to be Established.
+# A CRD left by an older install (kubectl apply -f crds/, before the chart owned it) is first marked
+# as this release's, as docs say to do on upgrade, so that Helm adopts it.
 #   OPERATOR_RELEASE, OPERATOR_NAMESPACE, OPERATOR_IMAGE: defaults in lib.sh
 #   OPERATOR_HELM_ARGS (extra, e.g. "--set watchNamespaces={hbase}")  OPERATOR_TIMEOUT (default 5m)
 #   OPERATOR_MONITORING=1: also the Prometheus Operator's ServiceMonitor, PodMonitor and
@@ -15,9 +17,12 @@ REL=$OPERATOR_RELEASE
 CTX=$KUBE_CONTEXT
 CRD=blockcachepolicies.cache.hbase.dev
 docker image inspect "$OPERATOR_IMAGE" >/dev/null 2>&1 || die "image $OPERATOR_IMAGE not built (make operator-image)"
-# server-side: no last-applied annotation (large schemas); force: take the fields over from Helm,
-# which installed the CRD on the first install but never upgrades it
-kubectl --context "$CTX" apply --server-side --force-conflicts -f "$REPO_ROOT/crds/" >&2
+if kubectl --context "$CTX" get "crd/$CRD" >/dev/null 2>&1 \
+  && [ -z "$(kubectl --context "$CTX" get "crd/$CRD" -o jsonpath='{.metadata.annotations.meta\.helm\.sh/release-name}')" ]; then
+  log "CRD $CRD exists without a Helm owner: marked as release $REL's (namespace $NS) for Helm to adopt"
+  kubectl --context "$CTX" label --overwrite "crd/$CRD" app.kubernetes.io/managed-by=Helm >&2
+  kubectl --context "$CTX" annotate --overwrite "crd/$CRD" meta.helm.sh/release-name="$REL" meta.helm.sh/release-namespace="$NS" >&2
+fi
 # a loop, not `kubectl wait --for=condition=Established`: that fails at once ("status.conditions
 # accessor error: <nil>") when it reads the CRD before the API server has written its status
 established() { # established CRD_NAME: waits up to 120 s
@@ -27,7 +32,6 @@ established() { # established CRD_NAME: waits up to 120 s
   done
   die "CRD $1 not Established within 120s"
 }
-established "$CRD"
 monitoring_args=()
 if [ "${OPERATOR_MONITORING:-0}" = 1 ]; then
   "$E2E_KIND_DIR/tools.sh" monitoring-crds >/dev/null
@@ -48,5 +52,6 @@ helm --kube-context "$CTX" upgrade --install "$REL" "$REPO_ROOT/charts/hbase-cac
     kubectl --context "$CTX" -n "$NS" get pods -o wide >&2
     kubectl --context "$CTX" -n "$NS" logs -l app.kubernetes.io/instance="$REL" --tail=50 >&2 || true
     die "helm install of charts/hbase-cache-operator did not become Ready"; }
+established "$CRD"
 log "charts/hbase-cache-operator (release $REL, namespace $NS): install to Ready in $((SECONDS - t0))s"
 kubectl --context "$CTX" -n "$NS" get pods -o wide >&2

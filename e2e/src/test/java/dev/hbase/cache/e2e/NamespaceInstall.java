@@ -69,14 +69,16 @@ final class NamespaceInstall {
         "- the suite's cluster-wide operator uninstalled (its log saved to %s)",
         operatorLog.getFileName());
 
-    // the cluster admin: the CRD is there (step 1); the aggregated roles a namespace install needs
+    // the cluster admin: the CRD is there (step 1: the cluster-wide release made it and uninstall
+    // kept it, helm.sh/resource-policy: keep; it stays that release's, so this one must not render
+    // it: crds.create=false); the aggregated roles a namespace install needs
     Shell.Result pre =
         helm(
             "upgrade --install "
                 + PREREQUISITES
                 + " charts/hbase-cache-operator -n "
                 + settings.operatorNamespace()
-                + " --skip-crds --set scope=Prerequisites --wait");
+                + " --set crds.create=false --set scope=Prerequisites --wait");
     assertThat(pre.code()).as("helm install scope=Prerequisites: %s", pre.output()).isZero();
     client
         .resource(
@@ -129,7 +131,7 @@ final class NamespaceInstall {
                 + cluster.ns
                 + " --kube-as-user "
                 + ADMIN
-                + " --skip-crds --set scope=Namespace --set image.repository="
+                + " --set scope=Namespace --set image.repository="
                 + image.substring(0, image.lastIndexOf(':'))
                 + " --set image.tag="
                 + image.substring(image.lastIndexOf(':') + 1)

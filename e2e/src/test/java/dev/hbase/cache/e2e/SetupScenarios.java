@@ -54,7 +54,7 @@ class SetupScenarios extends KindScenario {
           Pod op = cluster.operatorPod();
           assertThat(PodWatch.ready(op)).isTrue();
           report.line(
-              "- `e2e/kind/operator-up.sh` (kubectl apply crds/, kind load, helm upgrade --install `%s` -n `%s`): CRD `%s` "
+              "- `e2e/kind/operator-up.sh` (kind load, helm upgrade --install `%s` -n `%s`, the CRD with the chart): CRD `%s` "
                   + "Established, Deployment Ready; %d s in all",
               settings.operatorRelease(),
               cluster.opNs,
@@ -85,6 +85,7 @@ class SetupScenarios extends KindScenario {
           assertThat(followed)
               .as("PrometheusRule groups")
               .anyMatch(l -> l.startsWith("PrometheusRule "));
+          new CrdUpgrade(client, cluster, settings).run().forEach(l -> report.line("- %s", l));
         });
   }
 
