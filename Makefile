@@ -24,8 +24,8 @@ build: ## compile, check crds/ is current (CrdUpToDateTest, the only test run), 
 	cd operator && $(MVN) $(MVN_FLAGS) -Dtest=CrdUpToDateTest -Dsurefire.failIfNoSpecifiedTests=false package
 
 .PHONY: crds
-crds: ## regenerate crds/ and the chart's copy (files/crds/, rendered by templates/crds.yaml) from the API classes
-	cd operator && $(MVN) $(MVN_FLAGS) -pl api test -Dtest=CrdUpToDateTest -Dcrds.update=true
+crds: ## regenerate crds/, the chart's copy (files/crds/), docs/reference/api.md and the chart README's values table
+	cd operator && $(MVN) $(MVN_FLAGS) -pl api test -Dtest='CrdUpToDateTest,ChartValuesReferenceTest' -Dcrds.update=true
 	cp crds/$(CRD_FILE) charts/hbase-cache-operator/files/crds/$(CRD_FILE)
 
 .PHONY: kube-api-test-binaries
