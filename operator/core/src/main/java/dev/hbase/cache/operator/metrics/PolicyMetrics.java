@@ -27,7 +27,7 @@ import java.util.Map;
  * value with 1 on the current one, as kube-state-metrics does. Every series carries {@code
  * namespace}, {@code policy} and {@code statefulset}; per-RegionServer series add {@code pod}.
  *
- * <p>Pure: {@link #render} turns policies into text. README.md lists the families.
+ * <p>Pure: {@link #render} turns policies into text. docs/operations/metrics.md lists the families.
  */
 public final class PolicyMetrics {
   private PolicyMetrics() {}

@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
  * behalf, so an option that runs a command ({@code -XX:OnError}), loads code (agents, {@code
  * -XX:Flags}, {@code @argfiles}), writes a file ({@code -Xlog:...:file=}, {@code -XX:HeapDumpPath})
  * or undoes the memory plan ({@code -XX:MaxHeapSize}) is refused. What passes is what tuning needs
- * (README "Security model" gives the reasons):
+ * (docs/operations/security.md gives the reasons):
  *
  * <ul>
  *   <li>{@code -XX:} flags of the collectors, the JIT, metaspace and threads ({@link #TUNING});

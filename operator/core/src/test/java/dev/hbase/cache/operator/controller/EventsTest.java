@@ -222,8 +222,8 @@ class EventsTest {
 
   /**
    * While the API server does not answer, {@value Events#QUEUE} events wait behind the one being
-   * sent; the next one is dropped (README: "with 1,000 waiting ... further ones are dropped"), and
-   * recording never blocks.
+   * sent; the next one is dropped (docs/operations/operating.md: "with 1,000 waiting ... further
+   * ones are dropped"), and recording never blocks.
    */
   @Test
   void pastTheQueueEventsAreDropped() throws Exception {
