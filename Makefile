@@ -38,9 +38,10 @@ test: kube-api-test-binaries ## unit + API-server tests (real kube-apiserver/etc
 	@$(MAKE) --no-print-directory chart-test
 
 .PHONY: lint
-lint: ## compiler warnings as errors, shell scripts syntax-checked
+lint: ## compiler warnings as errors, shell scripts syntax-checked, Markdown links and anchors resolve
 	cd operator && $(MVN) $(MVN_FLAGS) -DskipTests -Dmaven.compiler.failOnWarning=true compile
 	@for f in $$(git ls-files '*.sh' .ci/run); do bash -n $$f || exit 1; done; echo "shell scripts: ok"
+	@e2e/kind/doc-links.sh
 
 .PHONY: fmt
 fmt: ## format the Java sources (spotless:apply: google-java-format, imports); `make test` checks it (the e2e suite's: `make e2e`)

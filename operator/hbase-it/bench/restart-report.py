@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report import machine  # noqa: E402
 
-# The published figures we stand against (EMR, HBase 2.6 on S3, YCSB; see the README's sources).
+# The published figures we stand against (EMR, HBase 2.6 on S3, YCSB; docs/measurements.md).
 PUBLISHED = {
     "PersistentFile": (889.08, 886.71),
     "File": (888.67, 371.93),
