@@ -100,7 +100,7 @@ kind-hbase: kind-up hbase-image ## install charts/hbase into the kind cluster an
 	@e2e/kind/hbase-up.sh
 
 .PHONY: kind-operator
-kind-operator: kind-up operator-image ## apply crds/, load the operator image, helm install charts/hbase-cache-operator, wait for Ready
+kind-operator: kind-up operator-image ## load the operator image, helm install charts/hbase-cache-operator (its CRD with it), wait for Ready
 	@e2e/kind/operator-up.sh
 
 .PHONY: hbase-check

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Chart checks without a cluster: `helm lint` of both charts (several value sets, the values
-# schemas), the operator chart's crds/ identical to the generated crds/, then the helm-unittest
+# schemas), the operator chart's files/crds/ identical to the generated crds/, then the helm-unittest
 # suites in charts/*/tests: every assertion on rendered templates lives there (helm-unittest is built
 # into ./bin on first use; CHART_UNITTEST=0 skips them), and promtool's checks and unit tests of the
 # operator chart's alerts (promtool from Debian's prometheus package into ./bin; PROMTOOL=0 skips
@@ -45,7 +45,7 @@ if [ "${PROMTOOL:-1}" != 0 ]; then
   echo "alerts (promtool on the PrometheusRule's spec, charts/hbase-cache-operator/tests/alerts)"
   "$E2E_KIND_DIR/tools.sh" prometheus >/dev/null || die "could not install promtool (PROMTOOL=0 skips it)"
   rules=$(mktemp -d)
-  helm template hco "$OP" --set monitoring.prometheusRule.enabled=true \
+  helm template hco "$OP" --set monitoring.prometheusRule.enabled=true --set monitoring.serviceMonitor.enabled=true \
     --show-only templates/prometheusrule.yaml | awk '/^spec:/{f=1;next} f{sub(/^  /,""); print}' >"$rules/rules.yaml"
   cp "$OP/tests/alerts/alerts_test.yaml" "$rules/"
   check "promtool check rules: the PrometheusRule's rules parse" "$BIN_DIR/promtool" check rules "$rules/rules.yaml"

@@ -172,6 +172,39 @@ class LogbackXmlTest {
         .doesNotContain("[/]");
   }
 
+  @Test
+  void aLineBreakInATextMessageCannotForgeALine() throws Exception {
+    List<String> lines =
+        lines(
+            Map.of(),
+            log ->
+                log.warn(
+                    "table {} not found",
+                    "t\n2026-01-01T00:00:00.000Z [main] INFO  dev.hbase.cache.Forged - ok\r\nx"));
+    assertThat(lines)
+        .as("one line, its breaks turned into spaces")
+        .hasSize(1)
+        .first()
+        .asString()
+        .endsWith(
+            " - table t 2026-01-01T00:00:00.000Z [main] INFO  dev.hbase.cache.Forged - ok x not"
+                + " found");
+  }
+
+  @Test
+  void theKubernetesClientsHttpHeadersAreNeverLoggedEvenAtTrace() throws Exception {
+    lines(Map.of("LOG_ROOT_LEVEL", "trace"), log -> log.info("x"));
+    assertThat(
+            context
+                .getLogger("io.fabric8.kubernetes.client.http.HttpLoggingInterceptor")
+                .isTraceEnabled())
+        .as("the HTTP logger writes the bearer token's header at trace")
+        .isFalse();
+    assertThat(context.getLogger("io.fabric8.kubernetes.client.Config").isTraceEnabled())
+        .as("other libraries do follow LOG_ROOT_LEVEL=trace")
+        .isTrue();
+  }
+
   /** Which of a debug, info and warn line of each logger come out. */
   List<String> levelsShown(Map<String, String> settings) throws Exception {
     List<String> lines =
