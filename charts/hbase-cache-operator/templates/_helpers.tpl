@@ -95,3 +95,15 @@ install watches its own namespace unless watchNamespaces lists others.
 {{- fail (printf "scope must be Cluster, Namespace or Prerequisites, got %v" .Values.scope) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+"true" when this release renders the BlockCachePolicy CRD: crds.create (a release whose values
+predate the key, e.g. `helm upgrade --reuse-values` from an earlier build, counts as true) and a
+scope that may hold cluster-scoped objects (never Namespace).
+*/}}
+{{- define "hco.crds" -}}
+{{- $crds := .Values.crds | default dict -}}
+{{- $create := true -}}
+{{- if hasKey $crds "create" -}}{{- $create = $crds.create -}}{{- end -}}
+{{- if and $create (ne .Values.scope "Namespace") -}}true{{- end -}}
+{{- end -}}
