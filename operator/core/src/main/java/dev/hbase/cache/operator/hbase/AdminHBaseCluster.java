@@ -42,6 +42,10 @@ import org.slf4j.LoggerFactory;
  * #recommission} refuses to send before that (the roller waits for the report, then checks where
  * each region landed and sends stragglers again); the decommission mark belongs to the old
  * instance's name and is cleared explicitly; hbase:meta is moved alone.
+ *
+ * <p>Why ~550 lines in one class: it is the one place that speaks HBase's Admin API (the import
+ * rules keep the HBase client out of the rest of the operator), and each of its methods is one
+ * call with its timeouts, retries and the error it turns into an {@code HBaseClusterException}.
  */
 public final class AdminHBaseCluster implements HBaseCluster {
 
