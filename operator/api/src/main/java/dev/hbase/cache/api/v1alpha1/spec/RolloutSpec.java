@@ -24,7 +24,10 @@ public class RolloutSpec {
   public static final String DEFAULT_POD_READY_TIMEOUT = "10m";
 
   public enum Strategy {
-    /** Decommission with offload, restart, recommission with the same regions (default). */
+    /**
+     * Decommission (no offload), move the regions to the servers that cache their blocks, restart,
+     * bring the same regions back (default).
+     */
     DrainAndReload,
     /** Restart in place and rely on the CacheAwareLoadBalancer to bring regions back. */
     InPlace

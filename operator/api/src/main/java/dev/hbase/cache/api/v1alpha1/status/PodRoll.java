@@ -13,7 +13,10 @@ import lombok.experimental.Accessors;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class PodRoll {
   public enum Step {
-    /** Decommissioned with offload (hbase:meta first, alone); waiting for its regions to leave. */
+    /**
+     * Decommissioned (no offload) and its regions sent to the drain targets (hbase:meta first,
+     * alone); waiting for them to leave.
+     */
     Draining,
     /** Recorded before the delete, so a resumed operator never deletes the successor. */
     Deleting,

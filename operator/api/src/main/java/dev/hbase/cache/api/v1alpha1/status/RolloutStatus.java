@@ -28,7 +28,7 @@ public class RolloutStatus {
           + " (message and the Degraded condition say why).")
   private Phase phase;
 
-  /** The revision (config hash) being rolled out. */
+  /** The revision being rolled out (see the description: not only the config hash). */
   @JsonPropertyDescription(
       "The revision being rolled out: a hash of the plan, the derived hbase-site files and the"
           + " restart annotation. A pod whose cache.hbase.dev/config-hash differs is out of date.")
