@@ -44,8 +44,8 @@ import org.slf4j.LoggerFactory;
  * instance's name and is cleared explicitly; hbase:meta is moved alone.
  *
  * <p>Why ~550 lines in one class: it is the one place that speaks HBase's Admin API (the import
- * rules keep the HBase client out of the rest of the operator), and each of its methods is one
- * call with its timeouts, retries and the error it turns into an {@code HBaseClusterException}.
+ * rules keep the HBase client out of the rest of the operator), and each of its methods is one call
+ * with its timeouts, retries and the error it turns into an {@code HBaseClusterException}.
  */
 public final class AdminHBaseCluster implements HBaseCluster {
 

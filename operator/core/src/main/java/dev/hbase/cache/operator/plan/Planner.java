@@ -37,11 +37,11 @@ import java.util.stream.Collectors;
  *   directMemory = RPC buffers and slack       [+ L2 (Offheap)]
  * </pre>
  *
- * <p>Why one class of ~800 lines: the five modes share this one budget, and each of the 27
- * refusals names that budget's numbers; split by mode, the equation and its messages would be
- * written once per mode. The length is the per-mode arithmetic ({@code plan}), the rendering of
- * the plan into site keys and JVM options ({@code render}) and the cross-field rules; each is
- * covered by PlannerTest and BadPolicies.
+ * <p>Why one class of ~800 lines: the five modes share this one budget, and each of the 27 refusals
+ * names that budget's numbers; split by mode, the equation and its messages would be written once
+ * per mode. The length is the per-mode arithmetic ({@code plan}), the rendering of the plan into
+ * site keys and JVM options ({@code render}) and the cross-field rules; each is covered by
+ * PlannerTest and BadPolicies.
  */
 public final class Planner {
   /** Options that load code into the RegionServer JVM: a policy author may not add them. */

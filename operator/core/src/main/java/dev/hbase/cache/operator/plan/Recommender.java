@@ -33,8 +33,8 @@ import java.util.Locale;
  * would refuse is never given.
  *
  * <p>Why ~540 lines in one class: the window (adding a sample, when it is complete, whether it was
- * gathered under the current plan), the rule above and Apply's guards ({@code following}) read
- * the same evidence fields; they are small pure functions, each covered by RecommenderTest.
+ * gathered under the current plan), the rule above and Apply's guards ({@code following}) read the
+ * same evidence fields; they are small pure functions, each covered by RecommenderTest.
  */
 public final class Recommender {
   /**

@@ -44,12 +44,13 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * What every API-server test of the operator stands on: a namespace per test with a base ConfigMap,
  * a RegionServer StatefulSet and pods ({@link FakeKube}, or the real StatefulSet controller), the
  * operator on its informers, and helpers to read its policies. The test classes (RollIT,
- * RollFaultsIT, RollTakeoverIT, AdviceRecommendIT, AdviceApplyIT, AdviceGrowIT, StorageIT, ObservabilityIT, ConfinedDeputyIT, OwnedObjectsIT) extend it
- * and carry {@code @EnableKubeAPIServer} themselves: one kube-apiserver + etcd per class, so
- * failsafe runs classes in parallel forks (operator/core/pom.xml). There is no kubelet: {@link
- * FakeKube} plays it, and the StatefulSet controller and garbage collector too, except in the tests
- * that start the real ones ({@link ControllerManager}, where revisions and ownership matter);
- * {@link SimulatedHBase} plays the HBase master.
+ * RollFaultsIT, RollTakeoverIT, AdviceRecommendIT, AdviceApplyIT, AdviceGrowIT, StorageIT,
+ * ObservabilityIT, ConfinedDeputyIT, OwnedObjectsIT) extend it and carry
+ * {@code @EnableKubeAPIServer} themselves: one kube-apiserver + etcd per class, so failsafe runs
+ * classes in parallel forks (operator/core/pom.xml). There is no kubelet: {@link FakeKube} plays
+ * it, and the StatefulSet controller and garbage collector too, except in the tests that start the
+ * real ones ({@link ControllerManager}, where revisions and ownership matter); {@link
+ * SimulatedHBase} plays the HBase master.
  */
 @ExtendWith(OperatorHarness.SharedCertificates.class)
 abstract class OperatorHarness {
