@@ -468,6 +468,20 @@ final class Cluster {
     return m.find() ? m.group(1) : null;
   }
 
+  /**
+   * {@code helm --kube-context "$KUBE_CONTEXT" <args>} through e2e/kind/lib.sh, so that {@code
+   * args} may name the suite's releases and namespaces as its shell variables ({@code
+   * $HBASE_RELEASE}, {@code $HBASE_NAMESPACE}, ...).
+   */
+  Shell.Result helm(long timeoutSeconds, String args) {
+    return Shell.run(
+        settings.repo(),
+        timeoutSeconds,
+        settings.env(),
+        List.of(
+            "bash", "-c", ". e2e/kind/lib.sh && helm --kube-context \"$KUBE_CONTEXT\" " + args));
+  }
+
   Shell.Result kubectl(String... args) {
     List<String> cmd =
         new java.util.ArrayList<>(List.of("kubectl", "--context", settings.context()));

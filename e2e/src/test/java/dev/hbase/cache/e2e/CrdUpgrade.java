@@ -103,20 +103,15 @@ final class CrdUpgrade {
   }
 
   private Shell.Result upgrade(String chart) {
-    return Shell.run(
-        settings.repo(),
+    return cluster.helm(
         300,
-        settings.env(),
-        List.of(
-            "bash",
-            "-c",
-            ". e2e/kind/lib.sh && helm --kube-context \"$KUBE_CONTEXT\" upgrade "
-                + settings.operatorRelease()
-                + " "
-                + chart
-                + " -n "
-                + cluster.opNs
-                + " --reuse-values --wait --timeout 3m"));
+        "upgrade "
+            + settings.operatorRelease()
+            + " "
+            + chart
+            + " -n "
+            + cluster.opNs
+            + " --reuse-values --wait --timeout 3m");
   }
 
   /** The CRD file with an optional string property spec.FIELD added. */

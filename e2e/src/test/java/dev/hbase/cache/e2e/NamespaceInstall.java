@@ -38,12 +38,7 @@ final class NamespaceInstall {
   }
 
   Shell.Result helm(String args) {
-    return Shell.run(
-        settings.repo(),
-        600,
-        settings.env(),
-        List.of(
-            "bash", "-c", ". e2e/kind/lib.sh && helm --kube-context \"$KUBE_CONTEXT\" " + args));
+    return cluster.helm(600, args);
   }
 
   /**

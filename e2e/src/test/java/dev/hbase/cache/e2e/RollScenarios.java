@@ -87,17 +87,12 @@ class RollScenarios extends FaultScenario {
                           + " --set-string regionserver.podAnnotations.team=search")
                   .untilTemplateRolled(oldUpdateRevision);
           Shell.Result up =
-              Shell.run(
-                  settings.repo(),
+              cluster.helm(
                   300,
-                  settings.env(),
-                  List.of(
-                      "bash",
-                      "-c",
-                      ". e2e/kind/lib.sh && helm --kube-context \"$KUBE_CONTEXT\" upgrade \"$HBASE_RELEASE\" charts/hbase -n \"$HBASE_NAMESPACE\""
-                          + " --reuse-values --set blockCachePolicy="
-                          + Cluster.POLICY
-                          + " --set-string regionserver.podAnnotations.team=search"));
+                  "upgrade \"$HBASE_RELEASE\" charts/hbase -n \"$HBASE_NAMESPACE\""
+                      + " --reuse-values --set blockCachePolicy="
+                      + Cluster.POLICY
+                      + " --set-string regionserver.podAnnotations.team=search");
           assertThat(up.code()).as("helm upgrade: %s", up.output()).isZero();
           assertThat(cluster.regionServers().getSpec().getUpdateStrategy().getType())
               .as("update strategy after helm upgrade")
@@ -172,15 +167,10 @@ class RollScenarios extends FaultScenario {
           String oldUpdateRevision = cluster.regionServers().getStatus().getUpdateRevision();
           Instant upgraded = Instant.now();
           Shell.Result up =
-              Shell.run(
-                  settings.repo(),
+              cluster.helm(
                   300,
-                  settings.env(),
-                  List.of(
-                      "bash",
-                      "-c",
-                      ". e2e/kind/lib.sh && helm --kube-context \"$KUBE_CONTEXT\" upgrade \"$HBASE_RELEASE\" charts/hbase -n \"$HBASE_NAMESPACE\""
-                          + " --reuse-values --set-string regionserver.podAnnotations.team=ads"));
+                  "upgrade \"$HBASE_RELEASE\" charts/hbase -n \"$HBASE_NAMESPACE\""
+                      + " --reuse-values --set-string regionserver.podAnnotations.team=ads");
           assertThat(up.code()).as("helm upgrade: %s", up.output()).isZero();
           // the pod in flight when helm began may be deleted for the spec change while helm still
           // runs, and then once more for the new template (seen on a loaded machine: rs-2, draining
