@@ -5,8 +5,8 @@
 #      deleted first, unless REUSE_CLUSTER=1: then its hbase/operator installs are removed and reinstalled)
 #   2. images: HBase and operator (SKIP_MVN=1 reuses the Maven outputs; SKIP_IMAGES=1 builds
 #      nothing and uses what docker has)
-#   3. charts/hbase into namespace $HBASE_NAMESPACE (kind/hbase-up.sh loads the image), all pods Ready
-#   4. the workload client (e2e/workload) and the operator API jar for the tests
+#   3. charts/hbase into namespace $HBASE_NAMESPACE (kind/hbase-up.sh loads the image), all pods Ready;
+#   4. meanwhile, the workload client (e2e/workload), the operator API jar and the suite compiled
 #   5. mvn -f e2e/pom.xml test: the story in nine scenario classes on one cluster, in one JVM, in order
 #      (e2e/src/test/java/dev/hbase/cache/e2e/: KindSuite sets up the fixture once; SetupScenarios installs
 #      the operator with kind/operator-up.sh, the same install as make demo; then RollScenarios,
@@ -120,9 +120,25 @@ images() {
 }
 
 client_side() {
-  "$REPO_ROOT/e2e/workload/build.sh" >/dev/null
-  # the tests read BlockCachePolicy typed: the API jar from this checkout
-  ${MVN:-mvn} -B -ntp -q -f "$REPO_ROOT/operator/pom.xml" -pl api -am -DskipTests install >&2
+  # chained with &&: called on the left of ||, set -e does not stop it at a failed command
+  "$REPO_ROOT/e2e/workload/build.sh" >/dev/null &&
+    # the tests read BlockCachePolicy typed: the API jar from this checkout
+    ${MVN:-mvn} -B -ntp -q -f "$REPO_ROOT/operator/pom.xml" -pl api -am -DskipTests install >&2 &&
+    # the suite compiled (and its formatting checked) now, so that the suite phase only runs it
+    ${MVN:-mvn} -B -ntp -q -f "$REPO_ROOT/e2e/pom.xml" test-compile >&2
+}
+
+hbase_and_client_side() {
+  # charts/hbase mostly waits (image load, pods starting): the client side builds meanwhile. Both
+  # run to their end, and the phase fails if either did (each one's own output says which).
+  local hbase_rc=0 client_rc=0 t0=$SECONDS
+  "$E2E_KIND_DIR/hbase-up.sh" &
+  local hbase_pid=$!
+  client_side || client_rc=$?
+  log "workload client, API jar and the suite compiled in $((SECONDS - t0))s (rc=$client_rc), beside charts/hbase"
+  wait "$hbase_pid" || hbase_rc=$?
+  [ "$hbase_rc" = 0 ] || log "charts/hbase did not get Ready (rc=$hbase_rc)"
+  [ "$hbase_rc" = 0 ] && [ "$client_rc" = 0 ]
 }
 
 suite() {
@@ -137,6 +153,5 @@ suite() {
 trap cleanup EXIT
 phase "kind cluster" cluster
 phase "images (build)" images
-phase "charts/hbase to Ready" "$E2E_KIND_DIR/hbase-up.sh"
-phase "workload client + API jar" client_side
+phase "charts/hbase to Ready, beside the workload client, API jar and suite compile" hbase_and_client_side
 phase "mvn -f e2e/pom.xml test" suite
