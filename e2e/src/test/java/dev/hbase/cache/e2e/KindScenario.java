@@ -115,16 +115,18 @@ abstract class KindScenario {
       report.line("- PASSED, wall time %d s", Duration.between(t0, Instant.now()).toSeconds());
       suite.stepTimes.add(
           String.format(
-              "| %s | %d s | passed |",
+              "| %s | %d s | %s | passed |",
               name.replaceFirst(":.*", "").replace("|", "/"),
-              Duration.between(t0, Instant.now()).toSeconds()));
+              Duration.between(t0, Instant.now()).toSeconds(),
+              readerOver(t0)));
     } catch (Throwable t) {
       suite.failed = true;
       suite.stepTimes.add(
           String.format(
-              "| %s | %d s | FAILED |",
+              "| %s | %d s | %s | FAILED |",
               name.replaceFirst(":.*", "").replace("|", "/"),
-              Duration.between(t0, Instant.now()).toSeconds()));
+              Duration.between(t0, Instant.now()).toSeconds(),
+              readerOver(t0)));
       report.line(
           "- FAILED after %d s: %s",
           Duration.between(t0, Instant.now()).toSeconds(),
@@ -142,6 +144,33 @@ abstract class KindScenario {
       }
       throw new IllegalStateException(t);
     }
+  }
+
+  /**
+   * What the suite's reader saw from {@code from} (or its start) to now, for the step table: reads,
+   * failed reads, seconds with no successful read, the worst second's p99. A figure, not a check:
+   * the steps assert what must hold. "-" while no reader runs (before step 3; step 15 stops it).
+   */
+  String readerOver(Instant from) {
+    if (suite.readerStart == null) {
+      return "-";
+    }
+    String log = safe(() -> workload.log(READER));
+    if (log == null) {
+      return "-";
+    }
+    Instant start = from.isAfter(suite.readerStart) ? from : suite.readerStart;
+    Workload.Stats s = Workload.stats(log, start, Instant.now());
+    if (s.seconds() == 0) {
+      return "-";
+    }
+    return String.format(
+        java.util.Locale.ROOT,
+        "%d / %d / %d / %.0f ms",
+        s.ok() + s.fail(),
+        s.fail(),
+        s.stalledSeconds(),
+        s.worstSecondP99ms());
   }
 
   void diagnostics() {

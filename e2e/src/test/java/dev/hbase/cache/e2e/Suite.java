@@ -161,8 +161,9 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
       report.line(
           "- suite wall time: %d s", Duration.between(suiteStart, Instant.now()).toSeconds());
       report.section("Where the suite's time went");
-      report.line("| step | wall time | result |");
-      report.line("|---|---:|---|");
+      report.line(
+          "| step | wall time | reader: reads / failed / seconds with no successful read / worst second's p99 | result |");
+      report.line("|---|---:|---|---|");
       stepTimes.forEach(report::line);
     } finally {
       if (sampler != null) {
