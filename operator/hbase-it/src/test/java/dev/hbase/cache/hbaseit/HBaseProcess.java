@@ -54,6 +54,12 @@ final class HBaseProcess {
     pb.environment().put("HBASE_CONF_DIR", confDir.toString());
     pb.environment().put("HBASE_LOG_DIR", log.getParent().toString());
     pb.environment().putAll(env);
+    // -Dhbase.it.jvmOpts: JVM options for every daemon of the run (entrypoint.sh's HBASE_OPTS);
+    // make test-hbase passes C1-only JIT there (see the Makefile), the benchmarks pass nothing
+    String jvmOpts = System.getProperty("hbase.it.jvmOpts", "").strip();
+    if (!jvmOpts.isEmpty()) {
+      pb.environment().merge("HBASE_OPTS", jvmOpts, (before, more) -> before + " " + more);
+    }
     pb.redirectErrorStream(true);
     pb.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     HBaseProcess p = new HBaseProcess(name, log, pb.start());
