@@ -152,7 +152,7 @@ hbase-lib: ## assemble the HBase 2.6.4 server classpath: images/hbase/target/{li
 # (-XX:TieredStopAtLevel=1, HBASE_OPTS through -Dhbase.it.jvmOpts), which spares the two cores
 # C2's compile work in processes that live a few minutes. The bench-* targets leave the JIT as it is.
 HBASE_IT_JVM_OPTS ?= -XX:TieredStopAtLevel=1
-test-hbase: hbase-lib ## contract tests on real ZooKeeper/HMaster/RegionServers (operator/hbase-it, ~6 min)
+test-hbase: hbase-lib ## contract tests on real ZooKeeper/HMaster/RegionServers (operator/hbase-it, ~10 min)
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
 	  -Dtest='**/hbaseit/*IT' -Dsurefire.failIfNoSpecifiedTests=false \
 	  -Dhbase.it.jvmOpts='$(HBASE_IT_JVM_OPTS)'

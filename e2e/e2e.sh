@@ -19,9 +19,10 @@
 # The numbers the suite saw are in e2e/target/e2e-report.md (with this script's phase times);
 # the reader's log, the operator's log and the policy's events are beside it.
 # Measured here (2 vCPU / 24 GiB VM): kind cluster 20-55 s (or ~80 s to reset a reused one),
-# images 40 s-2 min build + load, charts/hbase to Ready 40-100 s, workload + API jar 10-15 s, the
-# suite ~10 min (three rolls of 3 RegionServers at 70-95 s each, the first one after the policy
-# ~80 s): about 12 min in all, cold Maven caches and the offline node image excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
+# images 30 s-2 min build + load, charts/hbase to Ready 40-100 s (the workload, the API jar and
+# the suite compiled meanwhile, ~30 s), the suite ~40 min (about fifteen rolls of 3 RegionServers
+# at 95-135 s each, and the steps between them; its report's last table gives each step's time),
+# cold Maven caches and the offline node image excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
 # E2E_MVN_ARGS (e.g. -Dtest=SetupScenarios,RollScenarios: the setup steps, then steps 5-9).
 E2E_SUITE=1   # lib.sh: the suite's own cluster name by default
 . "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
