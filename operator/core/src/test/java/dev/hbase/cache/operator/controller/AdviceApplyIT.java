@@ -14,19 +14,13 @@ import org.junit.jupiter.api.Test;
 class AdviceApplyIT extends AdviceHarness {
   @Test
   void inApplyModeTheOperatorFollowsItsAdviceThroughTheSafeRoll() throws Exception {
-    cluster("4Gi", false);
-    hbase.l2Capacity = 1L << 30;
-    operator(null);
     // volumes with room for a bigger L2: Apply never grows storage (a PVC never shrinks)
-    policy(
-        "apply",
-        "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  storage:\n    size: 4Gi\n"
-            + "  autoTune:\n    mode: Apply\n    window: 1m\n");
-    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("apply"));
-    String revision = get("apply").getStatus().getRollout().getRevision();
+    String revision =
+        rolledOut(
+            "apply",
+            "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  storage:\n    size: 4Gi\n"
+                + "  autoTune:\n    mode: Apply\n    window: 1m\n");
     int deletes = kube.deletes.size();
-    hbase.l1Capacity =
-        dev.hbase.cache.operator.plan.Sizes.parse(get("apply").getStatus().getPlan().getL1Size());
     churnOnEveryServer();
     // the first window's advice (as in Recommend mode: a bigger L2) is written into the spec
     await()

@@ -20,19 +20,13 @@ import org.junit.jupiter.api.Test;
 class AdviceGrowIT extends AdviceHarness {
   @Test
   void inApplyModeAdviceThatWouldGrowTheCacheVolumesIsLeftToTheUser() throws Exception {
-    cluster("4Gi", false);
-    hbase.l2Capacity = 1L << 30;
-    operator(null);
     // storage sized from the L2 (2Gi): a 2560Mi L2 would need the volumes to grow
-    policy(
-        "grow",
-        "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n"
-            + "  autoTune:\n    mode: Apply\n    window: 1m\n");
-    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("grow"));
-    String revision = get("grow").getStatus().getRollout().getRevision();
+    String revision =
+        rolledOut(
+            "grow",
+            "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n"
+                + "  autoTune:\n    mode: Apply\n    window: 1m\n");
     List<String> deletes = List.copyOf(kube.deletes);
-    hbase.l1Capacity =
-        dev.hbase.cache.operator.plan.Sizes.parse(get("grow").getStatus().getPlan().getL1Size());
     churnOnEveryServer();
     await()
         .atMost(Duration.ofSeconds(150))

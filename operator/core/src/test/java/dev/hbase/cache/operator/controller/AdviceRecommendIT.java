@@ -23,19 +23,12 @@ class AdviceRecommendIT extends AdviceHarness {
    */
   @Test
   void aFullL2UnderChurnGetsABiggerOneRecommendedAndNothingIsApplied() throws Exception {
-    cluster("4Gi", false);
-    hbase.l2Capacity = 1L << 30;
-    operator(null);
-    policy(
-        "advice",
-        "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n"
-            + "  autoTune:\n    window: 1m\n");
-    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("advice"));
-    String revision = get("advice").getStatus().getRollout().getRevision();
+    String revision =
+        rolledOut(
+            "advice",
+            "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n"
+                + "  autoTune:\n    window: 1m\n");
     List<String> deletes = List.copyOf(kube.deletes);
-    // the servers report the planned LRU (advice is only given on a window of the plan's sizes)
-    hbase.l1Capacity =
-        dev.hbase.cache.operator.plan.Sizes.parse(get("advice").getStatus().getPlan().getL1Size());
     assertThat(get("advice").getStatus().getRecommendation())
         .as("no recommendation before any read")
         .isNull();
