@@ -21,6 +21,7 @@ sealed interface Observation {
    *     ConfigMap: the operator points it at the derived one
    * @param pods the StatefulSet's pods below its replicas, by ordinal
    * @param cacheMapRemovals what the cache-map-guard init containers of the pods reported
+   * @param leaving the terminating pods at or above replicas (a scale-down), by ordinal
    */
   record Observed(
       BlockCachePolicy policy,
@@ -29,8 +30,20 @@ sealed interface Observation {
       Container container,
       String configVolume,
       List<PodView> pods,
-      List<CacheMapRemoval> cacheMapRemovals)
+      List<CacheMapRemoval> cacheMapRemovals,
+      List<PodView> leaving)
       implements Observation {
+
+    Observed(
+        BlockCachePolicy policy,
+        StatefulSet target,
+        ConfigMap base,
+        Container container,
+        String configVolume,
+        List<PodView> pods,
+        List<CacheMapRemoval> cacheMapRemovals) {
+      this(policy, target, base, container, configVolume, pods, cacheMapRemovals, List.of());
+    }
 
     String namespace() {
       return policy.getMetadata().getNamespace();

@@ -174,7 +174,8 @@ final class Observer {
         container.get(),
         configVolume.get(),
         podViews(in.pods(), sts, ns),
-        cacheMapRemovals(in.pods(), sts, ns));
+        cacheMapRemovals(in.pods(), sts, ns),
+        leaving(in.pods(), sts, ns));
   }
 
   /**
@@ -245,12 +246,29 @@ final class Observer {
   /** The StatefulSet's pods below its replicas, as the roller sees them, by ordinal. */
   static List<PodView> podViews(
       InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
+    return podViews(pods, sts, ns, false);
+  }
+
+  /**
+   * The StatefulSet's terminating pods at or above its replicas (a scale-down removes them), by
+   * ordinal: their regions go to the others before they stop.
+   */
+  static List<PodView> leaving(
+      InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
+    return podViews(pods, sts, ns, true).stream().filter(PodView::terminating).toList();
+  }
+
+  private static List<PodView> podViews(
+      InformerEventSource<Pod, BlockCachePolicy> pods,
+      StatefulSet sts,
+      String ns,
+      boolean aboveReplicas) {
     String name = sts.getMetadata().getName();
     int replicas = Observation.replicas(sts);
     List<PodView> out = new ArrayList<>();
     for (Pod p : pods.list(ns, p -> true).toList()) {
       int ordinal = Informers.ordinal(p, name);
-      if (ordinal >= 0 && ordinal < replicas) {
+      if (ordinal >= 0 && (ordinal < replicas) != aboveReplicas) {
         out.add(podView(p, ordinal, missingClaimVolumes(sts, p, ordinal), templateChanged(sts, p)));
       }
     }
@@ -353,6 +371,26 @@ final class Observer {
         stuck,
         st == null ? null : st.getPodIP(),
         missingClaimVolumes,
-        templateChanged);
+        templateChanged,
+        meta.getDeletionTimestamp() == null ? null : stopCause(p));
+  }
+
+  /**
+   * Why a terminating pod stops: the reason of its {@code DisruptionTarget} condition (set by the
+   * Eviction API, the scheduler's preemption, the taint manager, the node's graceful shutdown...),
+   * else {@code Deleted} (a plain delete: kubectl, a StatefulSet scale-down, a Helm upgrade).
+   */
+  static String stopCause(Pod p) {
+    var st = p.getStatus();
+    if (st != null && st.getConditions() != null) {
+      for (var c : st.getConditions()) {
+        if ("DisruptionTarget".equals(c.getType())
+            && "True".equals(c.getStatus())
+            && c.getReason() != null) {
+          return c.getReason();
+        }
+      }
+    }
+    return "Deleted";
   }
 }

@@ -91,7 +91,11 @@ final class RollStep {
     KubernetesClient client = c.client();
     Instant now = c.now();
     BlockCachePolicy policy = o.policy();
-    boolean ask = Roller.needsHBase(previous, o.pods(), p.revision());
+    boolean ask =
+        Roller.needsHBase(
+            previous,
+            java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream()).toList(),
+            p.revision());
     ClusterSnapshot hbase =
         ask
             ? snapshot(policy, o, now)
@@ -106,12 +110,20 @@ final class RollStep {
                 hbase,
                 caches,
                 now,
-                o.replicas()));
+                o.replicas(),
+                o.leaving()));
     if (!executeAll(client, policy, c::cachedPod, cluster(o), d.actions(), nanoTime.getAsLong())) {
       return Optional.empty();
     }
+    d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
+  }
+
+  /** The StatefulSet's persistentVolumeClaimRetentionPolicy.whenScaled (Retain when unset). */
+  static String whenScaled(io.fabric8.kubernetes.api.model.apps.StatefulSet sts) {
+    var p = sts.getSpec().getPersistentVolumeClaimRetentionPolicy();
+    return p == null || p.getWhenScaled() == null ? "Retain" : p.getWhenScaled();
   }
 
   /**

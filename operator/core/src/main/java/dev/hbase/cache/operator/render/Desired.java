@@ -8,6 +8,8 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.Lifecycle;
+import io.fabric8.kubernetes.api.model.LifecycleBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
@@ -52,6 +54,21 @@ public final class Desired {
 
   /** The script of {@link #cacheMapGuard}: {@code sh -c <script> cache-map-guard <map path>}. */
   public static final String CACHE_MAP_GUARD_SCRIPT = resource("cache-map-guard.sh");
+
+  /** The preStop hook of {@link #warmStop}: {@code bash -c <script> warm-stop <port> <seconds>}. */
+  public static final String WARM_STOP = "warm-stop";
+
+  public static final String WARM_STOP_SCRIPT = resource("warm-stop.sh");
+
+  /**
+   * How long the preStop hook holds a stopping RegionServer that still serves regions: the time the
+   * operator has to move them off it warm. With the operator down it is what a stop costs more than
+   * HBase's own, and the pod's grace period grows by as much.
+   */
+  public static final long WARM_STOP_SECONDS = 90;
+
+  /** HBase's default RegionServer info port (hbase.regionserver.info.port). */
+  public static final int DEFAULT_INFO_PORT = 16030;
 
   private Desired() {}
 
@@ -182,7 +199,21 @@ public final class Desired {
       Container regionServer,
       String configVolume,
       PodSecurityContext podSecurity) {
+    return regionServerPatch(
+        policy, plan, revision, regionServer, configVolume, podSecurity, DEFAULT_INFO_PORT);
+  }
+
+  /** The same, for RegionServers whose info server (/jmx) listens on {@code infoPort}. */
+  public static StatefulSet regionServerPatch(
+      BlockCachePolicy policy,
+      Plan plan,
+      String revision,
+      Container regionServer,
+      String configVolume,
+      PodSecurityContext podSecurity,
+      int infoPort) {
     String containerName = regionServer.getName();
+    Optional<Lifecycle> warmStop = warmStop(policy, regionServer, infoPort);
     List<EnvVar> env = new ArrayList<>();
     plan.env().forEach((k, v) -> env.add(new EnvVar(k, v, null)));
     List<VolumeMount> mounts = new ArrayList<>();
@@ -213,6 +244,7 @@ public final class Desired {
             .withName(containerName)
             .withEnv(env)
             .withVolumeMounts(mounts)
+            .withLifecycle(warmStop.orElse(null))
             .build();
     return new StatefulSetBuilder()
         .withNewMetadata()
@@ -237,7 +269,8 @@ public final class Desired {
                             .withFsGroupChangePolicy("OnRootMismatch")
                             .build())
                 .orElse(null))
-        .withTerminationGracePeriodSeconds(plan.terminationGracePeriodSeconds())
+        .withTerminationGracePeriodSeconds(
+            plan.terminationGracePeriodSeconds() + (warmStop.isPresent() ? WARM_STOP_SECONDS : 0))
         .withInitContainers(cacheMapGuard(plan, regionServer).stream().toList())
         .withContainers(c)
         .withVolumes(volumes)
@@ -245,6 +278,50 @@ public final class Desired {
         .endTemplate()
         .endSpec()
         .build();
+  }
+
+  /**
+   * The RegionServer container's preStop hook for a warm stop ({@code warm-stop.sh}): whoever stops
+   * the pod, its RegionServer keeps running while it serves regions, for at most {@link
+   * #WARM_STOP_SECONDS}, so that the operator moves them to where their blocks are cached first.
+   * Only with DrainAndReload (InPlace is the choice of HBase's own stop), and never over a preStop
+   * hook of the template's own (a chart's RegionMover, say): that one is kept, and stops are
+   * HBase's or that hook's.
+   */
+  public static Optional<Lifecycle> warmStop(
+      BlockCachePolicy policy, Container regionServer, int infoPort) {
+    var rollout = policy.getSpec().getRollout();
+    var strategy =
+        rollout == null
+            ? dev.hbase.cache.api.v1alpha1.spec.RolloutSpec.Strategy.DrainAndReload
+            : rollout.strategyOrDefault();
+    if (strategy != dev.hbase.cache.api.v1alpha1.spec.RolloutSpec.Strategy.DrainAndReload) {
+      return Optional.empty();
+    }
+    var own = regionServer.getLifecycle() == null ? null : regionServer.getLifecycle().getPreStop();
+    if (own != null && !isWarmStop(own)) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new LifecycleBuilder()
+            .withNewPreStop()
+            .withNewExec()
+            .withCommand(
+                "bash",
+                "-c",
+                WARM_STOP_SCRIPT,
+                WARM_STOP,
+                Integer.toString(infoPort),
+                Long.toString(WARM_STOP_SECONDS))
+            .endExec()
+            .endPreStop()
+            .build());
+  }
+
+  /** Whether a preStop hook is the operator's {@link #warmStop} (of any version). */
+  static boolean isWarmStop(io.fabric8.kubernetes.api.model.LifecycleHandler h) {
+    List<String> cmd = h.getExec() == null ? null : h.getExec().getCommand();
+    return cmd != null && cmd.size() >= 4 && WARM_STOP.equals(cmd.get(3));
   }
 
   /**

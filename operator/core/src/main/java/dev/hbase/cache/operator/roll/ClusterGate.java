@@ -112,6 +112,18 @@ final class ClusterGate {
     if (othersDown > 0) {
       return othersDown + " other RegionServer pods are not Ready";
     }
+    // a pod someone else stopped is outside the budget the roll admits by: down until it is back
+    // with its regions
+    String stopping =
+        t.st.getInFlight().stream()
+            .filter(RollModel::isStop)
+            .filter(r -> !r.getPod().equals(candidate.name()))
+            .filter(r -> r.getHomeAt() == null)
+            .map(r -> r.getPod() + " (" + r.getStoppedBy() + ")")
+            .collect(Collectors.joining(", "));
+    if (!stopping.isEmpty()) {
+      return "stopped by someone else, not back yet: " + stopping;
+    }
     if (missingOutsideRoll() > 0) {
       return Narration.missing(t.in);
     }

@@ -68,6 +68,46 @@ final class Narration {
         + (done == null ? "" : ": " + describe(done));
   }
 
+  /** The WarmStop event: a pod someone else stops is taken in flight. */
+  static String warmStop(
+      String pod,
+      String cause,
+      dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState server,
+      boolean leaving) {
+    return pod
+        + " is stopping ("
+        + cause
+        + "): its "
+        + server.regionCount()
+        + " regions move to where their blocks are cached before its RegionServer stops"
+        + (leaving
+            ? "; it does not come back (above the replicas)"
+            : "; they go back when it returns");
+  }
+
+  /** A stopped pod whose successor did not serve within podReadyTimeout. */
+  static String stoppedNotBack(PodRoll r, Duration podReadyTimeout) {
+    return r.getPod()
+        + " stopped ("
+        + r.getStoppedBy()
+        + ") and did not serve again within "
+        + podReadyTimeout.toSeconds()
+        + " s (rollout.podReadyTimeout): its regions stay on the servers they were moved to";
+  }
+
+  /** A pod in flight whose ordinal the StatefulSet scaled away. */
+  static String scaledDown(PodRoll r, int replicas) {
+    int n = r.getRegions() == null ? 0 : r.getRegions().size();
+    return r.getPod()
+        + " is gone (replicas "
+        + replicas
+        + "): its "
+        + n
+        + " regions stay on the servers they were moved to; its cache volume is kept or deleted as"
+        + " the StatefulSet's persistentVolumeClaimRetentionPolicy.whenScaled says"
+        + " (status.cacheVolumesWhenScaled)";
+  }
+
   /** The RestartingPod event. */
   static String restarting(PodRoll r) {
     return "restarting " + r.getPod() + reasonSuffix(r);

@@ -83,6 +83,10 @@ final class PodLifecycle {
     ServerId oldId = ServerId.parse(r.getOldServer());
     Optional<ServerState> old = h.live(oldId);
     int left = old.map(ServerState::regionCount).orElse(0);
+    if (RollModel.isStop(r)) {
+      drainingStop(r, old, oldId, left);
+      return;
+    }
     if (old.isPresent() && !h.decommissioned().contains(oldId)) {
       // A drain that cannot begin (no server may take the regions: every other one marked by
       // someone else, or the gate closed) times out like one that does not finish: otherwise
@@ -114,6 +118,36 @@ final class PodLifecycle {
       drain(old.get()); // a move that failed, or a region that arrived before the mark
     }
     t.waitFor(Reason.Draining, "moving " + left + " regions off " + r.getPod());
+    t.requeue(StepState.FAST);
+  }
+
+  /**
+   * A pod someone else stops ({@link Stops}): no gate (it goes down anyway) and no retry. The drain
+   * ends when the server holds no region or is gone: its preStop hook lets HBase stop it once it
+   * serves nothing, or at its bound; the pod is not deleted by the roll. Moving regions may outlast
+   * that: after podReadyTimeout the pod goes on to WaitingReady whatever is in transition.
+   */
+  private void drainingStop(PodRoll r, Optional<ServerState> old, ServerId oldId, int left) {
+    ClusterSnapshot h = t.hbase();
+    boolean done = left == 0 && h.regionsInTransition() == 0;
+    if (done || t.timedOut(r, t.s.podReadyTimeout())) {
+      t.to(r, Step.Deleting);
+      deleting(r, t.podByName(r.getPod()));
+      return;
+    }
+    if (old.isPresent()
+        && (!h.decommissioned().contains(oldId) || (left > 0 && h.regionsInTransition() == 0))) {
+      drain(old.get());
+    }
+    t.waitFor(
+        Reason.Draining,
+        "moving "
+            + left
+            + " regions off "
+            + r.getPod()
+            + " before it stops ("
+            + r.getStoppedBy()
+            + ")");
     t.requeue(StepState.FAST);
   }
 
@@ -222,6 +256,10 @@ final class PodLifecycle {
    * whose start code is not known, may still be listed.
    */
   void waitingReady(PodRoll r, Optional<PodView> pod) {
+    if (Stops.ordinalOf(r.getPod()) >= t.in.replicas()) {
+      scaledAway(r, pod);
+      return;
+    }
     if (!t.hbase().masterReachable()) {
       masterUnreachable(r); // the new instance cannot register: nothing to time out on yet
       t.requeue(StepState.POLL);
@@ -248,6 +286,11 @@ final class PodLifecycle {
       }
       return;
     }
+    if (RollModel.isStop(r) && t.timedOut(r, t.s.podReadyTimeout())) {
+      // not the roll's restart: nothing to block on, the regions stay where the drain sent them
+      leave(r, "StoppedPodNotBack", Narration.stoppedNotBack(r, t.s.podReadyTimeout()));
+      return;
+    }
     if (t.timedOut(r, t.s.podReadyTimeout())) {
       if (r.getOldServer() != null
           && t.hbase().decommissioned().contains(ServerId.parse(r.getOldServer()))) {
@@ -263,6 +306,30 @@ final class PodLifecycle {
             : "waiting for " + r.getPod() + " to be Ready";
     t.waitFor(Reason.WaitingForPod, what);
     t.requeue(newPod ? StepState.FAST : StepState.POLL);
+  }
+
+  /**
+   * The pod's ordinal is at or above the replicas now (a scale-down, before or during its restart):
+   * no pod of it comes back. Once its instance is gone the pod leaves the roll, its regions staying
+   * where the drain sent them.
+   */
+  private void scaledAway(PodRoll r, Optional<PodView> pod) {
+    if (pod.isPresent() && pod.get().uid().equals(r.getUid())) {
+      t.waitFor(Reason.WaitingForPod, "waiting for " + r.getPod() + " to stop (scaled down)");
+      t.requeue(StepState.POLL);
+      return;
+    }
+    leave(r, "ScaledDown", Narration.scaledDown(r, t.in.replicas()));
+  }
+
+  /** The pod leaves the roll without coming back: its decommission mark goes, an event says why. */
+  private void leave(PodRoll r, String reason, String message) {
+    if (r.getOldServer() != null && t.hbase().masterReachable()) {
+      t.actions.add(new Recommission(ServerId.parse(r.getOldServer()), List.of()));
+    }
+    t.st.getInFlight().remove(r);
+    t.events.add(new Event(!"ScaledDown".equals(reason), reason, message));
+    t.requeue(Duration.ZERO);
   }
 
   /**

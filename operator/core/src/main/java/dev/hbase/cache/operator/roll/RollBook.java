@@ -118,11 +118,13 @@ final class RollBook {
         st.setLastRoll(done);
         st.setCurrent(null);
       }
-      t.events.add(
-          new Event(
-              false,
-              "RollFinished",
-              Narration.rollFinished(t.in.pods().size(), t.s.revision(), done)));
+      if (st.getStartedAt() != null) { // not after a stop alone: no roll was started
+        t.events.add(
+            new Event(
+                false,
+                "RollFinished",
+                Narration.rollFinished(t.in.pods().size(), t.s.revision(), done)));
+      }
     }
     st.setPhase(Phase.Idle);
     st.setStartedAt(null);

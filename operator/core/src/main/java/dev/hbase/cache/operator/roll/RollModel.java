@@ -34,6 +34,9 @@ public final class RollModel {
    *     refuses, and in OrderedReady mode it stops at the lowest such ordinal: no pod above it is
    *     re-created until that one has been deleted. Such pods are restarted first, lowest ordinal
    *     first.
+   * @param stopCause why a terminating pod stops, as its {@code DisruptionTarget} condition says
+   *     ({@code EvictionByEvictionAPI}, {@code PreemptionByScheduler}, {@code
+   *     DeletionByTaintManager}, ...), else {@code Deleted}; null while the pod is not terminating
    */
   public record PodView(
       String name,
@@ -45,7 +48,34 @@ public final class RollModel {
       String stuck,
       String ip,
       boolean missingClaimVolumes,
-      boolean templateChanged) {
+      boolean templateChanged,
+      String stopCause) {
+
+    /** A pod as the roller saw it before stops had a cause: a terminating one was "Deleted". */
+    public PodView(
+        String name,
+        String uid,
+        int ordinal,
+        String revision,
+        boolean ready,
+        boolean terminating,
+        String stuck,
+        String ip,
+        boolean missingClaimVolumes,
+        boolean templateChanged) {
+      this(
+          name,
+          uid,
+          ordinal,
+          revision,
+          ready,
+          terminating,
+          stuck,
+          ip,
+          missingClaimVolumes,
+          templateChanged,
+          terminating ? "Deleted" : null);
+    }
 
     /**
      * Whether the pod must be restarted to run the plan: its revision annotation differs, or it
@@ -96,6 +126,8 @@ public final class RollModel {
    * @param pods the StatefulSet's pods that exist (ordinal below replicas)
    * @param replicas the StatefulSet's replicas: a pod that does not exist (being re-created, or not
    *     schedulable to create) is a RegionServer down all the same
+   * @param leaving the StatefulSet's terminating pods at or above replicas (a scale-down): their
+   *     regions go to the others before they stop, and they do not come back
    */
   public record Input(
       Settings settings,
@@ -103,7 +135,19 @@ public final class RollModel {
       ClusterSnapshot hbase,
       Map<String, CacheView> caches,
       Instant now,
-      int replicas) {
+      int replicas,
+      List<PodView> leaving) {
+
+    /** No pod leaving. */
+    public Input(
+        Settings settings,
+        List<PodView> pods,
+        ClusterSnapshot hbase,
+        Map<String, CacheView> caches,
+        Instant now,
+        int replicas) {
+      this(settings, pods, hbase, caches, now, replicas, List.of());
+    }
 
     /** Every replica's pod exists. */
     public Input(
@@ -138,6 +182,16 @@ public final class RollModel {
    * clears the old instance's decommission mark; moves stragglers. Idempotent.
    */
   public record Recommission(ServerId oldServer, List<String> regions) implements Action {}
+
+  /**
+   * A pod deleted or evicted by someone else, whose RegionServer is stopping: the roll moves its
+   * regions off it warm (a {@link Drain} without the cluster gate: it goes down anyway) while its
+   * preStop hook waits, and sends them back when a pod of the same ordinal returns. Recorded in
+   * {@code status.rollout.inFlight} with the cause ({@link PodView#stopCause}).
+   */
+  public static boolean isStop(dev.hbase.cache.api.v1alpha1.status.PodRoll r) {
+    return r.getStoppedBy() != null;
+  }
 
   /** Deletes the pod only if it is still the instance with this UID. */
   public record DeletePod(String pod, String uid) implements Action {}

@@ -43,6 +43,7 @@ import java.util.stream.Collectors;
  *
  * <ul>
  *   <li>{@link Admission}: which out-of-date pods start their restart now, in which order;
+ *   <li>{@link Stops}: pods someone else deletes or evicts, taken in flight to be drained warm;
  *   <li>{@link PodLifecycle}: a pod in flight, from its drain to the warm gate;
  *   <li>{@link ClusterGate}: may a pod go down now (the cluster's health and the budget);
  *   <li>{@link RollBook}: a roll's start, figures, progress, phase and message;
@@ -94,6 +95,7 @@ public final class Roller {
     BalancerSwitch balancer = new BalancerSwitch(t);
     PodLifecycle lifecycle = new PodLifecycle(t, gate, book);
     Admission admission = new Admission(t, gate, book, balancer);
+    Stops stops = new Stops(t, balancer);
 
     boolean newRevision = !Objects.equals(t.st.getRevision(), t.s.revision());
     if (newRevision) {
@@ -108,6 +110,7 @@ public final class Roller {
       if (newRevision || !t.now().isBefore(Instant.parse(t.st.getRetryAt()))) {
         t.st.setRetryAt(null); // a spec change, or the backoff after a failed drain is over
       } else if (t.st.getInFlight().isEmpty()) {
+        stops.admit(); // a stop is drained whatever the roll's state
         // the same message: no new event (none left when another pod finished meanwhile)
         t.block(
             Reason.DrainTimeout,
@@ -120,6 +123,7 @@ public final class Roller {
     for (PodRoll r : List.copyOf(t.st.getInFlight())) {
       lifecycle.advance(r);
     }
+    stops.admit(); // before the roll's admission: a stopping pod is the stop's, not the roll's
     if (t.blocked() == null) {
       admission.admit();
     }
@@ -146,11 +150,13 @@ public final class Roller {
 
   /**
    * Whether a step needs the HBase master's view (and fresh cache samples): some pod is not at the
-   * revision, or the previous roll left work (pods in flight, a balancer to switch back on). An
-   * idle cluster is not asked.
+   * revision, some pod is stopping that is not in flight ({@code pods} with the leaving ones), or
+   * the previous roll left work (pods in flight, a balancer to switch back on). An idle cluster is
+   * not asked.
    */
   public static boolean needsHBase(RolloutStatus previous, List<PodView> pods, String revision) {
     return pods.stream().anyMatch(p -> p.outdated(revision))
+        || Stops.pending(previous, pods)
         || (previous != null
             && ((previous.getInFlight() != null && !previous.getInFlight().isEmpty())
                 || previous.getBalancerWasOn() != null));

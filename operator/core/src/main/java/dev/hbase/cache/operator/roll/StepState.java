@@ -147,8 +147,11 @@ final class StepState {
     r.setMasterUnreachableSince(null);
   }
 
+  /** The pod of this name, below the replicas or leaving (a scale-down). */
   Optional<PodView> podByName(String name) {
-    return in.pods().stream().filter(p -> p.name().equals(name)).findFirst();
+    return java.util.stream.Stream.concat(in.pods().stream(), in.leaving().stream())
+        .filter(p -> p.name().equals(name))
+        .findFirst();
   }
 
   boolean inFlight(String pod) {

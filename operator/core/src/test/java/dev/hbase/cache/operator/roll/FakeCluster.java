@@ -4,6 +4,7 @@ import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
+import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.roll.RollModel.Action;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
@@ -45,6 +46,15 @@ final class FakeCluster {
     /** Created before the cache volume template: lacks its claim volume until re-created. */
     boolean missingClaimVolumes;
 
+    /** Why someone else stopped it (its DisruptionTarget reason, or Deleted); null otherwise. */
+    String stopCause;
+
+    /**
+     * Stopped by someone else: its preStop hook holds the RegionServer until it serves no region or
+     * until then (the hook's bound); null when no hook is running.
+     */
+    Instant heldUntil;
+
     Pod(String name, int ordinal, String revision) {
       this.name = name;
       this.ordinal = ordinal;
@@ -69,6 +79,16 @@ final class FakeCluster {
   final Set<String> absent = new TreeSet<>();
 
   String templateRevision = "rev-new";
+
+  /** The StatefulSet's replicas: a pod at or above them is not re-created once it stopped. */
+  int replicas;
+
+  /** Regions a stopping RegionServer still held when it stopped (closed for others to reopen). */
+  int closedCold;
+
+  /** Whether the preStop hook holds a stopping RegionServer ({@code DrainAndReload}). */
+  boolean preStopHook = true;
+
   Duration restartTime = Duration.ofSeconds(20);
 
   /** From a restarted RegionServer's registration to its pod's readiness probe passing. */
@@ -95,7 +115,34 @@ final class FakeCluster {
       hbase.persistedL2(name, 1000L * (i + 1));
       hbase.register(name, p.host(), p.ip(), List.of());
     }
+    replicas = n;
     now = now.plus(hbase.reportDelay); // every server has reported
+  }
+
+  /**
+   * Someone else deletes or evicts the pod (kubectl, a node drain, a scale-down): it is
+   * terminating; its preStop hook holds the RegionServer while it serves regions, for at most the
+   * hook's bound (none without the hook); then it stops and, below the replicas, the pod is
+   * re-created.
+   */
+  void stopByOther(String pod, String cause) {
+    Pod p = pods.get(pod);
+    p.terminating = true;
+    p.ready = false;
+    p.stopCause = cause;
+    p.heldUntil =
+        now.plus(preStopHook ? Duration.ofSeconds(Desired.WARM_STOP_SECONDS) : Duration.ZERO);
+    restarts.merge(p.name, 1, Integer::sum);
+  }
+
+  /** The StatefulSet is scaled to {@code n}: the pods above are stopped, highest first. */
+  void scaleTo(int n) {
+    replicas = n;
+    for (Pod p : pods.values()) {
+      if (p.ordinal >= n && !p.terminating) {
+        stopByOther(p.name, "Deleted");
+      }
+    }
   }
 
   /** The pod's server hosts these regions, and caches them. */
@@ -115,7 +162,17 @@ final class FakeCluster {
   // ------------------------------------------------------------------ what the roller sees
 
   List<PodView> podViews() {
+    return views(p -> p.ordinal < replicas);
+  }
+
+  /** The terminating pods at or above the replicas. */
+  List<PodView> leaving() {
+    return views(p -> p.ordinal >= replicas && p.terminating);
+  }
+
+  private List<PodView> views(Predicate<Pod> which) {
     return pods.values().stream()
+        .filter(which)
         .filter(p -> !absent.contains(p.name))
         .map(
             p ->
@@ -129,7 +186,8 @@ final class FakeCluster {
                     p.stuck,
                     p.ip(),
                     p.missingClaimVolumes,
-                    p.templateChanged))
+                    p.templateChanged,
+                    p.terminating ? (p.stopCause == null ? "Deleted" : p.stopCause) : null))
         .toList();
   }
 
@@ -162,7 +220,7 @@ final class FakeCluster {
   }
 
   RollModel.Input input(RollModel.Settings s) {
-    return new RollModel.Input(s, podViews(), hbase.snapshot(), caches(), now, pods.size());
+    return new RollModel.Input(s, podViews(), hbase.snapshot(), caches(), now, replicas, leaving());
   }
 
   /**
@@ -233,7 +291,23 @@ final class FakeCluster {
   /** Time passes: pods come back, their RegionServers register (and report a bit later). */
   void tick(Duration d) {
     now = now.plus(d.isZero() ? Duration.ofMillis(100) : d);
-    for (Pod p : pods.values()) {
+    for (Pod p : List.copyOf(pods.values())) {
+      if (p.heldUntil != null) {
+        // the preStop hook returns once the server holds no region, or at its bound; HBase
+        // stops (closing what it still holds), then the pod is re-created below the replicas
+        List<String> left = hbase.registered(p.name) ? hbase.regionsOf(p.name) : List.of();
+        if (left.isEmpty() || !now.isBefore(p.heldUntil)) {
+          closedCold += left.size();
+          hbase.unregister(p.name);
+          p.heldUntil = null;
+          p.stopCause = null;
+          if (p.ordinal >= replicas) {
+            pods.remove(p.name);
+            continue;
+          }
+          p.readyAt = now.plus(restartTime);
+        }
+      }
       if (p.terminating && p.readyAt != null) {
         // the StatefulSet controller recreates it at once; the kubelet starts it
         p.terminating = false;

@@ -255,6 +255,8 @@ class RollGivesBackTest {
     p.terminating = true;
     p.ready = false;
     p.readyAt = null;
+    // its node is lost with it: the RegionServer is gone (a live one would be drained as a stop)
+    c.hbase.unregister(pod);
     return p;
   }
 

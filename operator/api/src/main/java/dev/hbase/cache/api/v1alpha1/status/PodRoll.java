@@ -64,6 +64,19 @@ public class PodRoll {
           + " Unready, or \"pod template changed outside the policy\".")
   private String reason;
 
+  /**
+   * Set when the pod was not deleted by the roll but by someone else (a delete, an eviction, a
+   * scale-down): what stopped it. Its regions are moved off it warm while its preStop hook waits,
+   * and sent back when a pod of the same ordinal returns.
+   */
+  @JsonPropertyDescription(
+      "Set when someone else stopped the pod (not the roll): the cause, from its DisruptionTarget"
+          + " condition (EvictionByEvictionAPI, PreemptionByScheduler, DeletionByTaintManager, ...),"
+          + " Deleted for a plain delete, ScaledDown for a pod at or above the replicas. Its regions"
+          + " are moved to where their blocks are cached before it stops, and sent back when a pod"
+          + " of the same ordinal returns.")
+  private String stoppedBy;
+
   /** The RegionServer before the restart: host,port,startcode. */
   @JsonPropertyDescription(
       "The RegionServer before the restart (host,port,startcode). Absent when it was not drained.")

@@ -82,6 +82,13 @@ public class RolloutStatus {
   private RollSummary lastRoll;
 
   /** The pods being restarted, at most maxUnavailable. */
+  @JsonPropertyDescription(
+      "What happens to the cache volume of a pod removed by a scale-down: Retain (kept, and used"
+          + " again when the StatefulSet scales back up) or Delete, as the StatefulSet's"
+          + " persistentVolumeClaimRetentionPolicy.whenScaled says (Retain when unset). Its regions"
+          + " are moved to the other servers before it stops either way.")
+  private String cacheVolumesWhenScaled;
+
   @JsonPropertyDescription("The pods being restarted (at most maxUnavailable), one entry each.")
   private List<PodRoll> inFlight = new ArrayList<>();
 }
