@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Steps 10 and 11 (tag {@code fault}): RegionServers lost outside the roll: one killed with SIGKILL
- * while another drains (writerThreads 11 -> 9), and a node drain through the Eviction API.
+ * while another drains (writerThreads 11 -> 9); a node drain through the Eviction API and a plain
+ * {@code kubectl delete pod}, each a warm stop (regions moved before the JVM stops, home after).
  */
 @Order(4)
 class DisruptionScenarios extends FaultScenario {
@@ -146,10 +147,11 @@ class DisruptionScenarios extends FaultScenario {
   @Order(13)
   @Tag("fault")
   void aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack() {
-    // after the rolls that measure reads on every server: an eviction is no drain, HBase reassigns
-    // the evicted server's regions and it comes back with none of them
+    // every stop a warm stop: the operator drains an evicted or deleted server while its preStop
+    // hook holds it, and sends its regions home when it is back
     step(
-        "11. a node drain (Eviction API): a second RegionServer is evicted only once the first is back and Ready",
+        "11. a node drain (Eviction API), then kubectl delete pod: a second RegionServer is evicted only once the first is"
+            + " back and Ready; each stopped server's regions move before it stops and come home",
         () -> {
           String pdb =
               awaitDisruptionsAllowed(
@@ -231,14 +233,112 @@ class DisruptionScenarios extends FaultScenario {
                 .isLessThanOrEqualTo(1);
             Workload.Stats s = Workload.stats(workload.log(READER), t0, Instant.now());
             report.line(
-                "- both back after %d s (HBase reassigned their regions: an eviction is no drain); reader meanwhile: %s",
+                "- both back after %d s; reader meanwhile: %s",
                 Duration.between(t0, Instant.now()).toSeconds(), s.summary());
+            String home =
+                warmStops(List.of(Cluster.pod(2), Cluster.pod(1)), "EvictionByEvictionAPI", t0);
+            assertThat(s.fail()).as("reads failed during the drain").isZero();
             summary.add(
                 String.format(
                     "node drain: 2nd eviction refused %d times until the 1st server was Ready again; at most %d down;"
-                        + " reads failed meanwhile: %d",
-                    refused, watch.maxDown(), s.fail()));
+                        + " reads failed meanwhile: %d; %d s without a successful read; regions home %s",
+                    refused, watch.maxDown(), s.fail(), s.stalledSeconds(), home));
           }
+          // a plain delete (kubectl delete pod): no eviction, no budget asked
+          Map<Integer, String> before = cluster.podUids();
+          watch.reset();
+          Instant t1 = Instant.now();
+          client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).delete();
+          await(Cluster.pod(0) + " back and the policy Ready")
+              .atMost(Duration.ofMinutes(5))
+              .pollInterval(Duration.ofSeconds(2))
+              .until(
+                  () -> {
+                    Pod p = client.pods().inNamespace(cluster.ns).withName(Cluster.pod(0)).get();
+                    return p != null
+                        && !p.getMetadata().getUid().equals(before.get(0))
+                        && PodWatch.ready(p)
+                        && isTrue(cluster.policy(), "Ready")
+                        && cluster.policy().getStatus().getRollout().getInFlight().isEmpty();
+                  });
+          Workload.Stats d = Workload.stats(workload.log(READER), t1, Instant.now());
+          report.line(
+              "- `kubectl delete pod %s` at %s: back after %d s, at most %d down; reader meanwhile: %s",
+              Cluster.pod(0),
+              t1,
+              Duration.between(t1, Instant.now()).toSeconds(),
+              watch.maxDown(),
+              d.summary());
+          String home = warmStops(List.of(Cluster.pod(0)), "Deleted", t1);
+          assertThat(watch.maxDown()).as("RegionServers down at once").isLessThanOrEqualTo(1);
+          assertThat(d.fail()).as("reads failed during the delete").isZero();
+          summary.add(
+              String.format(
+                  "kubectl delete pod: reads failed %d, %d s without a successful read, worst second's p99 %.0f ms;"
+                      + " regions home %s",
+                  d.fail(), d.stalledSeconds(), d.worstSecondP99ms(), home));
         });
+  }
+
+  /**
+   * Every stop a warm stop: for each pod stopped since {@code since} by {@code cause}, the
+   * operator's WarmStop event (its regions moved before its RegionServer stopped) and its
+   * PodRestarted event counting every region home; the region count per server after, reported.
+   * Returns the seconds from each stop to its regions home, for the summary.
+   */
+  private String warmStops(List<String> pods, String cause, Instant since) {
+    Instant from = since.minusSeconds(2); // events carry whole seconds
+    java.util.function.Predicate<io.fabric8.kubernetes.api.model.Event> recent =
+        e -> {
+          String at =
+              e.getLastTimestamp() != null
+                  ? e.getLastTimestamp()
+                  : e.getEventTime() == null ? null : e.getEventTime().getTime();
+          return at != null && !Instant.parse(at).isBefore(from);
+        };
+    List<io.fabric8.kubernetes.api.model.Event> events =
+        cluster.policyEvents(
+            java.util.Set.of("WarmStop", "PodRestarted", "PodRestartedCold"),
+            es ->
+                pods.stream()
+                    .allMatch(
+                        pod ->
+                            es.stream()
+                                .filter(recent)
+                                .anyMatch(
+                                    e ->
+                                        e.getReason().startsWith("PodRestarted")
+                                            && e.getMessage().startsWith(pod + " "))));
+    Map<String, String> home = new java.util.TreeMap<>();
+    for (String pod : pods) {
+      List<io.fabric8.kubernetes.api.model.Event> mine =
+          events.stream().filter(recent).filter(e -> e.getMessage().startsWith(pod + " ")).toList();
+      mine.forEach(e -> report.line("  - %s: %s", e.getReason(), e.getMessage()));
+      assertThat(mine)
+          .as("the operator's WarmStop event for %s (%s)", pod, cause)
+          .anyMatch(
+              e -> e.getReason().equals("WarmStop") && e.getMessage().contains("(" + cause + ")"));
+      var back = mine.stream().filter(e -> e.getReason().startsWith("PodRestarted")).findFirst();
+      assertThat(back).as("%s back (PodRestarted event)", pod).isPresent();
+      var m = RollObserver.HOME_IN_EVENT.matcher(back.get().getMessage());
+      assertThat(m.find() && m.group(1).equals(m.group(2)))
+          .as("every region of %s home: %s", pod, back.get().getMessage())
+          .isTrue();
+      home.put(pod, m.group(3) + " s");
+    }
+    StringBuilder counts = new StringBuilder();
+    for (int i = 0; i < REPLICAS; i++) {
+      try {
+        counts
+            .append(i == 0 ? "" : ", ")
+            .append(Cluster.pod(i))
+            .append(' ')
+            .append(Jmx.read(client, cluster.ns, Cluster.pod(i)).regionCount());
+      } catch (java.io.IOException e) {
+        counts.append(i == 0 ? "" : ", ").append(Cluster.pod(i)).append(" ?");
+      }
+    }
+    report.line("- stop -> every region home: %s; regions per server now: %s", home, counts);
+    return home.toString();
   }
 }

@@ -15,6 +15,7 @@ import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.hbase.RecommissionResult;
 import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.roll.DrainTargets;
 import dev.hbase.cache.operator.roll.RollModel;
 import java.nio.file.Files;
@@ -81,6 +82,28 @@ class DrainAndReloadIT {
     }
   }
 
+  /**
+   * Runs the RegionServer pod's preStop hook as the kubelet would ({@code bash -c <warm-stop.sh>
+   * warm-stop <info port> <bound>}), here against this server's info port: seconds until it
+   * returned (with status 0).
+   */
+  static double warmStopHook(int infoPort, long boundSeconds) throws Exception {
+    long t0 = System.nanoTime();
+    Process p =
+        new ProcessBuilder(
+                "bash",
+                "-c",
+                Desired.WARM_STOP_SCRIPT,
+                Desired.WARM_STOP,
+                Integer.toString(infoPort),
+                Long.toString(boundSeconds))
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes());
+    assertThat(p.waitFor()).as("the hook's exit status (output: %s)", out).isZero();
+    return (System.nanoTime() - t0) / 1e9;
+  }
+
   @Test
   @Order(1)
   void drainRestartAndReloadBringsTheSameRegionsBackWarm() throws Exception {
@@ -97,6 +120,13 @@ class DrainAndReloadIT {
     assertThat(victimRows).hasSizeGreaterThan(50);
     CacheSample warm = TestTable.settledSample(scraper, infoPort);
 
+    // the pod's preStop hook (warm-stop.sh) holds a server that still serves regions: to its bound
+    assertThat(warmStopHook(infoPort, 3))
+        .as(
+            "seconds the warm-stop hook held %s while it served %d regions (bound 3 s)",
+            old, regions.size())
+        .isGreaterThanOrEqualTo(3.0);
+
     // drain to the other server: meta first and alone, then the rest, in the background
     ServerState other =
         start.live().stream().filter(x -> !x.id().equals(old)).findFirst().orElseThrow();
@@ -111,8 +141,19 @@ class DrainAndReloadIT {
     assertThat(drained.metaServer()).isNotNull().matches(m -> m.equals(other.id()));
     assertThat(drained.live(other.id()).orElseThrow().regions()).containsAll(regions);
 
+    // drained: the hook lets it stop once its /jmx shows no region (HBase refreshes that figure
+    // every 5 s), far before its bound
+    double heldDrained = warmStopHook(infoPort, 60);
+    assertThat(heldDrained)
+        .as("seconds the hook held the drained server (bound 60 s)")
+        .isLessThan(20);
+
     Instant stop = Instant.now();
     assertThat(hbase.stopRegionServer(victim)).isEqualTo(143);
+    // a server whose /jmx does not answer (stopped, hung) is not held either
+    assertThat(warmStopHook(infoPort, 60))
+        .as("seconds the hook held a stopped server")
+        .isLessThan(5);
     List<String> marksWhileDown = hbase.zkChildren("/hbase/draining");
     List<ServerId> listedWhileDown = admin.decommissioned();
     hbase.startRegionServer(victim, settings[victim]);
