@@ -84,10 +84,10 @@ class DrainAndReloadIT {
 
   /**
    * Runs the RegionServer pod's preStop hook as the kubelet would ({@code bash -c <warm-stop.sh>
-   * warm-stop <info port> <bound>}), here against this server's info port: seconds until it
-   * returned (with status 0).
+   * warm-stop <info port> <bound> <stall bound>}), here against this server's info port: seconds
+   * until it returned (with status 0).
    */
-  static double warmStopHook(int infoPort, long boundSeconds) throws Exception {
+  static double warmStopHook(int infoPort, long boundSeconds, long stallSeconds) throws Exception {
     long t0 = System.nanoTime();
     Process p =
         new ProcessBuilder(
@@ -96,7 +96,8 @@ class DrainAndReloadIT {
                 Desired.WARM_STOP_SCRIPT,
                 Desired.WARM_STOP,
                 Integer.toString(infoPort),
-                Long.toString(boundSeconds))
+                Long.toString(boundSeconds),
+                Long.toString(stallSeconds))
             .redirectErrorStream(true)
             .start();
     String out = new String(p.getInputStream().readAllBytes());
@@ -121,11 +122,16 @@ class DrainAndReloadIT {
     CacheSample warm = TestTable.settledSample(scraper, infoPort);
 
     // the pod's preStop hook (warm-stop.sh) holds a server that still serves regions: to its bound
-    assertThat(warmStopHook(infoPort, 3))
+    assertThat(warmStopHook(infoPort, 3, 60))
         .as(
             "seconds the warm-stop hook held %s while it served %d regions (bound 3 s)",
             old, regions.size())
         .isGreaterThanOrEqualTo(3.0);
+    // but not while nothing drains it (no operator): its region count must fall within the stall
+    // bound
+    assertThat(warmStopHook(infoPort, 60, 6))
+        .as("seconds the hook held %s with no drain (stall bound 6 s, bound 60 s)", old)
+        .isBetween(6.0, 20.0);
 
     // drain to the other server: meta first and alone, then the rest, in the background
     ServerState other =
@@ -143,7 +149,7 @@ class DrainAndReloadIT {
 
     // drained: the hook lets it stop once its /jmx shows no region (HBase refreshes that figure
     // every 5 s), far before its bound
-    double heldDrained = warmStopHook(infoPort, 60);
+    double heldDrained = warmStopHook(infoPort, 60, 60);
     assertThat(heldDrained)
         .as("seconds the hook held the drained server (bound 60 s)")
         .isLessThan(20);
@@ -151,7 +157,7 @@ class DrainAndReloadIT {
     Instant stop = Instant.now();
     assertThat(hbase.stopRegionServer(victim)).isEqualTo(143);
     // a server whose /jmx does not answer (stopped, hung) is not held either
-    assertThat(warmStopHook(infoPort, 60))
+    assertThat(warmStopHook(infoPort, 60, 60))
         .as("seconds the hook held a stopped server")
         .isLessThan(5);
     List<String> marksWhileDown = hbase.zkChildren("/hbase/draining");

@@ -55,7 +55,10 @@ public final class Desired {
   /** The script of {@link #cacheMapGuard}: {@code sh -c <script> cache-map-guard <map path>}. */
   public static final String CACHE_MAP_GUARD_SCRIPT = resource("cache-map-guard.sh");
 
-  /** The preStop hook of {@link #warmStop}: {@code bash -c <script> warm-stop <port> <seconds>}. */
+  /**
+   * The preStop hook of {@link #warmStop}: {@code bash -c <script> warm-stop <port> <bound> <stall
+   * bound>}.
+   */
   public static final String WARM_STOP = "warm-stop";
 
   public static final String WARM_STOP_SCRIPT = resource("warm-stop.sh");
@@ -66,6 +69,13 @@ public final class Desired {
    * HBase's own, and the pod's grace period grows by as much.
    */
   public static final long WARM_STOP_SECONDS = 90;
+
+  /**
+   * How long the preStop hook waits for a stopping RegionServer's region count to fall (the drain
+   * to begin, or to go on) before it lets HBase stop it: what a stop costs more than HBase's own
+   * when no operator drains it (down, or the policy deleted). HBase refreshes the count every 5 s.
+   */
+  public static final long WARM_STOP_STALL_SECONDS = 20;
 
   /** HBase's default RegionServer info port (hbase.regionserver.info.port). */
   public static final int DEFAULT_INFO_PORT = 16030;
@@ -282,11 +292,12 @@ public final class Desired {
 
   /**
    * The RegionServer container's preStop hook for a warm stop ({@code warm-stop.sh}): whoever stops
-   * the pod, its RegionServer keeps running while it serves regions, for at most {@link
-   * #WARM_STOP_SECONDS}, so that the operator moves them to where their blocks are cached first.
-   * Only with DrainAndReload (InPlace is the choice of HBase's own stop), and never over a preStop
-   * hook of the template's own (a chart's RegionMover, say): that one is kept, and stops are
-   * HBase's or that hook's.
+   * the pod, its RegionServer keeps running while it serves regions and they are leaving, for at
+   * most {@link #WARM_STOP_SECONDS} (and {@link #WARM_STOP_STALL_SECONDS} without a fall of its
+   * region count), so that the operator moves them to where their blocks are cached first. Only
+   * with DrainAndReload (InPlace is the choice of HBase's own stop), and never over a preStop hook
+   * of the template's own (a chart's RegionMover, say): that one is kept, and stops are HBase's or
+   * that hook's.
    */
   public static Optional<Lifecycle> warmStop(
       BlockCachePolicy policy, Container regionServer, int infoPort) {
@@ -312,7 +323,8 @@ public final class Desired {
                 WARM_STOP_SCRIPT,
                 WARM_STOP,
                 Integer.toString(infoPort),
-                Long.toString(WARM_STOP_SECONDS))
+                Long.toString(WARM_STOP_SECONDS),
+                Long.toString(WARM_STOP_STALL_SECONDS))
             .endExec()
             .endPreStop()
             .build());

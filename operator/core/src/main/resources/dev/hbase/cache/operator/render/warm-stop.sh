@@ -3,19 +3,23 @@
 #
 # Whoever deletes or evicts the pod (kubectl, a node drain, the autoscaler, a scale-down, the
 # operator's own roll), the kubelet runs this before it sends SIGTERM. It holds the stop while this
-# RegionServer still serves regions, so that the operator, which sees the pod terminating, moves them
-# to where their blocks are cached first. It returns, and the kubelet sends SIGTERM, as soon as:
+# RegionServer still serves regions and they are leaving, so that the operator, which sees the pod
+# terminating, moves them to where their blocks are cached first. It returns, and the kubelet sends
+# SIGTERM, as soon as:
 #   - the server's own /jmx reports no region (drained: HBase then stops with nothing to close), or
 #   - its /jmx does not answer or answers no region count (not started, hung, TLS), or
-#   - $2 seconds have passed (the operator is down or cannot move them): HBase stops as it would
-#     without the hook, closing its regions for the master to reopen elsewhere.
-# The kubelet counts the hook against the pod's terminationGracePeriodSeconds, which the operator
-# raises by the same bound. HBase refreshes regionCount every hbase.regionserver.metrics.period (5 s
-# by default): a drained server stops up to that much later.
+#   - its region count has not fallen for $3 seconds (at the start: no drain began, the operator is
+#     down or manages this StatefulSet no more; later: the moves are stuck), or
+#   - $2 seconds have passed.
+# Then HBase stops as it would without the hook, closing what it still holds for the master to
+# reopen elsewhere. The kubelet counts the hook against the pod's terminationGracePeriodSeconds,
+# which the operator raises by $2. HBase refreshes regionCount every hbase.regionserver.metrics.period
+# (5 s by default): a drained server stops up to that much later, and $3 must span a few refreshes.
 #
-# $1: the RegionServer's info port. $2: the bound in seconds.
+# $1: the RegionServer's info port. $2: the bound in seconds. $3: the stall bound in seconds.
 port=${1:-16030}
 bound=${2:-90}
+stall=${3:-20}
 regions() {
   local line n=
   exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
@@ -32,9 +36,16 @@ regions() {
   exec 3<&-
   [ -n "$n" ] && echo "$n"
 }
-end=$((SECONDS + bound))
-while [ "$SECONDS" -lt "$end" ]; do
+start=$SECONDS
+changed=$SECONDS
+last=
+while [ $((SECONDS - start)) -lt "$bound" ]; do
   n=$(regions 2>/dev/null) || exit 0
   [ "$n" -gt 0 ] || exit 0
+  if [ -n "$last" ] && [ "$n" != "$last" ]; then
+    changed=$SECONDS
+  fi
+  last=$n
+  [ $((SECONDS - changed)) -lt "$stall" ] || exit 0
   sleep 1
 done

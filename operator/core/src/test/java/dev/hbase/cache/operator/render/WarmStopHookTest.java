@@ -41,7 +41,8 @@ class WarmStopHookTest {
             Desired.WARM_STOP_SCRIPT,
             Desired.WARM_STOP,
             "16031",
-            Long.toString(Desired.WARM_STOP_SECONDS));
+            Long.toString(Desired.WARM_STOP_SECONDS),
+            Long.toString(Desired.WARM_STOP_STALL_SECONDS));
     assertThat(spec.getTerminationGracePeriodSeconds())
         .isEqualTo(PERSISTENT.terminationGracePeriodSeconds() + Desired.WARM_STOP_SECONDS);
   }
