@@ -244,6 +244,7 @@ public class BlockCachePolicyReconciler
             observed.pods(),
             RecommendStep.enabled(policy.getSpec()),
             c.now());
+    status.balance();
     recommend.update(c, status.status(), planned.plan(), intervals);
     return write(
         ctx,

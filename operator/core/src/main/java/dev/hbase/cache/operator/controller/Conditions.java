@@ -16,6 +16,7 @@ public final class Conditions {
   public static final String PROGRESSING = "Progressing";
   public static final String DEGRADED = "Degraded";
   public static final String CACHE_RESET_PENDING = "CacheResetPending";
+  public static final String BALANCED = "Balanced";
 
   private Conditions() {}
 

@@ -74,5 +74,9 @@ public enum Reason {
   /** Ready: all RegionServers run the planned cache. */
   Applied,
   /** Ready False: a roll is pending or under way. */
-  RollPending
+  RollPending,
+  /** Balanced: every Ready RegionServer serves the mean number of regions, within one. */
+  RegionsEven,
+  /** Balanced False: a Ready RegionServer serves more than one region off the mean. */
+  RegionsSkewed
 }

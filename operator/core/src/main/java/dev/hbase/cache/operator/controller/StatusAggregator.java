@@ -1,5 +1,6 @@
 package dev.hbase.cache.operator.controller;
 
+import static dev.hbase.cache.operator.controller.Conditions.BALANCED;
 import static dev.hbase.cache.operator.controller.Conditions.CACHE_RESET_PENDING;
 import static dev.hbase.cache.operator.controller.Conditions.DEGRADED;
 import static dev.hbase.cache.operator.controller.Conditions.PROGRESSING;
@@ -194,6 +195,49 @@ final class StatusAggregator {
     if (idle && Conditions.isTrue(status.getConditions(), CACHE_RESET_PENDING)) {
       condition(
           CACHE_RESET_PENDING, false, Reason.RollFinished, "the new cache layout is in place");
+    }
+    return this;
+  }
+
+  /**
+   * Balanced: whether every Ready RegionServer serves the mean number of regions within one, from
+   * the region counts of the last metrics sample ({@code regionServers[].regions}). Not judged
+   * while a roll or a stop has a server in flight (a drained server holds none by design), nor with
+   * fewer than two counted servers: the condition keeps its last value.
+   */
+  StatusAggregator balance() {
+    RolloutStatus r = status.getRollout();
+    if (r != null && r.getInFlight() != null && !r.getInFlight().isEmpty()) {
+      return this;
+    }
+    List<RegionServerStatus> counted =
+        status.getRegionServers().stream()
+            .filter(x -> Boolean.TRUE.equals(x.getReady()) && x.getRegions() != null)
+            .toList();
+    if (counted.size() < 2) {
+      return this;
+    }
+    double mean = counted.stream().mapToInt(RegionServerStatus::getRegions).average().orElse(0);
+    List<RegionServerStatus> off =
+        counted.stream().filter(x -> Math.abs(x.getRegions() - mean) > 1.0).toList();
+    String counts =
+        counted.stream()
+            .map(x -> x.getPod() + " " + x.getRegions())
+            .collect(java.util.stream.Collectors.joining(", "));
+    String what =
+        String.format(java.util.Locale.ROOT, "regions per server: %s (mean %.1f)", counts, mean);
+    if (off.isEmpty()) {
+      condition(BALANCED, true, Reason.RegionsEven, what + ", each within one of it");
+    } else {
+      condition(
+          BALANCED,
+          false,
+          Reason.RegionsSkewed,
+          what
+              + "; more than one off: "
+              + off.stream()
+                  .map(RegionServerStatus::getPod)
+                  .collect(java.util.stream.Collectors.joining(", ")));
     }
     return this;
   }

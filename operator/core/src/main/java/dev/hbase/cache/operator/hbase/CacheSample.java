@@ -41,6 +41,7 @@ import java.time.Instant;
  * @param evictions {@code blockCacheEvictionCount}
  * @param failedInsertions {@code blockCacheFailedInsertionCount}: blocks not cached because the
  *     BucketCache writer queues were full
+ * @param regionCount {@code regionCount}: the regions it serves (-1: not in the answer)
  */
 public record CacheSample(
     Instant at,
@@ -57,7 +58,8 @@ public record CacheSample(
     long blockCount,
     long dataBlockCount,
     long evictions,
-    long failedInsertions) {
+    long failedInsertions,
+    long regionCount) {
 
   public static final String BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server";
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -111,7 +113,8 @@ public record CacheSample(
         b.number("blockCacheCount"),
         b.number("blockCacheDataBlockCount"),
         b.number("blockCacheEvictionCount"),
-        b.number("blockCacheFailedInsertionCount"));
+        b.number("blockCacheFailedInsertionCount"),
+        bean.path("regionCount").asLong(-1));
   }
 
   private record Bean(JsonNode node) {

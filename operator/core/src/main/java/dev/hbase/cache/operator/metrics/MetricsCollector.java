@@ -233,6 +233,7 @@ public final class MetricsCollector {
       r.setL2UsedBytes(s.hasL2() ? s.l2UsedBytes() : null);
       r.setEvictions(s.evictions());
       r.setFailedInsertions(s.failedInsertions());
+      r.setRegions(s.regionCount() < 0 ? null : (int) s.regionCount());
       size += s.l1CapacityBytes() + s.l2CapacityBytes();
       used += s.l1UsedBytes() + s.l2UsedBytes();
     }

@@ -36,7 +36,8 @@ class CacheRatiosTest {
         10,
         8,
         evictions,
-        0);
+        0,
+        -1);
   }
 
   @Test
@@ -153,7 +154,8 @@ class CacheRatiosTest {
         10,
         8,
         0,
-        0);
+        0,
+        -1);
   }
 
   @Test

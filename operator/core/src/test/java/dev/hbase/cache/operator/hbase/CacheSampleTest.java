@@ -27,6 +27,7 @@ class CacheSampleTest {
         CacheSample.fromJmxJson(resource("jmx-regionserver-2.6.4-persistentfile.json"), AT);
 
     assertThat(s.at()).isEqualTo(AT);
+    assertThat(s.regionCount()).as("regionCount").isEqualTo(4);
     assertThat(s.startTime()).isEqualTo(1795246571123L);
     assertThat(s.serverName()).isEqualTo("127.0.0.1,36315,1795246571123");
     assertThat(s.data()).isEqualTo(new HitCounts(200, 400));

@@ -226,7 +226,8 @@ public final class SimulatedHBase implements HBaseCluster {
         10,
         8,
         s.evictions,
-        0);
+        0,
+        s.regions.size());
   }
 
   // ------------------------------------------------------------------ HBaseCluster

@@ -105,7 +105,8 @@ class RecommenderTest {
         1000,
         900,
         Math.round(l.evictionsPerSec() * secs),
-        Math.round(l.failedPerSec() * secs));
+        Math.round(l.failedPerSec() * secs),
+        -1);
   }
 
   static BlockCachePolicySpec spec(CacheMode mode, String bucketCache) {

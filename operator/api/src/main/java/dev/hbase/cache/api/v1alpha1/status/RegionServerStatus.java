@@ -36,6 +36,11 @@ public class RegionServerStatus {
   @JsonPropertyDescription("Its data-block hit ratio (0-1) since the RegionServer started.")
   private Double cumulativeHitRatio;
 
+  @JsonPropertyDescription(
+      "Regions it serves, as its /jmx said at the last sample (HBase refreshes the figure every 5"
+          + " s). The Balanced condition compares them.")
+  private Integer regions;
+
   @JsonPropertyDescription("L2 bytes in use. Absent without an L2.")
   private Long l2UsedBytes;
 
