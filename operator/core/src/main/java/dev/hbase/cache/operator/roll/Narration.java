@@ -96,16 +96,28 @@ final class Narration {
   }
 
   /** A pod in flight whose ordinal the StatefulSet scaled away. */
-  static String scaledDown(PodRoll r, int replicas) {
+  static String scaledDown(PodRoll r, int replicas, boolean kept) {
     int n = r.getRegions() == null ? 0 : r.getRegions().size();
     return r.getPod()
         + " is gone (replicas "
         + replicas
         + "): its "
         + n
-        + " regions stay on the servers they were moved to; its cache volume is kept or deleted as"
-        + " the StatefulSet's persistentVolumeClaimRetentionPolicy.whenScaled says"
-        + " (status.cacheVolumesWhenScaled)";
+        + " regions stay on the servers they were moved to; "
+        + (kept
+            ? "its cache volume is kept (persistentVolumeClaimRetentionPolicy.whenScaled Retain):"
+                + " when a scale-up brings it back, its regions return to it"
+            : "its cache volume is deleted (persistentVolumeClaimRetentionPolicy.whenScaled"
+                + " Delete)");
+  }
+
+  /** A pod a scale-down removed is back on its kept cache volume. */
+  static String returned(PodRoll r) {
+    int n = r.getRegions() == null ? 0 : r.getRegions().size();
+    return r.getPod()
+        + " is back after a scale-up, on its kept cache volume: its "
+        + n
+        + " regions from before the scale-down go back to it";
   }
 
   /** The RestartingPod event. */

@@ -319,7 +319,22 @@ final class PodLifecycle {
       t.requeue(StepState.POLL);
       return;
     }
-    leave(r, "ScaledDown", Narration.scaledDown(r, t.in.replicas()));
+    boolean kept = !"Delete".equals(t.st.getCacheVolumesWhenScaled());
+    if (kept && r.getOldServer() != null && r.getRegions() != null && !r.getRegions().isEmpty()) {
+      // its cache volume stays: a scale-up brings the pod back on it, and its regions with it
+      PodRoll parked =
+          StepState.copy(r)
+              .setNewServer(null)
+              .setReadyAt(null)
+              .setHomeAt(null)
+              .setStoppedBy("ScaledDown");
+      if (t.st.getScaledDown() == null) {
+        t.st.setScaledDown(new java.util.ArrayList<>());
+      }
+      t.st.getScaledDown().removeIf(x -> x.getPod().equals(r.getPod()));
+      t.st.getScaledDown().add(parked);
+    }
+    leave(r, "ScaledDown", Narration.scaledDown(r, t.in.replicas(), kept));
   }
 
   /** The pod leaves the roll without coming back: its decommission mark goes, an event says why. */

@@ -157,6 +157,7 @@ public final class Roller {
   public static boolean needsHBase(RolloutStatus previous, List<PodView> pods, String revision) {
     return pods.stream().anyMatch(p -> p.outdated(revision))
         || Stops.pending(previous, pods)
+        || Stops.returning(previous, pods)
         || (previous != null
             && ((previous.getInFlight() != null && !previous.getInFlight().isEmpty())
                 || previous.getBalancerWasOn() != null));

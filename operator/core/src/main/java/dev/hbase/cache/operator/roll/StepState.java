@@ -158,6 +158,11 @@ final class StepState {
     return st.getInFlight().stream().anyMatch(r -> r.getPod().equals(pod));
   }
 
+  /** A deep copy of one pod's entry. */
+  static PodRoll copy(PodRoll r) {
+    return JSON.convertValue(r, PodRoll.class);
+  }
+
   /** A deep copy: the previous state is never changed. */
   static RolloutStatus copy(RolloutStatus p) {
     if (p == null) {

@@ -40,6 +40,7 @@ final class Stops {
     if (t.s.strategy() != RolloutSpec.Strategy.DrainAndReload || !t.hbase().masterReachable()) {
       return;
     }
+    returns();
     Stream.concat(t.in.pods().stream(), t.in.leaving().stream())
         .filter(PodView::terminating)
         .filter(p -> !t.inFlight(p.name()))
@@ -50,6 +51,35 @@ final class Stops {
                     // nor one whose stop was drained already and left the roll
                     .filter(server -> server.regionCount() > 0)
                     .ifPresent(server -> start(p, server)));
+  }
+
+  /**
+   * A pod a scale-down removed ({@code status.rollout.scaledDown}) exists again (a scale-up): back
+   * in flight, waiting for its new RegionServer, to which its regions go back (its cache volume was
+   * kept); then the warm gate, as after any restart.
+   */
+  private void returns() {
+    var parked = t.st.getScaledDown();
+    if (parked == null || parked.isEmpty()) {
+      return;
+    }
+    for (PodRoll r : List.copyOf(parked)) {
+      boolean back =
+          t.in.pods().stream()
+              .anyMatch(p -> p.name().equals(r.getPod()) && !p.uid().equals(r.getUid()));
+      if (back && !t.inFlight(r.getPod())) {
+        parked.remove(r);
+        r.setDeletedAt(t.now().toString());
+        t.st.getInFlight().add(r);
+        balancer.rememberBeforeDrain();
+        t.to(r, Step.WaitingReady);
+        t.requeue(Duration.ZERO);
+        t.events.add(new Event(false, "ScaledUp", Narration.returned(r)));
+      }
+    }
+    if (parked.isEmpty()) {
+      t.st.setScaledDown(null);
+    }
   }
 
   private void start(PodView pod, ServerState server) {
@@ -95,6 +125,18 @@ final class Stops {
                 previous == null
                     || previous.getInFlight() == null
                     || previous.getInFlight().stream().noneMatch(r -> r.getPod().equals(p.name())));
+  }
+
+  /** Whether a pod a scale-down removed exists again (see {@link #returns}). */
+  static boolean returning(
+      dev.hbase.cache.api.v1alpha1.status.RolloutStatus previous, List<PodView> pods) {
+    return previous != null
+        && previous.getScaledDown() != null
+        && previous.getScaledDown().stream()
+            .anyMatch(
+                r ->
+                    pods.stream()
+                        .anyMatch(p -> p.name().equals(r.getPod()) && !p.uid().equals(r.getUid())));
   }
 
   /** The pod's ordinal from its name ({@code <statefulset>-<ordinal>}), or -1. */

@@ -135,12 +135,25 @@ final class FakeCluster {
     restarts.merge(p.name, 1, Integer::sum);
   }
 
-  /** The StatefulSet is scaled to {@code n}: the pods above are stopped, highest first. */
+  /**
+   * The StatefulSet is scaled to {@code n}: the pods above are stopped; the missing ones below are
+   * created from the current template (a new RegionServer registers once the pod starts).
+   */
   void scaleTo(int n) {
     replicas = n;
     for (Pod p : pods.values()) {
       if (p.ordinal >= n && !p.terminating) {
         stopByOther(p.name, "Deleted");
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      String name = "rs-" + i;
+      if (!pods.containsKey(name)) {
+        Pod p = new Pod(name, i, templateRevision);
+        p.uid = name + "-uid-scaled-up";
+        p.ready = false;
+        p.readyAt = now.plus(restartTime);
+        pods.put(name, p);
       }
     }
   }

@@ -151,6 +151,43 @@ class RollStopsTest {
   }
 
   @Test
+  void aScaleUpBringsTheRemovedPodBackOnItsKeptCacheAndItsRegionsWithIt() {
+    FakeCluster c = settled();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    s.setCacheVolumesWhenScaled("Retain"); // as RollStep records it from the StatefulSet
+    c.scaleTo(2);
+    s =
+        c.run(
+            s, FakeCluster.settings(NEW), 500, st -> idle(st) && !c.pods.containsKey("rs-2"), null);
+    assertThat(s.getScaledDown())
+        .singleElement()
+        .satisfies(r -> assertThat(r.getRegions()).containsExactly("c0", "c1"));
+
+    c.scaleTo(3);
+    List<Roller.Decision> log = new ArrayList<>();
+    s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).as("back: %s", s.getMessage()).isTrue();
+    assertThat(c.hbase.regionsOf("rs-2"))
+        .as("rs-2's regions back on it, where its kept cache holds them")
+        .contains("c0", "c1");
+    assertThat(s.getScaledDown()).isNull();
+    assertThat(events(log)).extracting(Event::reason).contains("ScaledUp", "PodRestarted");
+    assertThat(log).noneMatch(Roller.Decision::degraded);
+  }
+
+  @Test
+  void withItsCacheVolumeDeletedAScaledDownPodIsNotRemembered() {
+    FakeCluster c = settled();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    s.setCacheVolumesWhenScaled("Delete");
+    c.scaleTo(2);
+    s =
+        c.run(
+            s, FakeCluster.settings(NEW), 500, st -> idle(st) && !c.pods.containsKey("rs-2"), null);
+    assertThat(s.getScaledDown()).isNull();
+  }
+
+  @Test
   void aPodScaledAwayWhileTheRollRestartsItDoesNotHoldTheRoll() {
     FakeCluster c = RollerTest.threeServers();
     c.restartTime = Duration.ofMinutes(30); // rs-1 does not come back before the scale-down

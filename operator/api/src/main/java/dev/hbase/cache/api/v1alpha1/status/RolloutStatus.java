@@ -91,4 +91,11 @@ public class RolloutStatus {
 
   @JsonPropertyDescription("The pods being restarted (at most maxUnavailable), one entry each.")
   private List<PodRoll> inFlight = new ArrayList<>();
+
+  @JsonPropertyDescription(
+      "Pods a scale-down removed while their cache volumes are kept (cacheVolumesWhenScaled"
+          + " Retain), with the regions they served: when the StatefulSet scales up again and a pod"
+          + " of that name returns on its kept cache, those regions are sent back to it, then the"
+          + " warm gate, as after a restart.")
+  private List<PodRoll> scaledDown;
 }
