@@ -20,9 +20,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Steps 10 and 11 (tag {@code fault}): RegionServers lost outside the roll: one killed with SIGKILL
- * while another drains (writerThreads 11 -> 9); a node drain through the Eviction API and a plain
- * {@code kubectl delete pod}, each a warm stop (regions moved before the JVM stops, home after).
+ * Steps 10, 11 and 11b (tag {@code fault}): RegionServers lost outside the roll: one killed with
+ * SIGKILL while another drains (writerThreads 11 -> 9); a node drain through the Eviction API and a
+ * plain {@code kubectl delete pod}, each a warm stop (regions moved before the JVM stops, home
+ * after); a scale-down and back up (the removed server's regions go back to it on its kept cache).
  */
 @Order(4)
 class DisruptionScenarios extends FaultScenario {
@@ -277,6 +278,105 @@ class DisruptionScenarios extends FaultScenario {
                   "kubectl delete pod: reads failed %d, %d s without a successful read, worst second's p99 %.0f ms;"
                       + " regions home %s",
                   d.fail(), d.stalledSeconds(), d.worstSecondP99ms(), home));
+        });
+  }
+
+  @Test
+  @Order(14)
+  @Tag("fault")
+  void aScaleDownMovesTheRemovedServersRegionsAndAScaleUpBringsThemBack() {
+    step(
+        "11b. a scale-down 3 -> 2 and back to 3: the removed server's regions move before it stops,"
+            + " its cache volume is kept, and the scale-up brings them back to it",
+        () -> {
+          Map<String, String> pvcs = cluster.pvcUids();
+          String leaving = Cluster.pod(REPLICAS - 1);
+          watch.reset();
+          Instant t0 = Instant.now();
+          client
+              .apps()
+              .statefulSets()
+              .inNamespace(cluster.ns)
+              .withName(Cluster.RS)
+              .scale(REPLICAS - 1);
+          await(leaving + " gone and the policy Idle")
+              .atMost(Duration.ofMinutes(5))
+              .pollInterval(Duration.ofSeconds(2))
+              .until(
+                  () -> {
+                    var ro = cluster.policy().getStatus().getRollout();
+                    return client.pods().inNamespace(cluster.ns).withName(leaving).get() == null
+                        && ro.getInFlight().isEmpty()
+                        && ro.getScaledDown() != null
+                        && !ro.getScaledDown().isEmpty();
+                  });
+          Instant down = Instant.now();
+          Workload.Stats sd = Workload.stats(workload.log(READER), t0, down);
+          var ro = cluster.policy().getStatus().getRollout();
+          report.line(
+              "- scaled to %d at %s: `%s` gone after %d s; status.rollout.cacheVolumesWhenScaled %s, scaledDown %s; reader: %s",
+              REPLICAS - 1,
+              t0,
+              leaving,
+              Duration.between(t0, down).toSeconds(),
+              ro.getCacheVolumesWhenScaled(),
+              ro.getScaledDown().stream()
+                  .map(r -> r.getPod() + " " + r.getRegions().size() + " regions")
+                  .toList(),
+              sd.summary());
+          List<io.fabric8.kubernetes.api.model.Event> scaledDown =
+              cluster.policyEvents(
+                  java.util.Set.of("WarmStop", "ScaledDown"),
+                  es -> es.stream().anyMatch(e -> e.getReason().equals("ScaledDown")));
+          scaledDown.stream()
+              .filter(e -> e.getMessage().startsWith(leaving + " "))
+              .forEach(e -> report.line("  - %s: %s", e.getReason(), e.getMessage()));
+          assertThat(scaledDown)
+              .as("the WarmStop (ScaledDown) event of %s", leaving)
+              .anyMatch(
+                  e ->
+                      e.getReason().equals("WarmStop")
+                          && e.getMessage().startsWith(leaving + " ")
+                          && e.getMessage().contains("(ScaledDown)"));
+          assertThat(ro.getCacheVolumesWhenScaled()).isEqualTo("Retain");
+          assertThat(sd.fail()).as("reads failed during the scale-down").isZero();
+
+          watch.reset();
+          Instant t1 = Instant.now();
+          client.apps().statefulSets().inNamespace(cluster.ns).withName(Cluster.RS).scale(REPLICAS);
+          await(leaving + " back, its regions home and the policy Ready")
+              .atMost(Duration.ofMinutes(5))
+              .pollInterval(Duration.ofSeconds(2))
+              .until(
+                  () -> {
+                    Pod p = client.pods().inNamespace(cluster.ns).withName(leaving).get();
+                    var r = cluster.policy().getStatus().getRollout();
+                    return p != null
+                        && PodWatch.ready(p)
+                        && r.getInFlight().isEmpty()
+                        && r.getScaledDown() == null
+                        && isTrue(cluster.policy(), "Ready");
+                  });
+          Workload.Stats su = Workload.stats(workload.log(READER), t1, Instant.now());
+          report.line(
+              "- scaled to %d at %s: `%s` back and its regions home after %d s, at most %d down; reader: %s",
+              REPLICAS,
+              t1,
+              leaving,
+              Duration.between(t1, Instant.now()).toSeconds(),
+              watch.maxDown(),
+              su.summary());
+          String home = warmStops(List.of(leaving), "ScaledDown", t0);
+          assertThat(cluster.pvcUids())
+              .as("PVC UIDs (the kept cache volume reused)")
+              .isEqualTo(pvcs);
+          assertThat(watch.maxDown()).as("RegionServers down at once").isLessThanOrEqualTo(1);
+          assertThat(su.fail()).as("reads failed during the scale-up").isZero();
+          summary.add(
+              String.format(
+                  "scale 3 -> 2 -> 3: reads failed %d + %d, %d + %d s without a successful read;"
+                      + " the removed server's regions home after the scale-up %s",
+                  sd.fail(), su.fail(), sd.stalledSeconds(), su.stalledSeconds(), home));
         });
   }
 

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 @Order(9)
 class NamespaceInstallScenario extends KindScenario {
   @Test
-  @Order(21)
+  @Order(22)
   @Tag("namespace")
   void aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly() {
     step(
