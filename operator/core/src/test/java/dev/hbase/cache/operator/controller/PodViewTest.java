@@ -35,6 +35,22 @@ class PodViewTest {
   }
 
   @Test
+  void aTerminatingPodSaysWhatStopsIt() {
+    Pod evicted =
+        pod(
+            "  phase: Running\n  conditions: [{type: Ready, status: 'True'},"
+                + " {type: DisruptionTarget, status: 'True', reason: EvictionByEvictionAPI}]\n");
+    evicted.getMetadata().setDeletionTimestamp("2026-11-27T06:00:00Z");
+    assertThat(Observer.podView(evicted, 1).stopCause()).isEqualTo("EvictionByEvictionAPI");
+    Pod deleted = pod("  phase: Running\n  conditions: [{type: Ready, status: 'True'}]\n");
+    deleted.getMetadata().setDeletionTimestamp("2026-11-27T06:00:00Z");
+    assertThat(Observer.podView(deleted, 1).stopCause()).isEqualTo("Deleted");
+    assertThat(Observer.podView(deleted, 1).terminating()).isTrue();
+    Pod running = pod("  phase: Running\n  conditions: [{type: Ready, status: 'True'}]\n");
+    assertThat(Observer.podView(running, 1).stopCause()).isNull();
+  }
+
+  @Test
   void crashLoopingPodIsStuck() {
     PodView v =
         Observer.podView(
