@@ -432,6 +432,12 @@ class DisruptionScenarios extends FaultScenario {
         home.put(pod, "no region of its own");
       }
     }
+    // HBase refreshes a server's regionCount every 5 s: a count read at once may predate the moves
+    try {
+      Thread.sleep(6000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     StringBuilder counts = new StringBuilder();
     for (int i = 0; i < REPLICAS; i++) {
       try {
