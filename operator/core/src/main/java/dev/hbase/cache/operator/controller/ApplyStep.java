@@ -7,7 +7,6 @@ import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.render.Desired;
-import dev.hbase.cache.operator.render.SiteXml;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSpec;
@@ -106,7 +105,7 @@ final class ApplyStep {
             o.container(),
             o.configVolume(),
             o.target().getSpec().getTemplate().getSpec().getSecurityContext(),
-            infoPort(derived));
+            dev.hbase.cache.operator.metrics.MetricsCollector.infoPort(policy));
     // the object observed, not a successor of the same name: the API server refuses an apply whose
     // metadata.uid is not the object's
     patch.getMetadata().setUid(o.target().getMetadata().getUid());
@@ -118,19 +117,6 @@ final class ApplyStep {
       applyMaster(client, configMaps, policy, o.base(), p.plan());
     }
     return patched ? new TargetPatched() : new Applied();
-  }
-
-  /**
-   * The RegionServers' info port (/jmx) as the derived hbase-site sets it, else HBase's default.
-   */
-  static int infoPort(ConfigMap derived) {
-    String xml = derived.getData() == null ? null : derived.getData().get(Desired.SITE_FILE);
-    String port = xml == null ? null : SiteXml.parse(xml).get("hbase.regionserver.info.port");
-    try {
-      return port == null ? Desired.DEFAULT_INFO_PORT : Integer.parseInt(port.strip());
-    } catch (NumberFormatException e) {
-      return Desired.DEFAULT_INFO_PORT;
-    }
   }
 
   /**

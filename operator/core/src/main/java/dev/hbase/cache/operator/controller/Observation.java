@@ -21,7 +21,7 @@ sealed interface Observation {
    *     ConfigMap: the operator points it at the derived one
    * @param pods the StatefulSet's pods below its replicas, by ordinal
    * @param cacheMapRemovals what the cache-map-guard init containers of the pods reported
-   * @param leaving the terminating pods at or above replicas (a scale-down), by ordinal
+   * @param leaving the pods at or above replicas (a scale-down removes them), by ordinal
    */
   record Observed(
       BlockCachePolicy policy,

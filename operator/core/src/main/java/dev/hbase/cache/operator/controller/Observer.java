@@ -250,12 +250,12 @@ final class Observer {
   }
 
   /**
-   * The StatefulSet's terminating pods at or above its replicas (a scale-down removes them), by
-   * ordinal: their regions go to the others before they stop.
+   * The StatefulSet's pods at or above its replicas (a scale-down removes them, highest first), by
+   * ordinal: their regions go to the others before they stop, and no region is drained to them.
    */
   static List<PodView> leaving(
       InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
-    return podViews(pods, sts, ns, true).stream().filter(PodView::terminating).toList();
+    return podViews(pods, sts, ns, true);
   }
 
   private static List<PodView> podViews(

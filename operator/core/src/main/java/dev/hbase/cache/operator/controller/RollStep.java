@@ -251,7 +251,7 @@ final class RollStep {
    * may hang up to the scrape timeout and hold the reconcile.
    */
   private static List<PodView> serving(Observed o, ClusterSnapshot hbase) {
-    return o.pods().stream()
+    return java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream())
         .filter(
             pod ->
                 pod.ready()

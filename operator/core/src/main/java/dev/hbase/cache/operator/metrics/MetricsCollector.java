@@ -108,8 +108,9 @@ public final class MetricsCollector {
   /** Fresh samples for the roller (L2 used, hit ratio since start) of the given pods. */
   public Map<String, CacheView> probeNow(BlockCachePolicy policy, List<PodView> podViews) {
     Map<String, CacheView> out = new HashMap<>();
-    List<PodView> asked =
-        podViews.stream().filter(p -> p.ip() != null && !p.terminating()).toList();
+    // a terminating pod is asked too: its hook holds a server that serves regions, and a stop's
+    // warm gate needs its L2 before the stop
+    List<PodView> asked = podViews.stream().filter(p -> p.ip() != null).toList();
     Map<String, Scraped> answers = scrapeAll(policy, asked, false);
     for (PodView p : asked) {
       CacheSample s = answers.get(p.name()).sample();
@@ -188,11 +189,13 @@ public final class MetricsCollector {
       if (!p.ready() || p.ip() == null) {
         prev.remove(p.name());
         gcBefore.remove(p.name());
+        r.setRegions(null); // no stale count for the Balanced condition
         continue;
       }
       Scraped answer = answers.get(p.name());
       CacheSample s = answer.sample();
       if (s == null) {
+        r.setRegions(null);
         continue;
       }
       CacheSample before = prev.put(p.name(), s);
@@ -328,7 +331,8 @@ public final class MetricsCollector {
         spec.getMetrics() == null ? null : spec.getMetrics().getInterval(), "30s");
   }
 
-  private static int infoPort(BlockCachePolicy policy) {
+  /** The RegionServers' info port: {@code spec.hbase.infoPort}, 16030 by default. */
+  public static int infoPort(BlockCachePolicy policy) {
     return policy.getSpec().getHbase() == null || policy.getSpec().getHbase().getInfoPort() == null
         ? 16030
         : policy.getSpec().getHbase().getInfoPort();

@@ -29,6 +29,9 @@ import java.util.Optional;
  * blocks the roll.
  */
 final class PodLifecycle {
+  /** The most scaled-down pods remembered for a scale-up ({@code status.rollout.scaledDown}). */
+  static final int MAX_SCALED_DOWN = 16;
+
   private final StepState t;
   private final ClusterGate gate;
   private final RollBook book;
@@ -197,6 +200,13 @@ final class PodLifecycle {
                             t.podByName(f.getPod())
                                 .map(p -> p.servesAs(x.id().host()))
                                 .orElse(false)))
+        // nor a server about to stop: its pod terminating, or above the replicas (a scale-down
+        // removes it next)
+        .filter(
+            x ->
+                java.util.stream.Stream.concat(t.in.pods().stream(), t.in.leaving().stream())
+                    .filter(p -> p.servesAs(x.id().host()))
+                    .noneMatch(p -> p.terminating() || p.ordinal() >= t.in.replicas()))
         .toList();
   }
 
@@ -333,13 +343,21 @@ final class PodLifecycle {
       }
       t.st.getScaledDown().removeIf(x -> x.getPod().equals(r.getPod()));
       t.st.getScaledDown().add(parked);
+      while (t.st.getScaledDown().size() > MAX_SCALED_DOWN) {
+        t.st.getScaledDown().remove(0); // the oldest: its regions have long been elsewhere
+      }
     }
     leave(r, "ScaledDown", Narration.scaledDown(r, t.in.replicas(), kept));
   }
 
   /** The pod leaves the roll without coming back: its decommission mark goes, an event says why. */
   private void leave(PodRoll r, String reason, String message) {
-    if (r.getOldServer() != null && t.hbase().masterReachable()) {
+    // the mark goes once the instance is gone; a live one keeps it (a pod stuck Terminating on a
+    // node cut off from the API server but not from HBase): unmarked, the balancer would give it
+    // regions, and the roll would take it as a stop again
+    if (r.getOldServer() != null
+        && t.hbase().masterReachable()
+        && t.hbase().live(ServerId.parse(r.getOldServer())).isEmpty()) {
       t.actions.add(new Recommission(ServerId.parse(r.getOldServer()), List.of()));
     }
     t.st.getInFlight().remove(r);
@@ -369,6 +387,13 @@ final class PodLifecycle {
     ClusterSnapshot h = t.hbase();
     if (!h.masterReachable()) {
       masterUnreachable(r);
+      return;
+    }
+    if (t.podByName(r.getPod()).map(PodView::terminating).orElse(false)) {
+      // the instance the regions go back to is stopping itself: no region is sent to it (Stops
+      // takes it over as a stop of its own)
+      t.waitFor(Reason.Reloading, r.getPod() + " is stopping again");
+      t.requeue(StepState.FAST);
       return;
     }
     Optional<ServerState> now = h.live(ServerId.parse(r.getNewServer()));

@@ -126,8 +126,9 @@ public final class RollModel {
    * @param pods the StatefulSet's pods that exist (ordinal below replicas)
    * @param replicas the StatefulSet's replicas: a pod that does not exist (being re-created, or not
    *     schedulable to create) is a RegionServer down all the same
-   * @param leaving the StatefulSet's terminating pods at or above replicas (a scale-down): their
-   *     regions go to the others before they stop, and they do not come back
+   * @param leaving the StatefulSet's pods at or above replicas (a scale-down removes them, highest
+   *     first): their regions go to the others before they stop, no region is drained to them, and
+   *     they do not come back
    */
   public record Input(
       Settings settings,

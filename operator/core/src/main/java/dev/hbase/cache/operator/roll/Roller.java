@@ -217,7 +217,8 @@ public final class Roller {
             case Deleting -> pods != null && sameInstanceRunning(pods, r);
             default -> false;
           };
-      if (notDeleted && r.getOldServer() != null) {
+      // a stop's server goes down anyway: its regions are not sent back to it
+      if (notDeleted && r.getOldServer() != null && !RollModel.isStop(r)) {
         actions.add(
             new Recommission(
                 ServerId.parse(r.getOldServer()),

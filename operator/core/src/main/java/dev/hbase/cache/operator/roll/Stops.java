@@ -12,6 +12,7 @@ import dev.hbase.cache.operator.roll.RollModel.Event;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -41,16 +42,23 @@ final class Stops {
       return;
     }
     returns();
-    Stream.concat(t.in.pods().stream(), t.in.leaving().stream())
-        .filter(PodView::terminating)
-        .filter(p -> !t.inFlight(p.name()))
-        .forEach(
-            p ->
-                serverFor(t.hbase(), p)
-                    // a server with no region has nothing to move (its hook lets it stop at once),
-                    // nor one whose stop was drained already and left the roll
-                    .filter(server -> server.regionCount() > 0)
-                    .ifPresent(server -> start(p, server)));
+    for (PodView p : Stream.concat(t.in.pods().stream(), t.in.leaving().stream()).toList()) {
+      if (!p.terminating()) {
+        continue;
+      }
+      Optional<PodRoll> again = t.inFlight(p.name()) ? stopsAgain(p) : Optional.empty();
+      if (t.inFlight(p.name()) && again.isEmpty()) {
+        continue; // the roll's own restart, or a stop taken already
+      }
+      List<String> carried = again.map(PodRoll::getRegions).orElse(List.of());
+      serverFor(t.hbase(), p)
+          // a server with no region has nothing to move (its hook lets it stop at once), nor
+          // one whose stop was drained already and left the roll
+          .filter(server -> server.regionCount() > 0 || !carried.isEmpty())
+          .ifPresentOrElse(
+              server -> start(p, server, carried),
+              () -> again.ifPresent(t.st.getInFlight()::add)); // nothing to take over: as it was
+    }
   }
 
   /**
@@ -82,7 +90,24 @@ final class Stops {
     }
   }
 
-  private void start(PodView pod, ServerState server) {
+  /**
+   * A pod in flight whose new instance (another UID than the entry's, its regions on their way back
+   * or home) is stopping in turn: that entry leaves the roll (returned), and the new instance's
+   * stop takes its regions along, to send them home when the pod returns once more.
+   */
+  private Optional<PodRoll> stopsAgain(PodView p) {
+    Optional<PodRoll> f =
+        t.st.getInFlight().stream().filter(r -> r.getPod().equals(p.name())).findFirst();
+    if (f.isEmpty()
+        || f.get().getUid().equals(p.uid())
+        || (f.get().getStep() != Step.Reloading && f.get().getStep() != Step.WarmGate)) {
+      return Optional.empty();
+    }
+    t.st.getInFlight().remove(f.get());
+    return f;
+  }
+
+  private void start(PodView pod, ServerState server, List<String> carried) {
     boolean leaving = pod.ordinal() >= t.in.replicas();
     String cause = leaving && "Deleted".equals(pod.stopCause()) ? "ScaledDown" : pod.stopCause();
     CacheView c = t.in.caches().get(pod.name());
@@ -96,10 +121,16 @@ final class Stops {
             .setDeletedAt(t.now().toString())
             .setL2UsedBytesBefore(c == null ? null : c.l2UsedBytes())
             .setRegions(
-                server.regions().stream()
+                Stream.concat(carried.stream(), server.regions().stream())
                     .filter(x -> !META_REGION.equals(x))
-                    // a region drained here from a pod in flight goes home to that pod, not here
+                    // a region drained here from a pod in flight, or from a scaled-down pod, goes
+                    // home there, not here
                     .filter(x -> t.st.getInFlight().stream().noneMatch(f -> homeOf(f, x)))
+                    .filter(
+                        x ->
+                            t.st.getScaledDown() == null
+                                || t.st.getScaledDown().stream().noneMatch(f -> homeOf(f, x)))
+                    .distinct()
                     .sorted()
                     .collect(Collectors.toList()));
     t.st.getInFlight().add(r);

@@ -3,13 +3,14 @@
 #
 # Whoever deletes or evicts the pod (kubectl, a node drain, the autoscaler, a scale-down, the
 # operator's own roll), the kubelet runs this before it sends SIGTERM. It holds the stop while this
-# RegionServer still serves regions and they are leaving, so that the operator, which sees the pod
-# terminating, moves them to where their blocks are cached first. It returns, and the kubelet sends
-# SIGTERM, as soon as:
+# RegionServer still serves regions and their count is falling, so that the operator, which sees the
+# pod terminating, moves them to where their blocks are cached first. It returns, and the kubelet
+# sends SIGTERM, as soon as:
 #   - the server's own /jmx reports no region (drained: HBase then stops with nothing to close), or
-#   - its /jmx does not answer or answers no region count (not started, hung, TLS), or
+#   - its info port refuses the connection (not started, stopped), or
 #   - its region count has not fallen for $3 seconds (at the start: no drain began, the operator is
-#     down or manages this StatefulSet no more; later: the moves are stuck), or
+#     down or manages this StatefulSet no more; later: the moves are stuck); an answer without a
+#     count (slow, hung, TLS) counts as no fall, or
 #   - $2 seconds have passed.
 # Then HBase stops as it would without the hook, closing what it still holds for the master to
 # reopen elsewhere. The kubelet counts the hook against the pod's terminationGracePeriodSeconds,
@@ -20,6 +21,7 @@
 port=${1:-16030}
 bound=${2:-90}
 stall=${3:-20}
+# prints the region count; status 1: the port refuses the connection; 2: no count in the answer
 regions() {
   local line n=
   exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
@@ -34,18 +36,23 @@ regions() {
     esac
   done
   exec 3<&-
-  [ -n "$n" ] && echo "$n"
+  [ -n "$n" ] || return 2
+  echo "$n"
 }
 start=$SECONDS
-changed=$SECONDS
+fell=$SECONDS
 last=
-while [ $((SECONDS - start)) -lt "$bound" ]; do
-  n=$(regions 2>/dev/null) || exit 0
-  [ "$n" -gt 0 ] || exit 0
-  if [ -n "$last" ] && [ "$n" != "$last" ]; then
-    changed=$SECONDS
-  fi
-  last=$n
-  [ $((SECONDS - changed)) -lt "$stall" ] || exit 0
+while [ $((SECONDS - start)) -lt "$bound" ] && [ $((SECONDS - fell)) -lt "$stall" ]; do
+  n=$(regions 2>/dev/null)
+  case $? in
+    1) exit 0 ;;
+    0)
+      [ "$n" -gt 0 ] || exit 0
+      if [ -n "$last" ] && [ "$n" -lt "$last" ]; then
+        fell=$SECONDS
+      fi
+      last=$n
+      ;;
+  esac
   sleep 1
 done

@@ -129,6 +129,7 @@ final class FakeCluster {
     Pod p = pods.get(pod);
     p.terminating = true;
     p.ready = false;
+    p.readyAt = null; // re-created once its RegionServer has stopped (tick)
     p.stopCause = cause;
     p.heldUntil =
         now.plus(preStopHook ? Duration.ofSeconds(Desired.WARM_STOP_SECONDS) : Duration.ZERO);
@@ -178,9 +179,9 @@ final class FakeCluster {
     return views(p -> p.ordinal < replicas);
   }
 
-  /** The terminating pods at or above the replicas. */
+  /** The pods at or above the replicas. */
   List<PodView> leaving() {
-    return views(p -> p.ordinal >= replicas && p.terminating);
+    return views(p -> p.ordinal >= replicas);
   }
 
   private List<PodView> views(Predicate<Pod> which) {

@@ -238,6 +238,82 @@ class RollStopsTest {
     assertThat(c.closedCold).isZero();
   }
 
+  /** A warm gate that holds a while: the pod's entry stays in flight after its regions are home. */
+  static RollModel.Settings slowGate() {
+    return new RollModel.Settings(
+        NEW,
+        RolloutSpec.Strategy.DrainAndReload,
+        1,
+        false,
+        Duration.ofMinutes(10),
+        0.95,
+        0.99,
+        Duration.ofMinutes(5),
+        true,
+        false,
+        0);
+  }
+
+  @Test
+  void aPodStoppedAgainDuringItsWarmGateIsDrainedAgainAndItsRegionsComeHomeOnceMore() {
+    FakeCluster c = settled();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    c.stopByOther("rs-1", "Deleted");
+    List<Roller.Decision> log = new ArrayList<>();
+    s =
+        c.run(
+            s,
+            slowGate(),
+            500,
+            st -> st.getInFlight().stream().anyMatch(f -> f.getStep() == PodRoll.Step.WarmGate),
+            log);
+    // the returned instance is evicted in turn (a node drain during its warm gate)
+    c.stopByOther("rs-1", "EvictionByEvictionAPI");
+    s = c.run(s, slowGate(), 4000, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).as("over: %s", s.getMessage()).isTrue();
+    assertThat(c.closedCold).as("regions closed cold by the second stop").isZero();
+    assertThat(c.hbase.regionsOf("rs-1")).containsExactlyInAnyOrder("b0", "b1", "b2");
+    assertThat(events(log)).filteredOn(e -> e.reason().equals("WarmStop")).hasSize(2);
+  }
+
+  @Test
+  void aScaleDownOfTwoDoesNotDrainTheFirstOntoTheNextToGo() {
+    // OrderedReady 3 -> 1: rs-2 stops first while rs-1, also going, is not terminating yet
+    FakeCluster c = settled();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    c.replicas = 1;
+    c.stopByOther("rs-2", "Deleted");
+    List<Roller.Decision> log = new ArrayList<>();
+    s =
+        c.run(
+            s, FakeCluster.settings(NEW), 500, st -> idle(st) && !c.pods.containsKey("rs-2"), log);
+    assertThat(c.hbase.regionsOf("rs-0"))
+        .as("rs-2's regions on rs-0, the one that stays")
+        .contains("c0", "c1");
+    assertThat(c.closedCold).isZero();
+  }
+
+  @Test
+  void aPodStuckTerminatingWithItsServerLiveIsNotTakenAgainAndAgain() {
+    // its node cut off from the API server but not from HBase: the pod stays terminating
+    FakeCluster c = settled();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    c.stopByOther("rs-0", "DeletionByTaintManager");
+    FakeCluster.Pod p = c.pods.get("rs-0");
+    p.heldUntil = null; // the kubelet never learns of the delete: the RegionServer keeps running
+    p.readyAt = null;
+    List<Roller.Decision> log = new ArrayList<>();
+    s = c.run(s, FakeCluster.settings(NEW), 3000, RollerTest::idle, log);
+    assertThat(idle(s)).isTrue();
+    assertThat(c.hbase.marks())
+        .as("the live server keeps its mark: no region goes to it")
+        .isNotEmpty();
+    s = c.run(s, FakeCluster.settings(NEW), 3000, st -> false, log);
+    assertThat(events(log))
+        .extracting(Event::reason)
+        .containsOnlyOnce("WarmStop", "StoppedPodNotBack");
+  }
+
   private static dev.hbase.cache.operator.hbase.ServerId firstDrained(List<Roller.Decision> log) {
     return actions(log).stream()
         .filter(a -> a instanceof Drain)
