@@ -26,7 +26,13 @@ import java.util.Optional;
  * WarmGate -> done (InPlace, and pods that serve nothing: Deleting -> WaitingReady -> WarmGate ->
  * done). Each step reads the pod and HBase as observed now, records the next step in the pod's
  * {@link PodRoll} and asks for the actions (drain, delete, recommission); a step that times out
- * blocks the roll.
+ * blocks the roll. A stop by someone else ({@link Stops}) takes the same steps, with its own rules
+ * where it differs (no gate, no delete, no block: {@code drainingStop}, {@code scaledAway}, {@code
+ * leave}).
+ *
+ * <p>Over ~400 lines (486) because a stop differs from the roll's restart inside three of the five
+ * steps: kept beside them, each difference reads next to the rule it changes. Splitting the stop's
+ * steps into a class of their own is the next cut if it grows again.
  */
 final class PodLifecycle {
   /** The most scaled-down pods remembered for a scale-up ({@code status.rollout.scaledDown}). */
