@@ -9,6 +9,7 @@ import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.logging.LogContext;
 import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Recommender.ServerInterval;
@@ -334,7 +335,7 @@ public final class MetricsCollector {
   /** The RegionServers' info port: {@code spec.hbase.infoPort}, 16030 by default. */
   public static int infoPort(BlockCachePolicy policy) {
     return policy.getSpec().getHbase() == null || policy.getSpec().getHbase().getInfoPort() == null
-        ? 16030
+        ? JmxScraper.DEFAULT_INFO_PORT
         : policy.getSpec().getHbase().getInfoPort();
   }
 
