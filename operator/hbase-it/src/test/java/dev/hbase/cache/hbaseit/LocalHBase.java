@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
+import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.hbase.ServerId;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -38,6 +39,23 @@ final class LocalHBase implements AutoCloseable {
   /** A RegionServer's settings: container environment and hbase-site keys (e.g. a Plan's). */
   record RegionServerSettings(Map<String, String> env, Map<String, String> site) {}
 
+  /**
+   * How a secured cluster is secured: hbase-site keys of every daemon, the client's keys, JVM
+   * options of every daemon, and the identity the test's own connections and admins act as.
+   */
+  record Security(
+      Map<String, String> serverSite,
+      Map<String, String> clientSite,
+      String jvmOpts,
+      KerberosLogin login) {
+    static final Security NONE = new Security(Map.of(), Map.of(), "", null);
+
+    /** Kerberos RPC, ZooKeeper SASL and HBase ACLs with the KDC's keytabs, acting as {@code as}. */
+    static Security kerberos(SecureKdc kdc, KerberosLogin as) {
+      return new Security(kdc.serverSite(), kdc.clientSite(), kdc.jvmOpts(), as);
+    }
+  }
+
   final Path dir;
   private Path rootDir;
   private final int zkPort;
@@ -57,9 +75,11 @@ final class LocalHBase implements AutoCloseable {
 
   private final List<Connection> connections = new ArrayList<>();
   private final List<AdminHBaseCluster> admins = new ArrayList<>();
+  private final Security security;
 
-  private LocalHBase(Path dir, int maxRegionServers) {
+  private LocalHBase(Path dir, int maxRegionServers, Security security) {
     this.dir = dir;
+    this.security = security;
     this.zkPort = freePort();
     this.masterPort = freePort();
     this.masterInfoPort = freePort();
@@ -87,6 +107,22 @@ final class LocalHBase implements AutoCloseable {
   static LocalHBase start(
       String name, int maxRegionServers, Map<String, String> masterSite, Path rootDir)
       throws IOException {
+    return start(name, maxRegionServers, masterSite, rootDir, Security.NONE);
+  }
+
+  /** A secured cluster: see {@link Security}. */
+  static LocalHBase startSecured(String name, int maxRegionServers, Security security)
+      throws IOException {
+    return start(name, maxRegionServers, Map.of(), null, security);
+  }
+
+  private static LocalHBase start(
+      String name,
+      int maxRegionServers,
+      Map<String, String> masterSite,
+      Path rootDir,
+      Security security)
+      throws IOException {
     if (!Files.isRegularFile(LIB_DIR.resolve("hbase-server-2.6.4-hadoop3.jar"))) {
       throw new IllegalStateException(
           "no HBase classpath in "
@@ -95,7 +131,7 @@ final class LocalHBase implements AutoCloseable {
     }
     Path dir = IT_DIR.resolve(name + "-" + System.currentTimeMillis()).toAbsolutePath();
     Files.createDirectories(dir.resolve("logs"));
-    LocalHBase hbase = new LocalHBase(dir, maxRegionServers);
+    LocalHBase hbase = new LocalHBase(dir, maxRegionServers, security);
     hbase.rootDir = rootDir != null ? rootDir : dir.resolve("root");
     try {
       hbase.zk =
@@ -130,11 +166,10 @@ final class LocalHBase implements AutoCloseable {
 
   /** Client settings that reach this cluster (what the operator gets from hbase-site). */
   Map<String, String> clientSettings() {
-    return Map.of(
-        "hbase.zookeeper.quorum",
-        HOST,
-        "hbase.zookeeper.property.clientPort",
-        Integer.toString(zkPort));
+    Map<String, String> s = new LinkedHashMap<>(security.clientSite());
+    s.put("hbase.zookeeper.quorum", HOST);
+    s.put("hbase.zookeeper.property.clientPort", Integer.toString(zkPort));
+    return s;
   }
 
   AdminHBaseCluster admin() throws HBaseClusterException {
@@ -142,7 +177,8 @@ final class LocalHBase implements AutoCloseable {
   }
 
   AdminHBaseCluster admin(AdminHBaseCluster.Options options) throws HBaseClusterException {
-    AdminHBaseCluster admin = AdminHBaseCluster.connect(clientSettings(), options);
+    AdminHBaseCluster admin =
+        AdminHBaseCluster.connect(clientSettings(), options, security.login());
     admins.add(admin);
     return admin;
   }
@@ -170,7 +206,10 @@ final class LocalHBase implements AutoCloseable {
     org.apache.hadoop.conf.Configuration conf = org.apache.hadoop.hbase.HBaseConfiguration.create();
     clientSettings().forEach(conf::set);
     conf.setInt("hbase.client.retries.number", 10);
-    Connection c = ConnectionFactory.createConnection(conf);
+    Connection c =
+        security.login() == null
+            ? ConnectionFactory.createConnection(conf)
+            : ConnectionFactory.createConnection(conf, security.login().user());
     connections.add(c);
     return c;
   }
@@ -317,12 +356,25 @@ final class LocalHBase implements AutoCloseable {
     Path conf = dir.resolve("conf-" + name);
     Files.createDirectories(conf);
     Map<String, String> site = new LinkedHashMap<>(commonSite());
+    site.putAll(security.serverSite());
     site.putAll(roleSite);
     Files.writeString(conf.resolve("hbase-site.xml"), siteXml(site));
+    if (site.containsKey("hadoop.security.authentication")) {
+      // Hadoop's UserGroupInformation reads its mode from core-site.xml, not hbase-site.xml
+      Files.writeString(
+          conf.resolve("core-site.xml"),
+          siteXml(
+              Map.of(
+                  "hadoop.security.authentication", site.get("hadoop.security.authentication"))));
+    }
     // metrics2 refresh every second instead of 10 s, so tests read fresh counters sooner
     Files.writeString(conf.resolve("hadoop-metrics2-hbase.properties"), "*.period=1\n");
+    Map<String, String> daemonEnv = new LinkedHashMap<>(env);
+    if (!security.jvmOpts().isEmpty()) {
+      daemonEnv.merge("HBASE_OPTS", security.jvmOpts(), (a, b) -> a + " " + b);
+    }
     return HBaseProcess.start(
-        name, role, conf, env, dir.resolve("logs").resolve(name + ".log"), args);
+        name, role, conf, daemonEnv, dir.resolve("logs").resolve(name + ".log"), args);
   }
 
   private Map<String, String> commonSite() {

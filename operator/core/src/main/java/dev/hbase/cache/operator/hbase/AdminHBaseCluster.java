@@ -158,19 +158,36 @@ public final class AdminHBaseCluster implements HBaseCluster {
    */
   public static AdminHBaseCluster connect(Map<String, String> settings, Options options)
       throws HBaseClusterException {
+    return connect(settings, options, null);
+  }
+
+  /**
+   * Same, as the given Kerberos identity (null: the process's user, as for an unsecured cluster).
+   * The settings then say how the cluster is secured ({@code hbase.security.authentication}, {@code
+   * hbase.rpc.protection}, the servers' principals).
+   */
+  public static AdminHBaseCluster connect(
+      Map<String, String> settings, Options options, KerberosLogin login)
+      throws HBaseClusterException {
     try {
       Configuration moves = configuration(settings, options);
       moves.setInt("hbase.client.retries.number", 0);
       moves.setInt("hbase.rpc.timeout", millis(MOVE_TIMEOUT));
       moves.setInt("hbase.client.operation.timeout", millis(MOVE_TIMEOUT));
       return new AdminHBaseCluster(
-          ConnectionFactory.createConnection(configuration(settings, options)),
-          options.moves() == Moves.WARM ? ConnectionFactory.createConnection(moves) : null,
+          connection(configuration(settings, options), login),
+          options.moves() == Moves.WARM ? connection(moves, login) : null,
           options,
           Clock.systemUTC());
     } catch (IOException | RuntimeException e) {
       throw new HBaseClusterException("cannot create an HBase connection: " + e, e);
     }
+  }
+
+  private static Connection connection(Configuration conf, KerberosLogin login) throws IOException {
+    return login == null
+        ? ConnectionFactory.createConnection(conf)
+        : ConnectionFactory.createConnection(conf, login.user());
   }
 
   /** The client configuration: the settings, then the fail-fast timeouts of the options. */

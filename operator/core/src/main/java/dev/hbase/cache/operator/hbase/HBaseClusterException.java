@@ -23,4 +23,16 @@ public class HBaseClusterException extends Exception {
       super(message);
     }
   }
+
+  /**
+   * The operator could not log in to the cluster's Kerberos realm (no readable keytab, no key for
+   * the principal in it, the KDC refused or could not be reached): nothing was sent to HBase.
+   */
+  public static final class LoginFailed extends HBaseClusterException {
+    private static final long serialVersionUID = 1L;
+
+    public LoginFailed(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
 }
