@@ -20,9 +20,10 @@ import org.apache.hadoop.minikdc.MiniKdc;
  *   <li>{@link #readerKeytab}: {@link #READER}, a user without ADMIN.
  * </ul>
  *
- * The servers' principals name a fixed host ({@code localhost}), not {@code _HOST}: the
- * RegionServers of {@link LocalHBase} listen on several loopback addresses, and Kerberos needs the
- * name the client asks a ticket for to be the name the server logged in as.
+ * The info servers serve HTTPS with a self-signed certificate for {@code localhost} ({@link
+ * #caPem}) and require SPNEGO. The servers' principals name a fixed host ({@code localhost}), not
+ * {@code _HOST}: the RegionServers of {@link LocalHBase} listen on several loopback addresses, and
+ * Kerberos needs the name the client asks a ticket for to be the name the server logged in as.
  */
 final class SecureKdc implements AutoCloseable {
   static final String OPERATOR = "cache-operator";
@@ -38,6 +39,14 @@ final class SecureKdc implements AutoCloseable {
   /** MiniKdc's krb5.conf, for the daemons (this JVM reads a copy, see {@link #start}). */
   final Path krb5Conf;
 
+  /** The info servers' key and certificate (PKCS12), self-signed for localhost and 127.0.0.1. */
+  final Path keystore;
+
+  /** That certificate in PEM: the CA a client must trust. */
+  final Path caPem;
+
+  static final String STORE_PASSWORD = "changeit";
+
   private SecureKdc(MiniKdc kdc, Path dir) throws Exception {
     this.kdc = kdc;
     this.dir = dir;
@@ -45,6 +54,41 @@ final class SecureKdc implements AutoCloseable {
     this.serviceKeytab = dir.resolve("service.keytab");
     this.operatorKeytab = dir.resolve("operator.keytab");
     this.readerKeytab = dir.resolve("reader.keytab");
+    this.keystore = dir.resolve("info-server.p12");
+    this.caPem = dir.resolve("ca.pem");
+    keytool(
+        "-genkeypair",
+        "-alias",
+        "info",
+        "-keyalg",
+        "RSA",
+        "-keysize",
+        "2048",
+        "-dname",
+        "CN=" + SERVICE_HOST,
+        "-ext",
+        "SAN=dns:" + SERVICE_HOST + ",ip:127.0.0.1",
+        "-validity",
+        "2",
+        "-storetype",
+        "PKCS12",
+        "-keystore",
+        keystore.toString(),
+        "-storepass",
+        STORE_PASSWORD,
+        "-keypass",
+        STORE_PASSWORD);
+    keytool(
+        "-exportcert",
+        "-rfc",
+        "-alias",
+        "info",
+        "-keystore",
+        keystore.toString(),
+        "-storepass",
+        STORE_PASSWORD,
+        "-file",
+        caPem.toString());
     kdc.createPrincipal(
         serviceKeytab.toFile(),
         "hbase/" + SERVICE_HOST,
@@ -77,6 +121,17 @@ final class SecureKdc implements AutoCloseable {
                 "[libdefaults]\n    ticket_lifetime = " + clientTicketLifetime.toSeconds()));
     System.setProperty(MiniKdc.JAVA_SECURITY_KRB5_CONF, clientConf.toString());
     return k;
+  }
+
+  private static void keytool(String... args) throws Exception {
+    java.util.List<String> cmd = new java.util.ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
+    cmd.addAll(java.util.List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes());
+    if (p.waitFor() != 0) {
+      throw new IllegalStateException("keytool " + String.join(" ", args) + ": " + out);
+    }
   }
 
   String realm() {
@@ -120,6 +175,15 @@ final class SecureKdc implements AutoCloseable {
     s.put("hbase.zookeeper.server.kerberos.principal", servicePrincipal("zookeeper"));
     s.put("hbase.zookeeper.client.keytab.file", keytab);
     s.put("hbase.zookeeper.client.kerberos.principal", hbase);
+    // info servers: HTTPS with the self-signed certificate, SPNEGO as HTTP/localhost
+    s.put("hbase.ssl.enabled", "true");
+    s.put("ssl.server.keystore.location", keystore.toString());
+    s.put("ssl.server.keystore.type", "pkcs12");
+    s.put("ssl.server.keystore.password", STORE_PASSWORD);
+    s.put("ssl.server.keystore.keypassword", STORE_PASSWORD);
+    s.put("hbase.security.authentication.ui", "kerberos");
+    s.put("hbase.security.authentication.spnego.kerberos.principal", servicePrincipal("HTTP"));
+    s.put("hbase.security.authentication.spnego.kerberos.keytab", keytab);
     return s;
   }
 

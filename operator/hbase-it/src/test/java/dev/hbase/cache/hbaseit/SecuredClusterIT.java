@@ -15,6 +15,7 @@ import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.roll.DrainTargets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -48,7 +49,7 @@ class SecuredClusterIT {
   Instant loggedIn;
   LocalHBase hbase;
   AdminHBaseCluster admin;
-  final JmxScraper scraper = new JmxScraper(Duration.ofSeconds(5));
+  JmxScraper scraper;
 
   @BeforeAll
   void startSecuredCluster() throws Exception {
@@ -56,6 +57,7 @@ class SecuredClusterIT {
         SecureKdc.start(
             LocalHBase.IT_DIR.resolve("kdc-" + System.currentTimeMillis()), TICKET_LIFETIME);
     login = KerberosLogin.fromKeytab(kdc.principal(SecureKdc.OPERATOR), kdc.operatorKeytab);
+    scraper = JmxScraper.secured(Duration.ofSeconds(5), Files.readString(kdc.caPem), login);
     loggedIn = Instant.now();
     hbase = LocalHBase.startSecured("secured", 2, LocalHBase.Security.kerberos(kdc, login));
     for (int i = 0; i < 2; i++) {
@@ -96,8 +98,11 @@ class SecuredClusterIT {
                 assertThat(Duration.between(loggedIn, end))
                     .isLessThanOrEqualTo(TICKET_LIFETIME.plusSeconds(5)));
     drainAndReload(admin, 1);
-    CacheSample s = scraper.scrape(LocalHBase.HOST, hbase.regionServerInfoPort(0));
-    assertThat(s.regionCount()).as("the sample's region count on rs0").isPositive();
+    // the info server by its name in the certificate and the HTTP principal
+    CacheSample s = scraper.scrape(SecureKdc.SERVICE_HOST, hbase.regionServerInfoPort(0));
+    assertThat(s.regionCount())
+        .as("the sample's region count on rs0, over HTTPS with SPNEGO")
+        .isPositive();
   }
 
   @Test
@@ -165,8 +170,8 @@ class SecuredClusterIT {
       assertThatThrownBy(
               () ->
                   asReader.drain(victim.id(), DrainTargets.plan(victim.regions(), List.of(other))))
-          .isInstanceOf(HBaseClusterException.class)
-          .hasMessageContaining("AccessDenied");
+          .isInstanceOf(HBaseClusterException.AccessDenied.class)
+          .hasMessageContaining("refused by HBase's ACLs");
       assertThat(admin.decommissioned()).as("decommission marks after the refused drain").isEmpty();
       assertThat(admin.snapshot().live(victim.id()).orElseThrow().regions())
           .as("%s's regions after the refused drain", victim.id())
@@ -181,6 +186,73 @@ class SecuredClusterIT {
         AdminHBaseCluster.connect(hbase.clientSettings(), AdminHBaseCluster.Options.defaults())) {
       assertThat(anonymous.snapshot().masterReachable()).isFalse();
     }
+  }
+
+  @Test
+  @Order(6)
+  void anInfoServerNotTrustedOrNotAuthenticatedGivesNoSampleAndSaysWhy() throws Exception {
+    int port = hbase.regionServerInfoPort(0);
+    Duration t = Duration.ofSeconds(5);
+    assertThatThrownBy(() -> new JmxScraper(t).scrape(SecureKdc.SERVICE_HOST, port))
+        .as("plain HTTP to an HTTPS info server")
+        .isInstanceOf(JmxScraper.ScrapeException.class);
+    String otherCa = selfSignedElsewhere();
+    assertThatThrownBy(
+            () -> JmxScraper.secured(t, otherCa, login).scrape(SecureKdc.SERVICE_HOST, port))
+        .as("a certificate from another CA")
+        .isInstanceOf(JmxScraper.ScrapeException.class)
+        .hasMessageContaining("not trusted");
+    assertThatThrownBy(
+            () ->
+                JmxScraper.secured(t, Files.readString(kdc.caPem), null)
+                    .scrape(SecureKdc.SERVICE_HOST, port))
+        .as("no SPNEGO")
+        .isInstanceOf(JmxScraper.ScrapeException.class)
+        .hasMessageContaining("HTTP 401");
+  }
+
+  /** A certificate of a CA the info servers' certificate does not chain to. */
+  private String selfSignedElsewhere() throws Exception {
+    Path other = Files.createDirectories(hbase.dir.resolve("other-ca"));
+    Path store = other.resolve("other.p12");
+    Path pem = other.resolve("ca.pem");
+    for (List<String> args :
+        List.of(
+            List.of(
+                "-genkeypair",
+                "-alias",
+                "other",
+                "-keyalg",
+                "RSA",
+                "-dname",
+                "CN=other",
+                "-validity",
+                "2",
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                store.toString(),
+                "-storepass",
+                "changeit",
+                "-keypass",
+                "changeit"),
+            List.of(
+                "-exportcert",
+                "-rfc",
+                "-alias",
+                "other",
+                "-keystore",
+                store.toString(),
+                "-storepass",
+                "changeit",
+                "-file",
+                pem.toString()))) {
+      List<String> cmd = new java.util.ArrayList<>();
+      cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
+      cmd.addAll(args);
+      assertThat(new ProcessBuilder(cmd).redirectErrorStream(true).start().waitFor()).isZero();
+    }
+    return Files.readString(pem);
   }
 
   /**

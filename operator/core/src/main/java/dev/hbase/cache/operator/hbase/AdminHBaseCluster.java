@@ -536,6 +536,10 @@ public final class AdminHBaseCluster implements HBaseCluster {
 
   private ClusterSnapshot reachableSnapshot() throws HBaseClusterException {
     ClusterSnapshot snap = snapshot();
+    if (!snap.masterReachable() && String.valueOf(snap.error()).contains(ACCESS_DENIED)) {
+      throw new HBaseClusterException.AccessDenied(
+          "the cluster's state refused by HBase's ACLs: " + snap.error(), null);
+    }
     if (!snap.masterReachable()) {
       throw new HBaseClusterException("HBase master unreachable: " + snap.error());
     }
@@ -550,8 +554,28 @@ public final class AdminHBaseCluster implements HBaseCluster {
     try {
       return c.run();
     } catch (IOException | RuntimeException e) {
+      if (accessDenied(e)) {
+        throw new HBaseClusterException.AccessDenied(what + " refused by HBase's ACLs: " + e, e);
+      }
       throw new HBaseClusterException(what + " failed: " + e, e);
     }
+  }
+
+  private static final String ACCESS_DENIED =
+      org.apache.hadoop.hbase.security.AccessDeniedException.class.getName();
+
+  /**
+   * Whether HBase refused the call for want of a permission ({@code AccessDeniedException}, which
+   * reaches the client as the cause or, after retries, in the message).
+   */
+  static boolean accessDenied(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof org.apache.hadoop.hbase.security.AccessDeniedException
+          || String.valueOf(t.getMessage()).contains(ACCESS_DENIED)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Encoded region names are ASCII (hex digits, or meta's "1588230740"). */

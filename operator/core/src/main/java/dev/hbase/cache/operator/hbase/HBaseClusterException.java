@@ -35,4 +35,16 @@ public class HBaseClusterException extends Exception {
       super(message, cause);
     }
   }
+
+  /**
+   * HBase refused the call: the identity the operator acts as lacks a permission (the drain, the
+   * reload and the balancer switch need ADMIN).
+   */
+  public static final class AccessDenied extends HBaseClusterException {
+    private static final long serialVersionUID = 1L;
+
+    public AccessDenied(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
 }

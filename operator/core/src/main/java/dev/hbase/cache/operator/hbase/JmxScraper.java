@@ -12,7 +12,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 
-/** Reads {@link CacheSample}s from RegionServer info ports over HTTP (the {@code /jmx} servlet). */
+/**
+ * Reads {@link CacheSample}s from RegionServer info ports (the {@code /jmx} servlet): over plain
+ * HTTP, or on a secured cluster over HTTPS ({@code hbase.ssl.enabled}, the server's certificate
+ * checked against a given CA, host name included) and with SPNEGO ({@code
+ * hbase.security.authentication.ui=kerberos}: a Kerberos ticket for {@code HTTP/<host>}, asked as
+ * the given {@link KerberosLogin}). With SPNEGO or TLS, {@code host} must be the name in the
+ * server's certificate and principal, not an address.
+ */
 public final class JmxScraper {
 
   public static final int DEFAULT_INFO_PORT = 16030;
@@ -21,6 +28,10 @@ public final class JmxScraper {
   private final HttpClient http;
   private final Duration timeout;
   private final Clock clock;
+  private final String scheme;
+
+  /** SPNEGO as this identity (null: no Authorization header). */
+  private final KerberosLogin spnego;
 
   public JmxScraper(Duration timeout) {
     this(
@@ -33,9 +44,64 @@ public final class JmxScraper {
   }
 
   public JmxScraper(HttpClient http, Duration timeout, Clock clock) {
+    this(http, timeout, clock, "http", null);
+  }
+
+  private JmxScraper(
+      HttpClient http, Duration timeout, Clock clock, String scheme, KerberosLogin spnego) {
     this.http = http;
     this.timeout = timeout;
     this.clock = clock;
+    this.scheme = scheme;
+    this.spnego = spnego;
+  }
+
+  /**
+   * A scraper for a secured cluster's info servers.
+   *
+   * @param trust the CA certificates (PEM) the servers' certificates must chain to; null: plain
+   *     HTTP
+   * @param spnego the identity to authenticate as with SPNEGO; null: none
+   */
+  public static JmxScraper secured(Duration timeout, String trust, KerberosLogin spnego)
+      throws java.security.GeneralSecurityException {
+    HttpClient.Builder b =
+        HttpClient.newBuilder().connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER);
+    if (trust != null) {
+      b.sslContext(sslContext(trust));
+    }
+    return new JmxScraper(
+        b.build(), timeout, Clock.systemUTC(), trust == null ? "http" : "https", spnego);
+  }
+
+  /** An SSL context that trusts exactly the certificates of the PEM text. */
+  static javax.net.ssl.SSLContext sslContext(String pem)
+      throws java.security.GeneralSecurityException {
+    var certs =
+        java.security.cert.CertificateFactory.getInstance("X.509")
+            .generateCertificates(
+                new java.io.ByteArrayInputStream(
+                    pem.getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+    if (certs.isEmpty()) {
+      throw new java.security.cert.CertificateException("no certificate in the CA text");
+    }
+    java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+    try {
+      store.load(null, null);
+    } catch (IOException e) {
+      throw new java.security.KeyStoreException(e);
+    }
+    int i = 0;
+    for (var c : certs) {
+      store.setCertificateEntry("ca-" + i++, c);
+    }
+    var tmf =
+        javax.net.ssl.TrustManagerFactory.getInstance(
+            javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(store);
+    var ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+    ctx.init(null, tmf.getTrustManagers(), null);
+    return ctx;
   }
 
   /** The URL scraped for a RegionServer at host:infoPort. */
@@ -49,7 +115,12 @@ public final class JmxScraper {
   }
 
   public CacheSample scrape(String host, int infoPort) throws ScrapeException {
-    return scrape(uri(host, infoPort));
+    return scrape(uriOf(host, infoPort, CacheSample.BEAN));
+  }
+
+  private URI uriOf(String host, int infoPort, String bean) {
+    URI plain = uri(host, infoPort, bean);
+    return "http".equals(scheme) ? plain : URI.create(scheme + plain.toString().substring(4));
   }
 
   public CacheSample scrape(URI uri) throws ScrapeException {
@@ -70,7 +141,7 @@ public final class JmxScraper {
    * GcTimeMillis} of {@value #JVM_BEAN}): a second, small request, made only for sizing advice.
    */
   public long gcTimeMillis(String host, int infoPort) throws ScrapeException {
-    URI uri = uri(host, infoPort, JVM_BEAN);
+    URI uri = uriOf(host, infoPort, JVM_BEAN);
     String body = get(uri);
     try {
       JsonNode beans = JSON.readTree(body).path("beans");
@@ -86,27 +157,67 @@ public final class JmxScraper {
   }
 
   private String get(URI uri) throws ScrapeException {
-    HttpRequest request =
-        HttpRequest.newBuilder(uri)
-            .timeout(timeout)
-            .header("Accept", "application/json")
-            .GET()
-            .build();
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(uri).timeout(timeout).header("Accept", "application/json").GET();
+    if (spnego != null) {
+      request.header("Authorization", "Negotiate " + negotiateToken(uri));
+    }
     HttpResponse<String> response;
     try {
-      response = http.send(request, HttpResponse.BodyHandlers.ofString());
+      response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     } catch (HttpTimeoutException e) {
       throw new ScrapeException(uri, "no answer within " + timeout.toMillis() + " ms", e);
+    } catch (javax.net.ssl.SSLHandshakeException e) {
+      throw new ScrapeException(
+          uri, "TLS: the info server's certificate is not trusted (" + e.getMessage() + ")", e);
     } catch (IOException e) {
       throw new ScrapeException(uri, "cannot connect: " + e, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ScrapeException(uri, "interrupted", e);
     }
+    if (response.statusCode() == 401) {
+      throw new ScrapeException(
+          uri,
+          "HTTP 401: the info server wants SPNEGO"
+              + (spnego == null
+                  ? " (no Kerberos identity given)"
+                  : " and refused " + spnego.principal()),
+          null);
+    }
     if (response.statusCode() != 200) {
       throw new ScrapeException(uri, "HTTP " + response.statusCode(), null);
     }
     return response.body();
+  }
+
+  /** The first SPNEGO token for {@code HTTP/<host>}, as {@link #spnego}. */
+  private String negotiateToken(URI uri) throws ScrapeException {
+    try {
+      byte[] token =
+          spnego.doAs(
+              () -> {
+                var gss = org.ietf.jgss.GSSManager.getInstance();
+                var spnegoOid = new org.ietf.jgss.Oid("1.3.6.1.5.5.2");
+                var server =
+                    gss.createName(
+                        "HTTP@" + uri.getHost(), org.ietf.jgss.GSSName.NT_HOSTBASED_SERVICE);
+                var ctx =
+                    gss.createContext(
+                        server, spnegoOid, null, org.ietf.jgss.GSSContext.DEFAULT_LIFETIME);
+                try {
+                  ctx.requestMutualAuth(false);
+                  ctx.requestCredDeleg(false);
+                  return ctx.initSecContext(new byte[0], 0, 0);
+                } finally {
+                  ctx.dispose();
+                }
+              });
+      return java.util.Base64.getEncoder().encodeToString(token);
+    } catch (Exception e) {
+      throw new ScrapeException(
+          uri, "SPNEGO: no Kerberos ticket for HTTP/" + uri.getHost() + " (" + e + ")", e);
+    }
   }
 
   /** A RegionServer's cache figures could not be read; the message names the URL and why. */

@@ -110,6 +110,12 @@ public final class KerberosLogin implements AutoCloseable {
     return user;
   }
 
+  /** Runs {@code action} as this identity (its Kerberos credentials in the access context). */
+  public <T> T doAs(java.security.PrivilegedExceptionAction<T> action)
+      throws IOException, InterruptedException {
+    return ugi.doAs(action);
+  }
+
   public String principal() {
     return principal;
   }
