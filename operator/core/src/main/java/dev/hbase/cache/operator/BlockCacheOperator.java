@@ -246,10 +246,10 @@ public final class BlockCacheOperator {
    */
   public static BlockCachePolicyReconciler productionReconciler(BooleanSupplier leading) {
     HBaseConnector connector =
-        settings -> {
+        (settings, login) -> {
           try {
             return AdminHBaseCluster.connect(
-                settings, AdminHBaseCluster.Options.defaults().withLeading(leading));
+                settings, AdminHBaseCluster.Options.defaults().withLeading(leading), login);
           } catch (HBaseClusterException e) {
             throw new IllegalStateException(e.getMessage(), e);
           }

@@ -2,6 +2,7 @@ package dev.hbase.cache.operator.connection;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
+import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.render.SiteXml;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -10,10 +11,11 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * One admin connection per namespace and HBase cluster (ZooKeeper quorum, port and znode parent),
- * opened on first use. Per namespace: the client settings come from a ConfigMap of the policy's
- * namespace, and a policy in one namespace never shapes the connection another namespace's policy
- * uses.
+ * One admin connection per namespace, HBase cluster (ZooKeeper quorum, port and znode parent) and
+ * identity (the Kerberos principal and keytab of spec.hbase.kerberos, or none), opened on first
+ * use: two policies with different principals never share a connection. Per namespace: the client
+ * settings come from a ConfigMap of the policy's namespace, and a policy in one namespace never
+ * shapes the connection another namespace's policy uses.
  */
 public final class HBaseClusters implements AutoCloseable {
   private final HBaseConnector connector;
@@ -23,8 +25,13 @@ public final class HBaseClusters implements AutoCloseable {
     this.connector = connector;
   }
 
-  /** The cluster the policy's RegionServers belong to (one connection per quorum, port, parent). */
+  /** The cluster the policy's RegionServers belong to, without Kerberos. */
   public HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base) {
+    return of(spec, base, null);
+  }
+
+  /** The cluster the policy's RegionServers belong to, as {@code login} (null: none). */
+  public HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base, KerberosLogin login) {
     Map<String, String> settings = clientSettings(spec, base);
     String ns = base == null || base.getMetadata() == null ? "" : base.getMetadata().getNamespace();
     String key =
@@ -34,8 +41,10 @@ public final class HBaseClusters implements AutoCloseable {
             + "|"
             + settings.get(CLIENT_PORT)
             + "|"
-            + settings.get(ZNODE_PARENT);
-    return open.computeIfAbsent(key, k -> connector.connect(settings));
+            + settings.get(ZNODE_PARENT)
+            + "|"
+            + (login == null ? "" : login.id());
+    return open.computeIfAbsent(key, k -> connector.connect(settings, login));
   }
 
   static final String QUORUM = "hbase.zookeeper.quorum";

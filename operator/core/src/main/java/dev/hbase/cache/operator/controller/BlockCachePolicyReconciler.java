@@ -87,6 +87,8 @@ public class BlockCachePolicyReconciler
   private final ApplyStep apply;
   private final DisruptionBudgetStep disruptionBudget;
   private final StatusWrites writes = new StatusWrites();
+  private final CredentialsStep credentials =
+      new CredentialsStep(new dev.hbase.cache.operator.connection.KerberosIdentities());
 
   /**
    * The one field set late: JOSDK calls {@link #prepareEventSources} after this reconciler is made
@@ -226,8 +228,20 @@ public class BlockCachePolicyReconciler
       return write(ctx, policy, status, RECREATE_REQUEUE);
     }
 
+    CredentialsStep.Result identity = credentials.resolve(c);
+    if (identity instanceof CredentialsStep.Refused r) {
+      // no identity for HBase: nothing is sent to it and no pod restarts until there is one
+      events.warn(client, policy, r.reason(), r.message());
+      return write(ctx, policy, status.blocked(r.reason(), r.message()), INVALID_REQUEUE);
+    }
     Optional<Roller.Decision> d =
-        roll.roll(c, observed, planned, status.rollout(), status.cacheResetPending());
+        roll.roll(
+            c,
+            observed,
+            planned,
+            status.rollout(),
+            status.cacheResetPending(),
+            CredentialsStep.login(identity));
     if (d.isEmpty()) {
       return write(ctx, policy, status, RETRY_ACTION); // an action failed: the same step again
     }
@@ -291,7 +305,15 @@ public class BlockCachePolicyReconciler
           policy.getMetadata().getName(),
           e.toString());
     }
-    roll.release(c);
+    CredentialsStep.Result identity = credentials.resolve(c);
+    if (identity instanceof CredentialsStep.Refused r) {
+      log.warn(
+          "policy {} deleted mid-roll: HBase left as it is (no identity for it: {})",
+          policy.getMetadata().getName(),
+          r.message());
+    } else {
+      roll.release(c, CredentialsStep.login(identity));
+    }
     metrics.forget(policy);
     writes.forget(policy.getMetadata().getUid());
     return DeleteControl.defaultDelete();
@@ -308,7 +330,24 @@ public class BlockCachePolicyReconciler
         observed != null
             ? observed.base()
             : c.configMap(c.policy().getSpec().getHbaseSiteConfigMap()).orElse(null);
-    roll.hold(c, base, observed == null ? null : observed.pods(), status.rollout(), why)
+    if (!Roller.needsHold(status.rollout())) {
+      return;
+    }
+    CredentialsStep.Result identity = credentials.resolve(c);
+    if (identity instanceof CredentialsStep.Refused r) {
+      log.warn(
+          "policy {}: the roll cannot be held, no identity for HBase: {}",
+          c.policy().getMetadata().getName(),
+          r.message());
+      return;
+    }
+    roll.hold(
+            c,
+            base,
+            observed == null ? null : observed.pods(),
+            status.rollout(),
+            why,
+            CredentialsStep.login(identity))
         .ifPresent(status::held);
   }
 

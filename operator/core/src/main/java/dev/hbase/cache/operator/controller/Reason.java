@@ -21,6 +21,14 @@ public enum Reason {
   BaseConfigInvalid,
   /** An object the operator would write exists and is not the operator's for this policy. */
   ObjectNotOwned,
+  /** spec.hbase.kerberos.keytabSecret is not there, or has no such key. */
+  KeytabSecretNotFound,
+  /** The operator may not read the keytab Secret (no RoleBinding in the policy's namespace). */
+  KeytabSecretForbidden,
+  /** The keytab Secret's annotation does not name the policy. */
+  KeytabSecretNotAllowed,
+  /** The Kerberos login from the keytab failed (no key for the principal, KDC refused or away). */
+  KerberosLoginFailed,
 
   // ---------------------------------------------------------------- events
 

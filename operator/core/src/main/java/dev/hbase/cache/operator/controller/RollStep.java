@@ -10,6 +10,7 @@ import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
+import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.hbase.RecommissionResult;
 import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
@@ -87,7 +88,12 @@ final class RollStep {
    * previous roll state stays and the step is taken again (the roller is idempotent).
    */
   Optional<Roller.Decision> roll(
-      PolicyContext c, Observed o, Planned p, RolloutStatus previous, boolean cacheReset) {
+      PolicyContext c,
+      Observed o,
+      Planned p,
+      RolloutStatus previous,
+      boolean cacheReset,
+      KerberosLogin login) {
     KubernetesClient client = c.client();
     Instant now = c.now();
     BlockCachePolicy policy = o.policy();
@@ -98,7 +104,7 @@ final class RollStep {
             p.revision());
     ClusterSnapshot hbase =
         ask
-            ? snapshot(policy, o, now)
+            ? snapshot(o, now, login)
             : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
     Map<String, CacheView> caches = ask ? metrics.probeNow(policy, serving(o, hbase)) : Map.of();
     Roller.Decision d =
@@ -112,7 +118,8 @@ final class RollStep {
                 now,
                 o.replicas(),
                 o.leaving()));
-    if (!executeAll(client, policy, c::cachedPod, cluster(o), d.actions(), nanoTime.getAsLong())) {
+    if (!executeAll(
+        client, policy, c::cachedPod, cluster(o, login), d.actions(), nanoTime.getAsLong())) {
       return Optional.empty();
     }
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
@@ -171,14 +178,19 @@ final class RollStep {
    * roll left the cluster changed, or when an action failed (then the same again next time).
    */
   Optional<Roller.Decision> hold(
-      PolicyContext c, ConfigMap base, List<PodView> pods, RolloutStatus previous, Enum<?> why) {
+      PolicyContext c,
+      ConfigMap base,
+      List<PodView> pods,
+      RolloutStatus previous,
+      Enum<?> why,
+      KerberosLogin login) {
     KubernetesClient client = c.client();
     BlockCachePolicy policy = c.policy();
     Instant now = c.now();
     if (!Roller.needsHold(previous)) {
       return Optional.empty();
     }
-    HBaseCluster cluster = clusters.of(policy.getSpec(), base);
+    HBaseCluster cluster = clusters.of(policy.getSpec(), base, login);
     ClusterSnapshot hbase;
     try {
       hbase = cluster.snapshot();
@@ -200,7 +212,7 @@ final class RollStep {
    * the balancer matters most, and a mark that cannot be cleared belongs to an instance that is
    * gone (its pod restarts under a new start code, unmarked).
    */
-  void release(PolicyContext c) {
+  void release(PolicyContext c, KerberosLogin login) {
     BlockCachePolicy policy = c.policy();
     RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
     if (r == null
@@ -214,7 +226,7 @@ final class RollStep {
       bestEffort(
           policy,
           "switch the balancer back on",
-          () -> clusters.of(policy.getSpec(), base).balancer(true));
+          () -> clusters.of(policy.getSpec(), base, login).balancer(true));
     }
     for (var f : r.getInFlight()) {
       if (f.getOldServer() != null) {
@@ -223,7 +235,7 @@ final class RollStep {
             "clear the decommission mark of " + f.getOldServer(),
             () ->
                 clusters
-                    .of(policy.getSpec(), base)
+                    .of(policy.getSpec(), base, login)
                     .recommission(ServerId.parse(f.getOldServer()), List.of()));
       }
     }
@@ -277,16 +289,16 @@ final class RollStep {
         plan.bucketCache());
   }
 
-  private ClusterSnapshot snapshot(BlockCachePolicy policy, Observed o, Instant now) {
+  private ClusterSnapshot snapshot(Observed o, Instant now, KerberosLogin login) {
     try {
-      return cluster(o).snapshot();
+      return cluster(o, login).snapshot();
     } catch (RuntimeException e) {
       return ClusterSnapshot.unreachable(now, e.getMessage());
     }
   }
 
-  private HBaseCluster cluster(Observed o) {
-    return clusters.of(o.policy().getSpec(), o.base());
+  private HBaseCluster cluster(Observed o, KerberosLogin login) {
+    return clusters.of(o.policy().getSpec(), o.base(), login);
   }
 
   /**

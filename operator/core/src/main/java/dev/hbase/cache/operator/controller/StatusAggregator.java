@@ -104,8 +104,16 @@ final class StatusAggregator {
   }
 
   StatusAggregator storageBlocked(String message) {
-    condition(DEGRADED, true, Reason.StorageBlocked, message);
-    condition(READY, false, Reason.StorageBlocked, message);
+    return blocked(Reason.StorageBlocked, message);
+  }
+
+  /**
+   * The roll cannot go on (the cache volume, the identity for HBase): Degraded and Ready say why,
+   * the rollout is Blocked with the roll's state kept as it was.
+   */
+  StatusAggregator blocked(Reason reason, String message) {
+    condition(DEGRADED, true, reason, message);
+    condition(READY, false, reason, message);
     status.setRollout(
         Optional.ofNullable(status.getRollout())
             .orElseGet(RolloutStatus::new)
@@ -165,12 +173,15 @@ final class StatusAggregator {
     status.getRegionServers().sort(Comparator.comparing(RegionServerStatus::getPod));
 
     boolean idle = r.getPhase() == Phase.Idle;
+    Wait wait = d.outcome() instanceof Wait w ? w : null;
     if (d.outcome() instanceof Blocked b) {
       condition(DEGRADED, true, b.reason(), b.message());
+    } else if (wait != null && wait.reason() == RollModel.Reason.AccessDenied) {
+      // a wait that does not end by itself: the identity needs a permission granted
+      condition(DEGRADED, true, wait.reason(), wait.message());
     } else {
       condition(DEGRADED, false, Reason.AsPlanned, "");
     }
-    Wait wait = d.outcome() instanceof Wait w ? w : null;
     condition(
         PROGRESSING,
         r.getPhase() == Phase.Rolling,

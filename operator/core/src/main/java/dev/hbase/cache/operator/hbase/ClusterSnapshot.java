@@ -36,6 +36,16 @@ public record ClusterSnapshot(
     decommissioned = List.copyOf(decommissioned);
   }
 
+  /**
+   * HBase answered, but refused the operator's identity a call it needs (HBase's {@code
+   * AccessDeniedException}: the identity lacks ADMIN): no state, like an unreachable master.
+   */
+  public boolean accessDenied() {
+    return !masterReachable
+        && error != null
+        && error.contains("org.apache.hadoop.hbase.security.AccessDeniedException");
+  }
+
   public static ClusterSnapshot unreachable(Instant at, String error) {
     return new ClusterSnapshot(at, false, error, List.of(), List.of(), 0, null, List.of(), null);
   }

@@ -116,6 +116,11 @@ public final class KerberosLogin implements AutoCloseable {
     return ugi.doAs(action);
   }
 
+  /** Tells identities apart: the principal and its keytab file. */
+  public String id() {
+    return principal + "|" + keytab;
+  }
+
   public String principal() {
     return principal;
   }

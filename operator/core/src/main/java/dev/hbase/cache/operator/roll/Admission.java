@@ -60,7 +60,7 @@ final class Admission {
           : gate.down() + (next.ready() ? 1 : 0) > gate.maxDown()) {
         if (gate.down() > t.st.getInFlight().size()) { // something else is down too: say what
           t.waitFor(
-              Reason.ClusterNotHealthy,
+              gate.reason(),
               Objects.requireNonNullElse(
                   gate.why(next),
                   gate.down() + " RegionServers down, at most " + gate.maxDown() + " at a time"));
@@ -70,7 +70,7 @@ final class Admission {
       if (!servesNothing) {
         String why = gate.why(next);
         if (why != null) {
-          t.waitFor(Reason.ClusterNotHealthy, why);
+          t.waitFor(gate.reason(), why);
           t.requeue(StepState.POLL);
           return;
         }

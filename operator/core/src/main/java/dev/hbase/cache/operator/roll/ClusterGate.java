@@ -85,14 +85,22 @@ final class ClusterGate {
     Optional<PodView> pod = t.podByName(r.getPod());
     String gate = pod.isEmpty() ? r.getPod() + " does not exist" : why(pod.get());
     if (gate != null) {
-      t.waitFor(Reason.ClusterNotHealthy, gate);
+      t.waitFor(reason(), gate);
     }
     return gate;
+  }
+
+  /** The reason of a closed gate: AccessDenied when HBase refused the operator's identity. */
+  Reason reason() {
+    return t.hbase().accessDenied() ? Reason.AccessDenied : Reason.ClusterNotHealthy;
   }
 
   /** Why a ready pod may not go down now, or null. */
   String why(PodView candidate) {
     ClusterSnapshot h = t.hbase();
+    if (h.accessDenied()) {
+      return "HBase refused the operator's identity (it needs the ADMIN permission): " + h.error();
+    }
     if (!h.masterReachable()) {
       return "HBase master unreachable: " + h.error();
     }

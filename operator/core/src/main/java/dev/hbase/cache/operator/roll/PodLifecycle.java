@@ -229,7 +229,14 @@ final class PodLifecycle {
     if (r.getMasterUnreachableSince() == null) {
       r.setMasterUnreachableSince(t.now().toString());
     }
-    t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + t.hbase().error());
+    if (t.hbase().accessDenied()) {
+      t.waitFor(
+          Reason.AccessDenied,
+          "HBase refused the operator's identity (it needs the ADMIN permission): "
+              + t.hbase().error());
+    } else {
+      t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + t.hbase().error());
+    }
   }
 
   // ------------------------------------------------------------------ Deleting

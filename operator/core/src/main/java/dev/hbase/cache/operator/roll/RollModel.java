@@ -207,6 +207,8 @@ public final class RollModel {
   public enum Reason {
     /** The master did not answer. */
     HBaseUnreachable,
+    /** HBase refused the operator's identity a call the roll needs (no ADMIN permission). */
+    AccessDenied,
     /** A decommissioned server still serves regions. */
     Draining,
     /** The drain did not finish within podReadyTimeout. */

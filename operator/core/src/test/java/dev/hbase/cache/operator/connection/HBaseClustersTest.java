@@ -64,7 +64,7 @@ class HBaseClustersTest {
     java.util.List<java.util.Map<String, String>> connected = new java.util.ArrayList<>();
     var clusters =
         new HBaseClusters(
-            settings -> {
+            (settings, login) -> {
               connected.add(settings);
               return (dev.hbase.cache.operator.hbase.HBaseCluster)
                   java.lang.reflect.Proxy.newProxyInstance(

@@ -45,7 +45,7 @@ public final class BridgedOperator {
     BlockCachePolicyReconciler reconciler =
         new BlockCachePolicyReconciler(
             Clock.systemUTC(),
-            settings -> cluster(bridge, settings.get("hbase.zookeeper.quorum")),
+            (settings, login) -> cluster(bridge, settings.get("hbase.zookeeper.quorum")),
             probe(bridge));
     BlockCacheOperator op = new BlockCacheOperator(client, Set.of(), null, reconciler);
     op.serveHttp(Integer.parseInt(args[1]), client);

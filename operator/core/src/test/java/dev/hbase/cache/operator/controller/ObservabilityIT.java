@@ -246,7 +246,8 @@ class ObservabilityIT extends OperatorHarness {
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch entered = new CountDownLatch(2);
     var reconciler =
-        new BlockCachePolicyReconciler(Clock.systemUTC(), settings -> hbase, hbase.probe()) {
+        new BlockCachePolicyReconciler(
+            Clock.systemUTC(), (settings, login) -> hbase, hbase.probe()) {
           @Override
           public List<BlockCachePolicy> policies() {
             entered.countDown();

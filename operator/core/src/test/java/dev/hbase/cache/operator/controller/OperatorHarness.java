@@ -226,8 +226,9 @@ abstract class OperatorHarness {
     var reconciler =
         new BlockCachePolicyReconciler(
             Clock.systemUTC(),
-            settings -> {
+            (settings, login) -> {
               hbase.connects++;
+              hbase.connectedAs.add(login == null ? null : login.principal());
               return hbase;
             },
             hbase.probe());

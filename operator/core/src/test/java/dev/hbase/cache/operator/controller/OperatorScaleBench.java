@@ -179,7 +179,7 @@ class OperatorScaleBench {
         BlockCachePolicyReconciler reconciler =
             new BlockCachePolicyReconciler(
                 Clock.systemUTC(),
-                settings -> byQuorum.get(settings.get("hbase.zookeeper.quorum")),
+                (settings, login) -> byQuorum.get(settings.get("hbase.zookeeper.quorum")),
                 probe());
         op =
             OperatorUnderTest.inThisJvm(

@@ -37,7 +37,7 @@ class RollStepTest {
   final AtomicBoolean leading = new AtomicBoolean(true);
   final RollStep step =
       new RollStep(
-          new HBaseClusters(settings -> null),
+          new HBaseClusters((settings, login) -> null),
           new MetricsCollector((host, port) -> null),
           new Events(Clock.systemUTC()),
           leading::get);
@@ -146,7 +146,7 @@ class RollStepTest {
     AtomicLong clock = new AtomicLong();
     RollStep slow =
         new RollStep(
-            new HBaseClusters(settings -> null),
+            new HBaseClusters((settings, login) -> null),
             new MetricsCollector((host, port) -> null),
             new Events(Clock.systemUTC()),
             () -> true,

@@ -77,6 +77,9 @@ public final class SimulatedHBase implements HBaseCluster {
   public volatile boolean balancerOn = true;
   public volatile boolean masterReachable = true;
 
+  /** Why the snapshot says the master is unreachable (HBase's error text). */
+  public volatile String unreachableError = "connection refused";
+
   /** From registration to the first load report. */
   public volatile Duration reportDelay = Duration.ofSeconds(3);
 
@@ -88,6 +91,10 @@ public final class SimulatedHBase implements HBaseCluster {
 
   /** Connections opened to this cluster (the operator caches them). */
   public volatile int connects;
+
+  /** The Kerberos principal of each connection made (null: none), in order. */
+  public final java.util.List<String> connectedAs =
+      java.util.Collections.synchronizedList(new java.util.ArrayList<>());
 
   /** /jmx scrapes answered. */
   public volatile int scrapes;
@@ -236,7 +243,7 @@ public final class SimulatedHBase implements HBaseCluster {
   public synchronized ClusterSnapshot snapshot() {
     Instant now = clock.get();
     if (!masterReachable) {
-      return ClusterSnapshot.unreachable(now, "connection refused");
+      return ClusterSnapshot.unreachable(now, unreachableError);
     }
     List<ClusterSnapshot.ServerState> live = new ArrayList<>();
     ServerId meta = null;

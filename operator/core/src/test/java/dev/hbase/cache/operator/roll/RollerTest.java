@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
 import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
@@ -796,6 +797,46 @@ class RollerTest {
     Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
     assertThat(d.actions()).isEmpty();
     assertThat(message(d)).contains("HBase master unreachable");
+  }
+
+  /**
+   * Issue 27: an identity without HBase's ADMIN permission gets AccessDenied for the snapshot. The
+   * roll then starts nothing (no drain, no delete) and waits with reason AccessDenied, at admission
+   * and for a pod already in flight, and says what HBase refused.
+   */
+  @Test
+  void anIdentityWithoutAdminWaitsWithReasonAccessDeniedAndTouchesNothing() {
+    String denied =
+        "org.apache.hadoop.hbase.security.AccessDeniedException: Insufficient permissions for"
+            + " user 'team-reader' (global, action=ADMIN)";
+    FakeCluster c = threeServers();
+    c.hbase.masterReachable = false;
+    c.hbase.unreachableError = denied;
+    Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
+    assertThat(d.actions()).isEmpty();
+    assertThat(d.outcome())
+        .isInstanceOfSatisfying(
+            RollModel.Wait.class,
+            w -> {
+              assertThat(w.reason()).isEqualTo(Reason.AccessDenied);
+              assertThat(w.message()).contains("ADMIN permission").contains("team-reader");
+            });
+
+    // a pod in flight when the permission goes: its lifecycle waits with the same reason
+    c.hbase.masterReachable = true;
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            200,
+            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == Step.WaitingReady),
+            null);
+    c.hbase.masterReachable = false;
+    Roller.Decision later = Roller.step(s, c.input(FakeCluster.settings(NEW)));
+    assertThat(later.actions()).noneMatch(a -> a instanceof RollModel.DeletePod);
+    assertThat(later.outcome())
+        .isInstanceOfSatisfying(
+            RollModel.Wait.class, w -> assertThat(w.reason()).isEqualTo(Reason.AccessDenied));
   }
 
   @Test

@@ -29,4 +29,10 @@ public class HBaseSpec {
   @Max(65535)
   @JsonPropertyDescription("RegionServer info (HTTP) port serving /jmx. Default 16030.")
   private Integer infoPort;
+
+  @JsonPropertyDescription(
+      "A Kerberos-secured cluster: the identity the operator logs in as. Unset: the operator"
+          + " connects without Kerberos. How the cluster is secured (hbase.security.authentication,"
+          + " hbase.rpc.protection, the servers' principals) is read from the base hbase-site.")
+  private KerberosSpec kerberos;
 }
