@@ -203,7 +203,9 @@ final class LocalHBase implements AutoCloseable {
 
   /** A plain client connection for the test's own reads and writes (closed with the cluster). */
   Connection connection() throws IOException {
-    org.apache.hadoop.conf.Configuration conf = org.apache.hadoop.hbase.HBaseConfiguration.create();
+    org.apache.hadoop.conf.Configuration conf =
+        dev.hbase.cache.operator.hbase.PerUserSaslSelector.select(
+            org.apache.hadoop.hbase.HBaseConfiguration.create());
     clientSettings().forEach(conf::set);
     conf.setInt("hbase.client.retries.number", 10);
     Connection c =
@@ -254,16 +256,25 @@ final class LocalHBase implements AutoCloseable {
   /** Waits until RegionServer i is live at the master and has sent a load report. */
   ServerId awaitRegionServerReported(AdminHBaseCluster admin, int i, Duration timeout) {
     ServerId[] found = new ServerId[1];
-    await("regionserver " + i + " registered and reported")
-        .atMost(timeout)
-        .pollInterval(Duration.ofMillis(250))
-        .until(
-            () -> {
-              ClusterSnapshot s = admin.snapshot();
-              var state = s.liveAt(regionServerHost(i), rsPorts[i][0]);
-              state.filter(ClusterSnapshot.ServerState::reported).ifPresent(x -> found[0] = x.id());
-              return found[0] != null;
-            });
+    ClusterSnapshot[] last = new ClusterSnapshot[1];
+    try {
+      await("regionserver " + i + " registered and reported")
+          .atMost(timeout)
+          .pollInterval(Duration.ofMillis(250))
+          .until(
+              () -> {
+                ClusterSnapshot s = admin.snapshot();
+                last[0] = s;
+                var state = s.liveAt(regionServerHost(i), rsPorts[i][0]);
+                state
+                    .filter(ClusterSnapshot.ServerState::reported)
+                    .ifPresent(x -> found[0] = x.id());
+                return found[0] != null;
+              });
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new IllegalStateException(
+          e.getMessage() + "; the last snapshot: " + last[0] + ", see " + dir.resolve("logs"), e);
+    }
     return found[0];
   }
 

@@ -53,6 +53,11 @@ class SecuredClusterIT {
 
   @BeforeAll
   void startSecuredCluster() throws Exception {
+    // as an unsecured connection made first in this JVM leaves HBase's client: its provider
+    // selector (one per JVM) configured without security (PerUserSaslSelector says why)
+    org.apache.hadoop.hbase.security.provider.SaslClientAuthenticationProviders.reset();
+    org.apache.hadoop.hbase.security.provider.SaslClientAuthenticationProviders.getInstance(
+        org.apache.hadoop.hbase.HBaseConfiguration.create());
     kdc =
         SecureKdc.start(
             LocalHBase.IT_DIR.resolve("kdc-" + System.currentTimeMillis()), TICKET_LIFETIME);

@@ -34,16 +34,9 @@ public final class HBaseClusters implements AutoCloseable {
   public HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base, KerberosLogin login) {
     Map<String, String> settings = clientSettings(spec, base);
     String ns = base == null || base.getMetadata() == null ? "" : base.getMetadata().getNamespace();
-    String key =
-        ns
-            + "|"
-            + settings.get(QUORUM)
-            + "|"
-            + settings.get(CLIENT_PORT)
-            + "|"
-            + settings.get(ZNODE_PARENT)
-            + "|"
-            + (login == null ? "" : login.id());
+    // every client setting is in the key: a changed principal or protection in the base
+    // hbase-site gets a new connection, not the one made with the old
+    String key = ns + "|" + settings + "|" + (login == null ? "" : login.id());
     return open.computeIfAbsent(key, k -> connector.connect(settings, login));
   }
 

@@ -13,32 +13,39 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The Kerberos logins of the operator, one per principal and keytab content. Hadoop logs in from a
- * keytab file, so each keytab read from a Secret is written to a directory only the operator's user
- * can read ({@code 0700}, files {@code 0600}), named by the SHA-256 of its content: a Secret
- * rotated to a new keytab gives a new login (and a new connection, {@link HBaseClusters}); the same
- * keytab read again reuses the login.
+ * The Kerberos logins of the operator, one per keytab Secret ({@code namespace/name}). Hadoop logs
+ * in from a keytab file, so the keytab read from a Secret is written to a directory only the
+ * operator's user can read ({@code 0700}, files {@code 0600}), named by the SHA-256 of its content.
+ * The same keytab and principal read again reuse the login; a Secret rotated to another keytab or
+ * principal replaces it, and a Secret gone or no longer allowed drops it ({@link #forget}): the old
+ * login stops renewing and its file is deleted.
  */
 public final class KerberosIdentities implements AutoCloseable {
   /** The keytabs' directory: a new private one under java.io.tmpdir, made at the first login. */
   private Path dir;
 
-  private final Map<String, KerberosLogin> logins = new ConcurrentHashMap<>();
+  /** A login and what it was made from. */
+  private record Held(String principal, String digest, Path file, KerberosLogin login) {}
 
-  /** The login of {@code principal} with this keytab, made on first use. */
-  public KerberosLogin login(String principal, byte[] keytab)
+  private final Map<String, Held> logins = new ConcurrentHashMap<>();
+
+  /**
+   * The login of {@code principal} with this keytab from the Secret {@code owner}, made on first
+   * use; one made from another keytab or principal of that Secret is dropped.
+   */
+  public KerberosLogin login(String owner, String principal, byte[] keytab)
       throws HBaseClusterException.LoginFailed {
     String digest = sha256(keytab);
-    String key = principal + "|" + digest;
-    KerberosLogin known = logins.get(key);
-    if (known != null) {
-      return known;
+    Held known = logins.get(owner);
+    if (known != null && known.principal().equals(principal) && known.digest().equals(digest)) {
+      return known.login();
     }
     synchronized (this) {
-      known = logins.get(key);
-      if (known != null) {
-        return known;
+      known = logins.get(owner);
+      if (known != null && known.principal().equals(principal) && known.digest().equals(digest)) {
+        return known.login();
       }
+      forget(owner);
       Path file;
       try {
         if (dir == null) {
@@ -64,9 +71,34 @@ public final class KerberosIdentities implements AutoCloseable {
         throw new HBaseClusterException.LoginFailed(
             "Kerberos login of " + principal + ": cannot write its keytab to " + dir + ": " + e, e);
       }
-      KerberosLogin login = KerberosLogin.fromKeytab(principal, file);
-      logins.put(key, login);
+      KerberosLogin login;
+      try {
+        login = KerberosLogin.fromKeytab(principal, file);
+      } catch (HBaseClusterException.LoginFailed e) {
+        deleteQuietly(file);
+        throw e;
+      }
+      logins.put(owner, new Held(principal, digest, file, login));
       return login;
+    }
+  }
+
+  /** Drops the login made from the Secret {@code owner}, if any: no more renewals, file deleted. */
+  public synchronized void forget(String owner) {
+    Held old = logins.remove(owner);
+    if (old != null) {
+      old.login().close();
+      if (logins.values().stream().noneMatch(h -> h.file().equals(old.file()))) {
+        deleteQuietly(old.file());
+      }
+    }
+  }
+
+  private static void deleteQuietly(Path file) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      // the directory is private and goes with the pod
     }
   }
 
@@ -80,7 +112,6 @@ public final class KerberosIdentities implements AutoCloseable {
 
   @Override
   public void close() {
-    logins.values().forEach(KerberosLogin::close);
-    logins.clear();
+    java.util.List.copyOf(logins.keySet()).forEach(this::forget);
   }
 }

@@ -305,10 +305,11 @@ public class BlockCachePolicyReconciler
           policy.getMetadata().getName(),
           e.toString());
     }
-    CredentialsStep.Result identity = credentials.resolve(c);
+    CredentialsStep.Result identity =
+        RollStep.needsRelease(policy) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
     if (identity instanceof CredentialsStep.Refused r) {
       log.warn(
-          "policy {} deleted mid-roll: HBase left as it is (no identity for it: {})",
+          "policy {} deleted mid-roll: HBase left as the roll left it (no identity for it: {})",
           policy.getMetadata().getName(),
           r.message());
     } else {

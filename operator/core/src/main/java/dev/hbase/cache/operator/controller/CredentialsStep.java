@@ -52,8 +52,21 @@ final class CredentialsStep {
     if (k == null) {
       return new Unsecured();
     }
+    String owner = c.namespace() + "/" + k.getKeytabSecret();
+    Result r = resolve(c, k, owner, "Secret " + owner);
+    if (r instanceof Refused x
+        && (x.reason() == Reason.KeytabSecretNotFound
+            || x.reason() == Reason.KeytabSecretForbidden)) {
+      // the Secret gone or no longer readable: its login goes too (one that another policy may
+      // not use stays for the policies that may)
+      identities.forget(owner);
+    }
+    return r;
+  }
+
+  private Result resolve(PolicyContext c, KerberosSpec k, String owner, String where) {
+    BlockCachePolicy policy = c.policy();
     String ns = c.namespace();
-    String where = "Secret " + ns + "/" + k.getKeytabSecret();
     Secret secret;
     try {
       secret = c.client().secrets().inNamespace(ns).withName(k.getKeytabSecret()).get();
@@ -83,13 +96,25 @@ final class CredentialsStep {
               + KerberosSpec.ALLOWED_POLICIES_ANNOTATION
               + ": whoever may read the keytab decides which policies the operator uses it for");
     }
+    String pinned = annotation(secret, KerberosSpec.PRINCIPAL_ANNOTATION);
+    if (!k.getPrincipal().equals(pinned)) {
+      return new Refused(
+          Reason.KeytabSecretNotAllowed,
+          where
+              + (pinned == null
+                  ? " names no principal in its annotation " + KerberosSpec.PRINCIPAL_ANNOTATION
+                  : " allows principal " + pinned + " only, not " + k.getPrincipal())
+              + ": a keytab may hold several principals, and its owner says which one the"
+              + " operator may use");
+    }
     String key = k.getKeytabKey() == null ? "keytab" : k.getKeytabKey();
     String encoded = secret.getData() == null ? null : secret.getData().get(key);
     if (encoded == null || encoded.isEmpty()) {
       return new Refused(Reason.KeytabSecretNotFound, where + " has no key " + key);
     }
     try {
-      return new Identity(identities.login(k.getPrincipal(), Base64.getDecoder().decode(encoded)));
+      return new Identity(
+          identities.login(owner, k.getPrincipal(), Base64.getDecoder().decode(encoded)));
     } catch (IllegalArgumentException e) {
       return new Refused(Reason.KerberosLoginFailed, where + ": key " + key + " is not base64");
     } catch (HBaseClusterException.LoginFailed e) {
@@ -97,10 +122,14 @@ final class CredentialsStep {
     }
   }
 
+  private static String annotation(Secret secret, String key) {
+    Map<String, String> a = secret.getMetadata().getAnnotations();
+    return a == null ? null : a.get(key);
+  }
+
   /** Whether the Secret's annotation lists the policy (comma-separated names). */
   static boolean allowed(Secret secret, String policyName) {
-    Map<String, String> a = secret.getMetadata().getAnnotations();
-    String names = a == null ? null : a.get(KerberosSpec.ALLOWED_POLICIES_ANNOTATION);
+    String names = annotation(secret, KerberosSpec.ALLOWED_POLICIES_ANNOTATION);
     return names != null
         && Arrays.stream(names.split(",")).map(String::strip).anyMatch(policyName::equals);
   }

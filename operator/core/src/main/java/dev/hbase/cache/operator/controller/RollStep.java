@@ -214,12 +214,10 @@ final class RollStep {
    */
   void release(PolicyContext c, KerberosLogin login) {
     BlockCachePolicy policy = c.policy();
-    RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
-    if (r == null
-        || !(Boolean.TRUE.equals(r.getBalancerWasOn())
-            || (r.getInFlight() != null && !r.getInFlight().isEmpty()))) {
+    if (!needsRelease(policy)) {
       return;
     }
+    RolloutStatus r = policy.getStatus().getRollout();
 
     ConfigMap base = c.configMap(policy.getSpec().getHbaseSiteConfigMap()).orElse(null);
     if (Boolean.TRUE.equals(r.getBalancerWasOn())) {
@@ -239,6 +237,14 @@ final class RollStep {
                     .recommission(ServerId.parse(f.getOldServer()), List.of()));
       }
     }
+  }
+
+  /** Whether a deleted policy left HBase changed: the balancer off, a server drained. */
+  static boolean needsRelease(BlockCachePolicy policy) {
+    RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
+    return r != null
+        && (Boolean.TRUE.equals(r.getBalancerWasOn())
+            || (r.getInFlight() != null && !r.getInFlight().isEmpty()));
   }
 
   private interface HBaseCall {

@@ -185,6 +185,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
   }
 
   private static Connection connection(Configuration conf, KerberosLogin login) throws IOException {
+    PerUserSaslSelector.install(conf);
     return login == null
         ? ConnectionFactory.createConnection(conf)
         : ConnectionFactory.createConnection(conf, login.user());
@@ -192,7 +193,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
 
   /** The client configuration: the settings, then the fail-fast timeouts of the options. */
   static Configuration configuration(Map<String, String> settings, Options o) {
-    Configuration conf = HBaseConfiguration.create();
+    Configuration conf = PerUserSaslSelector.select(HBaseConfiguration.create());
     settings.forEach(conf::set);
     conf.setInt("hbase.client.retries.number", o.retries());
     conf.setLong("hbase.client.pause", 100);

@@ -65,6 +65,10 @@ public final class JmxScraper {
    */
   public static JmxScraper secured(Duration timeout, String trust, KerberosLogin spnego)
       throws java.security.GeneralSecurityException {
+    if (spnego != null && trust == null) {
+      // a Negotiate token over plain HTTP can be replayed by whoever sees it
+      throw new IllegalArgumentException("SPNEGO without TLS: give the CA of the info servers");
+    }
     HttpClient.Builder b =
         HttpClient.newBuilder().connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER);
     if (trust != null) {

@@ -24,12 +24,14 @@ import org.slf4j.LoggerFactory;
  * AdminHBaseCluster#connect(java.util.Map, AdminHBaseCluster.Options, KerberosLogin)}), never as
  * the process's login user, so two clusters with different principals never share credentials.
  *
- * <p>Fresh: HBase's RPC client logs in again only Hadoop's process-wide login user, and this
- * identity is not that user. Once every ticket it holds has expired, a new connection (HBase closes
- * idle ones after seconds) fails its SASL handshake with "Failed to find any Kerberos tgt"
- * (SecuredClusterIT shows it without this). So a timer asks Hadoop every {@link #RELOGIN_CHECK}
- * whether the ticket-granting ticket is near its end ({@code checkTGTAndReloginFromKeytab}: past
- * 80% of its lifetime) and logs in again from the keytab then.
+ * <p>Fresh: once every ticket it holds has expired, a new connection (HBase closes idle ones after
+ * seconds) fails its SASL handshake with "Failed to find any Kerberos tgt". HBase's connection has
+ * a chore that asks Hadoop to log in again every 30 s, but Hadoop refuses a login less than 60 s
+ * after the last by default, so a ticket shorter than about a minute and a half runs out first
+ * (SecuredClusterIT's 30 s ticket does, without this class's timer). So a timer asks every {@link
+ * #RELOGIN_CHECK}, also for an identity with no open connection ({@code
+ * checkTGTAndReloginFromKeytab}: past 80% of the ticket's lifetime), with Hadoop's floor lowered to
+ * 5 s.
  *
  * <p>Hadoop's security mode is process-wide: the first login switches {@link UserGroupInformation}
  * to Kerberos. Connections to unsecured clusters are unaffected: HBase chooses SIMPLE or KERBEROS
@@ -88,8 +90,15 @@ public final class KerberosLogin implements AutoCloseable {
       LOG.info("Kerberos login of {} from {}", principal, keytab);
       return new KerberosLogin(principal, keytab, ugi);
     } catch (IOException | RuntimeException e) {
+      // the message goes into the policy's status and events: no keytab path (it names the
+      // keytab's digest), the full error in the operator's log
+      LOG.warn("Kerberos login of {} from {} failed", principal, keytab, e);
       throw new HBaseClusterException.LoginFailed(
-          "Kerberos login of " + principal + " from its keytab failed: " + rootMessage(e), e);
+          "Kerberos login of "
+              + principal
+              + " from its keytab failed: "
+              + rootMessage(e).replace(keytab.toString(), "the keytab"),
+          e);
     }
   }
 
@@ -101,6 +110,9 @@ public final class KerberosLogin implements AutoCloseable {
       // Hadoop's floor between two logins of one identity (60 s by default): a ticket that ran
       // out is replaced at the next check, not up to a minute later
       conf.setInt("hadoop.kerberos.min.seconds.before.relogin", 5);
+      // principals of any realm map to their first component (Hadoop's DEFAULT rule maps only
+      // the default realm's, and refuses the others at login)
+      conf.set("hadoop.security.auth_to_local", "RULE:[1:$1] RULE:[2:$1] DEFAULT");
       UserGroupInformation.setConfiguration(conf);
     }
   }

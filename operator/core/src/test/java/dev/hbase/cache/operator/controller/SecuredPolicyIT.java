@@ -73,24 +73,33 @@ class SecuredPolicyIT extends OperatorHarness {
     nudge("11s");
     awaitRefused("KeytabSecretNotAllowed", KerberosSpec.ALLOWED_POLICIES_ANNOTATION);
 
-    // naming it (among others), with a keytab of another realm's principal: no key for ours
+    // naming it (among others), but pinning another principal of the keytab
     client
         .resource(
             secret(
-                Map.of(KerberosSpec.ALLOWED_POLICIES_ANNOTATION, "other, secured"),
-                "not a keytab".getBytes()))
+                Map.of(
+                    KerberosSpec.ALLOWED_POLICIES_ANNOTATION,
+                    "other, secured",
+                    KerberosSpec.PRINCIPAL_ANNOTATION,
+                    "hbase/admin@" + kdc.getRealm()),
+                keytab))
         .update();
     nudge("12s");
+    awaitRefused("KeytabSecretNotAllowed", "allows principal hbase/admin@");
+
+    // the principal pinned, the bytes no keytab
+    client.resource(secret(allowed(), "not a keytab".getBytes())).update();
+    nudge("14s");
     awaitRefused("KerberosLoginFailed", principal());
+    assertThat(conditionMessage("secured", "Degraded"))
+        .as("no keytab path (it names the keytab's digest) in the status")
+        .doesNotContain("keytab-");
 
     // until here: nothing sent to HBase, no pod restarted
     assertThat(hbase.connects).as("connections to HBase before a login").isZero();
     assertThat(kube.deletes).as("pods deleted before a login").isEmpty();
 
-    client
-        .resource(
-            secret(Map.of(KerberosSpec.ALLOWED_POLICIES_ANNOTATION, "other, secured"), keytab))
-        .update();
+    client.resource(secret(allowed(), keytab)).update();
     nudge("13s");
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("secured"));
     assertThat(kube.deletes).hasSize(3);
@@ -101,8 +110,10 @@ class SecuredPolicyIT extends OperatorHarness {
   private void awaitRefused(String reason, String inMessage) {
     await()
         .atMost(Duration.ofSeconds(60))
-        .until(() -> reason.equals(reason("secured", "Degraded", "True")));
-    assertThat(conditionMessage("secured", "Degraded")).contains(inMessage);
+        .until(
+            () ->
+                reason.equals(reason("secured", "Degraded", "True"))
+                    && conditionMessage("secured", "Degraded").contains(inMessage));
     assertThat(condition("secured", "Ready", "False")).isTrue();
     assertThat(get("secured").getStatus().getRollout().getPhase().name()).isEqualTo("Blocked");
     eventually(
@@ -114,6 +125,14 @@ class SecuredPolicyIT extends OperatorHarness {
   /** A change of the policy's spec: a reconcile now (the operator does not watch Secrets). */
   private void nudge(String interval) {
     mergePatch("secured", "{\"spec\":{\"metrics\":{\"interval\":\"" + interval + "\"}}}");
+  }
+
+  private static Map<String, String> allowed() {
+    return Map.of(
+        KerberosSpec.ALLOWED_POLICIES_ANNOTATION,
+        "other, secured",
+        KerberosSpec.PRINCIPAL_ANNOTATION,
+        principal());
   }
 
   private Secret secret(Map<String, String> annotations, byte[] bytes) {

@@ -19,12 +19,17 @@ public class KerberosSpec {
   /** The annotation on the keytab Secret that names the policies allowed to use it. */
   public static final String ALLOWED_POLICIES_ANNOTATION = "cache.hbase.dev/allowed-policies";
 
+  /** The annotation on the keytab Secret that names the one principal the operator may use. */
+  public static final String PRINCIPAL_ANNOTATION = "cache.hbase.dev/principal";
+
   @Required
   @Pattern("^[^/@\\s]+(/[^/@\\s]+)?@[^/@\\s]+$")
   @JsonPropertyDescription(
       "The principal the operator logs in as for this policy's HBase, e.g."
-          + " hbase-cache@EXAMPLE.COM. It needs HBase's ADMIN permission (drain, reload, balancer"
-          + " switch). The realm is looked up in the operator's krb5.conf (chart value"
+          + " hbase-cache-team-a@EXAMPLE.COM; the keytab Secret's annotation"
+          + " cache.hbase.dev/principal must name the same. It needs HBase's ADMIN permission"
+          + " (drain, reload, balancer switch) on this policy's cluster, and should have it on no"
+          + " other. The realm is looked up in the operator's krb5.conf (chart value"
           + " kerberos.krb5ConfigMap).")
   private String principal;
 
