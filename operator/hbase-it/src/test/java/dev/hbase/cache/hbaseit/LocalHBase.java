@@ -116,6 +116,13 @@ final class LocalHBase implements AutoCloseable {
     return start(name, maxRegionServers, Map.of(), null, security);
   }
 
+  /** Same, with extra hbase-site keys for the HMaster. */
+  static LocalHBase startSecured(
+      String name, int maxRegionServers, Map<String, String> masterSite, Security security)
+      throws IOException {
+    return start(name, maxRegionServers, masterSite, null, security);
+  }
+
   private static LocalHBase start(
       String name,
       int maxRegionServers,

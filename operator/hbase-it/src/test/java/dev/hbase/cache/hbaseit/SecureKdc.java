@@ -28,6 +28,7 @@ import org.apache.hadoop.minikdc.MiniKdc;
 final class SecureKdc implements AutoCloseable {
   static final String OPERATOR = "cache-operator";
   static final String READER = "team-reader";
+  static final String TEAM_ADMIN = "team-admin";
   static final String SERVICE_HOST = "localhost";
 
   final MiniKdc kdc;
@@ -35,6 +36,7 @@ final class SecureKdc implements AutoCloseable {
   final Path serviceKeytab;
   final Path operatorKeytab;
   final Path readerKeytab;
+  final Path teamAdminKeytab;
 
   /** MiniKdc's krb5.conf, for the daemons (this JVM reads a copy, see {@link #start}). */
   final Path krb5Conf;
@@ -47,6 +49,9 @@ final class SecureKdc implements AutoCloseable {
 
   static final String STORE_PASSWORD = "changeit";
 
+  /** Whether the info servers serve HTTPS with SPNEGO ({@link #withPlainInfoServers}: not). */
+  private boolean infoTls = true;
+
   private SecureKdc(MiniKdc kdc, Path dir) throws Exception {
     this.kdc = kdc;
     this.dir = dir;
@@ -54,6 +59,7 @@ final class SecureKdc implements AutoCloseable {
     this.serviceKeytab = dir.resolve("service.keytab");
     this.operatorKeytab = dir.resolve("operator.keytab");
     this.readerKeytab = dir.resolve("reader.keytab");
+    this.teamAdminKeytab = dir.resolve("team-admin.keytab");
     this.keystore = dir.resolve("info-server.p12");
     this.caPem = dir.resolve("ca.pem");
     keytool(
@@ -96,6 +102,7 @@ final class SecureKdc implements AutoCloseable {
         "HTTP/" + SERVICE_HOST);
     kdc.createPrincipal(operatorKeytab.toFile(), OPERATOR);
     kdc.createPrincipal(readerKeytab.toFile(), READER);
+    kdc.createPrincipal(teamAdminKeytab.toFile(), TEAM_ADMIN);
   }
 
   /**
@@ -123,7 +130,8 @@ final class SecureKdc implements AutoCloseable {
     return k;
   }
 
-  private static void keytool(String... args) throws Exception {
+  /** Runs the JDK's keytool; fails with its output. */
+  static void keytool(String... args) throws Exception {
     java.util.List<String> cmd = new java.util.ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
     cmd.addAll(java.util.List.of(args));
@@ -132,6 +140,15 @@ final class SecureKdc implements AutoCloseable {
     if (p.waitFor() != 0) {
       throw new IllegalStateException("keytool " + String.join(" ", args) + ": " + out);
     }
+  }
+
+  /**
+   * Info servers over plain HTTP without SPNEGO: Kerberos on RPC and ZooKeeper only, what the
+   * operator's policies can manage today (its scraper reads /jmx by pod address).
+   */
+  SecureKdc withPlainInfoServers() {
+    infoTls = false;
+    return this;
   }
 
   String realm() {
@@ -175,6 +192,9 @@ final class SecureKdc implements AutoCloseable {
     s.put("hbase.zookeeper.server.kerberos.principal", servicePrincipal("zookeeper"));
     s.put("hbase.zookeeper.client.keytab.file", keytab);
     s.put("hbase.zookeeper.client.kerberos.principal", hbase);
+    if (!infoTls) {
+      return s;
+    }
     // info servers: HTTPS with the self-signed certificate, SPNEGO as HTTP/localhost
     s.put("hbase.ssl.enabled", "true");
     s.put("ssl.server.keystore.location", keystore.toString());

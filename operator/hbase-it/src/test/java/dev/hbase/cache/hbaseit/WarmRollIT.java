@@ -72,12 +72,21 @@ class WarmRollIT {
 
   /** Three RegionServers, a table warm in their caches, a reader, then two rolls. */
   static Run run(Drain variant) throws Exception {
-    String drain = variant.label;
+    return run(variant, LocalHBase.Security.NONE);
+  }
+
+  /** Same, on a cluster secured as {@code security} says (SecuredRollBench). */
+  static Run run(Drain variant, LocalHBase.Security security) throws Exception {
+    String drain =
+        variant.label + (security == LocalHBase.Security.NONE ? "" : ", Kerberos-secured");
     // the master as the operator configures it for PersistentFile (masterRef set)
     Map<String, String> master =
         Plans.plan(CacheMode.PersistentFile, Files.createTempDirectory("plan")).masterSite();
+    String name = "roll-" + variant.name().toLowerCase(Locale.ROOT);
     try (LocalHBase hbase =
-        LocalHBase.start("roll-" + variant.name().toLowerCase(Locale.ROOT), SERVERS, master)
+        (security == LocalHBase.Security.NONE
+                ? LocalHBase.start(name, SERVERS, master)
+                : LocalHBase.startSecured(name, SERVERS, master, security))
             .withHostPerRegionServer()) {
       LocalHBase.RegionServerSettings[] settings = new LocalHBase.RegionServerSettings[SERVERS];
       AdminHBaseCluster admin =

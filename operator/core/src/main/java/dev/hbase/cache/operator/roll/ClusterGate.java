@@ -99,7 +99,8 @@ final class ClusterGate {
   String why(PodView candidate) {
     ClusterSnapshot h = t.hbase();
     if (h.accessDenied()) {
-      return "HBase refused the operator's identity (it needs the ADMIN permission): " + h.error();
+      return "HBase refused the operator's identity (it needs the READ and ADMIN permissions, 'RA'): "
+          + h.error();
     }
     if (!h.masterReachable()) {
       return "HBase master unreachable: " + h.error();

@@ -232,7 +232,7 @@ final class PodLifecycle {
     if (t.hbase().accessDenied()) {
       t.waitFor(
           Reason.AccessDenied,
-          "HBase refused the operator's identity (it needs the ADMIN permission): "
+          "HBase refused the operator's identity (it needs the READ and ADMIN permissions, 'RA'): "
               + t.hbase().error());
     } else {
       t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + t.hbase().error());

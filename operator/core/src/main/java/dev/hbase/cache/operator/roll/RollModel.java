@@ -207,7 +207,9 @@ public final class RollModel {
   public enum Reason {
     /** The master did not answer. */
     HBaseUnreachable,
-    /** HBase refused the operator's identity a call the roll needs (no ADMIN permission). */
+    /**
+     * HBase refused the operator's identity a call the roll needs (no READ or ADMIN permission).
+     */
     AccessDenied,
     /** A decommissioned server still serves regions. */
     Draining,

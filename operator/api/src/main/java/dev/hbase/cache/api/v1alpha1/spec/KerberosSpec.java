@@ -27,8 +27,9 @@ public class KerberosSpec {
   @JsonPropertyDescription(
       "The principal the operator logs in as for this policy's HBase, e.g."
           + " hbase-cache-team-a@EXAMPLE.COM; the keytab Secret's annotation"
-          + " cache.hbase.dev/principal must name the same. It needs HBase's ADMIN permission"
-          + " (drain, reload, balancer switch) on this policy's cluster, and should have it on no"
+          + " cache.hbase.dev/principal must name the same. It needs HBase's READ and ADMIN permissions"
+          + " (grant RA: the cluster's state; drain, reload, balancer switch) on this policy's cluster, and"
+          + " should have them on no"
           + " other. The realm is looked up in the operator's krb5.conf (chart value"
           + " kerberos.krb5ConfigMap).")
   private String principal;
