@@ -21,6 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * login stops renewing and its file is deleted.
  */
 public final class KerberosIdentities implements AutoCloseable {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(KerberosIdentities.class);
+
   /** The keytabs' directory: a new private one under java.io.tmpdir, made at the first login. */
   private Path dir;
 
@@ -68,14 +71,17 @@ public final class KerberosIdentities implements AutoCloseable {
           Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         }
       } catch (IOException e) {
+        // the file's name carries the keytab's digest: the message goes to the status, e to the log
+        LOG.warn("cannot write the keytab of {} to {}", principal, dir, e);
         throw new HBaseClusterException.LoginFailed(
-            "Kerberos login of " + principal + ": cannot write its keytab to " + dir + ": " + e, e);
+            "Kerberos login of " + principal + ": cannot write its keytab to the operator's /tmp",
+            e);
       }
       KerberosLogin login;
       try {
         login = KerberosLogin.fromKeytab(principal, file);
       } catch (HBaseClusterException.LoginFailed e) {
-        deleteQuietly(file);
+        deleteUnused(file);
         throw e;
       }
       logins.put(owner, new Held(principal, digest, file, login));
@@ -88,13 +94,15 @@ public final class KerberosIdentities implements AutoCloseable {
     Held old = logins.remove(owner);
     if (old != null) {
       old.login().close();
-      if (logins.values().stream().noneMatch(h -> h.file().equals(old.file()))) {
-        deleteQuietly(old.file());
-      }
+      deleteUnused(old.file());
     }
   }
 
-  private static void deleteQuietly(Path file) {
+  /** Deletes a keytab file no login holds (two Secrets with the same keytab share one file). */
+  private void deleteUnused(Path file) {
+    if (logins.values().stream().anyMatch(h -> h.file().equals(file))) {
+      return;
+    }
     try {
       Files.deleteIfExists(file);
     } catch (IOException e) {
