@@ -537,7 +537,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
 
   private ClusterSnapshot reachableSnapshot() throws HBaseClusterException {
     ClusterSnapshot snap = snapshot();
-    if (!snap.masterReachable() && String.valueOf(snap.error()).contains(ACCESS_DENIED)) {
+    if (snap.accessDenied()) {
       throw new HBaseClusterException.AccessDenied(
           "the cluster's state refused by HBase's ACLs: " + snap.error(), null);
     }
