@@ -23,7 +23,7 @@
 # the suite compiled meanwhile, ~30 s), the suite ~40 min (about fifteen rolls of 3 RegionServers
 # at 95-135 s each, and the steps between them; its report's last table gives each step's time),
 # cold Maven caches and the offline node image excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
-# E2E_MVN_ARGS (e.g. -Dtest=SetupScenarios,RollScenarios: the setup steps, then steps 5-9).
+# E2E_MVN_ARGS (e.g. -Dtest=SetupScenarios,RollScenarios: the setup steps, then steps 6-9).
 E2E_SUITE=1   # lib.sh: the suite's own cluster name by default
 . "$(dirname "${BASH_SOURCE[0]}")/kind/lib.sh"
 NS=$HBASE_NAMESPACE

@@ -28,7 +28,7 @@ class AdviceScenarios extends KindScenario {
   static final String ADVICE_POLICY = "lru-advice";
 
   @Test
-  @Order(20)
+  @Order(19)
   void aWorkingSetThatOutgrowsTheLruGetsAnOffheapRecommendation() {
     step(
         "17. sizing advice from real RegionServers: an LRU the reader's working set outgrows gets an Offheap recommendation",

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 @Order(4)
 class DisruptionScenarios extends FaultScenario {
   @Test
-  @Order(12)
+  @Order(11)
   @Tag("fault")
   void aRegionServerKilledWhileAnotherDrainsHoldsTheRollUntilItIsBack() {
     step(
@@ -145,7 +145,7 @@ class DisruptionScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(13)
+  @Order(12)
   @Tag("fault")
   void aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack() {
     // every stop a warm stop: the operator drains an evicted or deleted server while its preStop
@@ -288,7 +288,7 @@ class DisruptionScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(14)
+  @Order(13)
   @Tag("fault")
   void aScaleDownMovesTheRemovedServersRegionsAndAScaleUpBringsThemBack() {
     step(

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 @Order(3)
 class DrainScenarios extends FaultScenario {
   @Test
-  @Order(10)
+  @Order(9)
   @Tag("fault")
   void aRegionServerNotReadyButServingIsDrainedAndAnEvictionMidRollIsRefused() {
     step(
@@ -179,7 +179,7 @@ class DrainScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(11)
+  @Order(10)
   @Tag("fault")
   void aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack() {
     step(

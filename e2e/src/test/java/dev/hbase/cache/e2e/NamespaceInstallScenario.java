@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 @Order(9)
 class NamespaceInstallScenario extends KindScenario {
   @Test
-  @Order(22)
+  @Order(21)
   @Tag("namespace")
   void aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly() {
     step(

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 @Order(5)
 class PolicyRefusalScenarios extends FaultScenario {
   @Test
-  @Order(15)
+  @Order(14)
   @Tag("fault")
   void aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing() {
     step(
@@ -118,7 +118,7 @@ class PolicyRefusalScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(16)
+  @Order(15)
   @Tag("fault")
   void aPolicyThatCannotBePlannedChangesNothing() {
     step(
@@ -212,7 +212,7 @@ class PolicyRefusalScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(17)
+  @Order(16)
   @Tag("fault")
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
     step(

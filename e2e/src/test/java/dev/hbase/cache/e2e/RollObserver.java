@@ -31,11 +31,12 @@ final class RollObserver {
 
   /**
    * The steady-state window of the reader before a roll: a measurement window for the report (its
-   * p99 beside the roll's), not a wait for a condition, and nothing asserts on it. 30 s at the
-   * reader's ~170 reads/s is ~5,000 reads, enough for a p99; it was 60 s, which made every observed
-   * roll wait up to a minute (9 rolls: up to 9 min of the suite).
+   * p99 beside the roll's), not a wait for a condition, and nothing asserts on it. 15 s at the
+   * reader's 200 reads/s is 3,000 reads, enough for a p99; it was 60 s, then 30 s, which made every
+   * observed roll wait up to half a minute more than the previous roll's own after-window and
+   * counter lag (which count towards it: it runs from the previous roll's end).
    */
-  static final Duration STEADY = Duration.ofSeconds(30);
+  static final Duration STEADY = Duration.ofSeconds(15);
 
   /**
    * Reads right after a restart: the new instance's reads up to this long after its first sampled
