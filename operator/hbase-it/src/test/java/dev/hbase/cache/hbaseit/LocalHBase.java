@@ -210,11 +210,17 @@ final class LocalHBase implements AutoCloseable {
 
   /** A plain client connection for the test's own reads and writes (closed with the cluster). */
   Connection connection() throws IOException {
+    return connection(Map.of());
+  }
+
+  /** Same, with extra client keys ({@code hbase.client.pause}, say). */
+  Connection connection(Map<String, String> extra) throws IOException {
     org.apache.hadoop.conf.Configuration conf =
         dev.hbase.cache.operator.hbase.PerUserSaslSelector.select(
             org.apache.hadoop.hbase.HBaseConfiguration.create());
     clientSettings().forEach(conf::set);
     conf.setInt("hbase.client.retries.number", 10);
+    extra.forEach(conf::set);
     Connection c =
         security.login() == null
             ? ConnectionFactory.createConnection(conf)

@@ -147,7 +147,7 @@ class WarmRollIT {
         new TreeMap<>(
             Plans.plan(CacheMode.PersistentFile, Files.createTempDirectory("plan")).masterSite());
     master.put("hbase.balancer.period", Long.toString(BALANCER_PERIOD.toMillis()));
-    master.putAll(extraSite());
+    master.putAll(site("balancer.site"));
     String name = "roll-" + variant.name().toLowerCase(Locale.ROOT);
     try (LocalHBase hbase =
         (security == LocalHBase.Security.NONE
@@ -173,8 +173,13 @@ class WarmRollIT {
       assertThat(table.scanAll()).isEqualTo(ROWS);
       LocalRoll roll = new LocalRoll(hbase, admin, settings, "rev-0");
       roll.hbaseOffload = variant == Drain.HBASE_OFFLOAD;
+      Map<String, String> readerSite = site("reader.site");
+      if (!readerSite.isEmpty()) {
+        System.out.println("RESULT the reader's client keys: " + readerSite);
+      }
       try (Reader reader =
-          new Reader(hbase.connection(), table, READS_PER_SECOND, 4, Duration.ofMinutes(20))) {
+          new Reader(
+              hbase.connection(readerSite), table, READS_PER_SECOND, 4, Duration.ofMinutes(20))) {
         Thread.sleep(15_000); // every block read once at least (prefetch, the scan and the reader)
         Instant steadyFrom = Instant.now();
         Thread.sleep(20_000);
@@ -232,10 +237,13 @@ class WarmRollIT {
     return out;
   }
 
-  /** Master keys from {@code -Dbalancer.site=key=value,...} (trying other balancer weights). */
-  private static Map<String, String> extraSite() {
+  /**
+   * Keys from a system property {@code key=value,...}: {@code balancer.site} for the master (other
+   * balancer weights), {@code reader.site} for the reader's client ({@code hbase.client.pause}).
+   */
+  private static Map<String, String> site(String property) {
     Map<String, String> out = new TreeMap<>();
-    for (String kv : System.getProperty("balancer.site", "").split(",")) {
+    for (String kv : System.getProperty(property, "").split(",")) {
       int eq = kv.indexOf('=');
       if (eq > 0) {
         out.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());

@@ -40,6 +40,24 @@ public final class HBaseClusters implements AutoCloseable {
     return open.computeIfAbsent(key, k -> connector.connect(settings, login));
   }
 
+  /**
+   * Closes and forgets the connections made as {@code login} (a login dropped: its Secret rotated,
+   * gone or no longer allowed); the next use of its cluster connects again as whatever identity it
+   * has then. A call under way on one fails, and its step is taken again.
+   */
+  public void closeAll(KerberosLogin login) {
+    String suffix = "|" + login.id();
+    open.entrySet()
+        .removeIf(
+            e -> {
+              if (!e.getKey().endsWith(suffix)) {
+                return false;
+              }
+              e.getValue().close();
+              return true;
+            });
+  }
+
   static final String QUORUM = "hbase.zookeeper.quorum";
   static final String CLIENT_PORT = "hbase.zookeeper.property.clientPort";
   static final String ZNODE_PARENT = "zookeeper.znode.parent";

@@ -17,12 +17,28 @@ import java.util.concurrent.ConcurrentHashMap;
  * in from a keytab file, so the keytab read from a Secret is written to a directory only the
  * operator's user can read ({@code 0700}, files {@code 0600}), named by the SHA-256 of its content.
  * The same keytab and principal read again reuse the login; a Secret rotated to another keytab or
- * principal replaces it, and a Secret gone or no longer allowed drops it ({@link #forget}): the old
- * login stops renewing and its file is deleted.
+ * principal replaces it, and a Secret gone or no longer allowed drops it ({@link #forget}): the
+ * connections made as the old login are closed ({@code dropped}), then it stops renewing and its
+ * file is deleted.
  */
 public final class KerberosIdentities implements AutoCloseable {
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(KerberosIdentities.class);
+
+  /** Told of each login dropped, before it stops renewing: its connections go. */
+  private final java.util.function.Consumer<KerberosLogin> dropped;
+
+  public KerberosIdentities() {
+    this(x -> {});
+  }
+
+  /**
+   * @param dropped told of each login that is dropped or replaced ({@link
+   *     HBaseClusters#closeAll(KerberosLogin)}: no connection outlives its login)
+   */
+  public KerberosIdentities(java.util.function.Consumer<KerberosLogin> dropped) {
+    this.dropped = dropped;
+  }
 
   /** The keytabs' directory: a new private one under java.io.tmpdir, made at the first login. */
   private Path dir;
@@ -93,6 +109,11 @@ public final class KerberosIdentities implements AutoCloseable {
   public synchronized void forget(String owner) {
     Held old = logins.remove(owner);
     if (old != null) {
+      try {
+        dropped.accept(old.login());
+      } catch (RuntimeException e) {
+        LOG.warn("closing the connections of {}: {}", old.principal(), e.toString());
+      }
       old.login().close();
       deleteUnused(old.file());
     }

@@ -87,8 +87,7 @@ public class BlockCachePolicyReconciler
   private final ApplyStep apply;
   private final DisruptionBudgetStep disruptionBudget;
   private final StatusWrites writes = new StatusWrites();
-  private final CredentialsStep credentials =
-      new CredentialsStep(new dev.hbase.cache.operator.connection.KerberosIdentities());
+  private final CredentialsStep credentials;
 
   /**
    * The one field set late: JOSDK calls {@link #prepareEventSources} after this reconciler is made
@@ -126,6 +125,9 @@ public class BlockCachePolicyReconciler
     this.clock = clock;
     this.events = new Events(clock);
     this.clusters = new HBaseClusters(connector);
+    this.credentials =
+        new CredentialsStep(
+            new dev.hbase.cache.operator.connection.KerberosIdentities(clusters::closeAll));
     this.metrics = new MetricsCollector(probe);
     this.roll = new RollStep(clusters, metrics, events, leading);
     this.recommend = new RecommendStep(events, jvmTrust);
@@ -234,7 +236,7 @@ public class BlockCachePolicyReconciler
       events.warn(client, policy, r.reason(), r.message());
       return write(ctx, policy, status.blocked(r.reason(), r.message()), INVALID_REQUEUE);
     }
-    Optional<Roller.Decision> d =
+    RollStep.Rolled rolled =
         roll.roll(
             c,
             observed,
@@ -242,7 +244,12 @@ public class BlockCachePolicyReconciler
             status.rollout(),
             status.cacheResetPending(),
             CredentialsStep.login(identity));
+    Optional<Roller.Decision> d = rolled.decision();
     if (d.isEmpty()) {
+      if (rolled.refused() != null) {
+        // HBase refused the policy's identity an action: it fails again until a grant
+        status.degraded(Reason.AccessDenied, rolled.refused());
+      }
       return write(ctx, policy, status, RETRY_ACTION); // an action failed: the same step again
     }
     status.rolled(d.get());

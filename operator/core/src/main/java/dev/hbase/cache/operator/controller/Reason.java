@@ -44,6 +44,11 @@ public enum Reason {
   MasterConfigVolumeNotFound,
   /** An action of the roller (a delete, a drain, the balancer) failed. */
   ActionFailed,
+  /**
+   * HBase refused an action of the roller (a drain, a reload, the balancer) for want of a
+   * permission: event, and Degraded reason until it succeeds.
+   */
+  AccessDenied,
   /** The cache PVCs grow. */
   CacheVolumeExpanding,
   /** The StatefulSet is recreated with the cache volume template (event and Progressing). */

@@ -10,6 +10,7 @@ import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
+import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.hbase.RecommissionResult;
 import dev.hbase.cache.operator.hbase.ServerId;
@@ -31,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -84,10 +86,15 @@ final class RollStep {
   }
 
   /**
-   * The roller's decision with its actions carried out, or empty when an action failed: then the
-   * previous roll state stays and the step is taken again (the roller is idempotent).
+   * What {@link #roll} did: the roller's decision with its actions carried out, or none when an
+   * action failed (the previous roll state stays and the step is taken again: the roller is
+   * idempotent); {@code refused} is HBase's refusal when that is why (the policy's identity lacks a
+   * permission: a Degraded reason, since the step fails again until one is granted), else null.
    */
-  Optional<Roller.Decision> roll(
+  record Rolled(Optional<Roller.Decision> decision, String refused) {}
+
+  /** The roller's decision with its actions carried out ({@link Rolled}). */
+  Rolled roll(
       PolicyContext c,
       Observed o,
       Planned p,
@@ -118,13 +125,21 @@ final class RollStep {
                 now,
                 o.replicas(),
                 o.leaving()));
+    java.util.concurrent.atomic.AtomicReference<String> refused =
+        new java.util.concurrent.atomic.AtomicReference<>();
     if (!executeAll(
-        client, policy, c::cachedPod, cluster(o, login), d.actions(), nanoTime.getAsLong())) {
-      return Optional.empty();
+        client,
+        policy,
+        c::cachedPod,
+        cluster(o, login),
+        d.actions(),
+        nanoTime.getAsLong(),
+        refused::set)) {
+      return new Rolled(Optional.empty(), refused.get());
     }
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
-    return Optional.of(d);
+    return new Rolled(Optional.of(d), null);
   }
 
   /** The StatefulSet's persistentVolumeClaimRetentionPolicy.whenScaled (Retain when unset). */
@@ -145,6 +160,20 @@ final class RollStep {
       HBaseCluster cluster,
       List<RollModel.Action> actions,
       long since) {
+    return executeAll(client, policy, cachedPod, cluster, actions, since, x -> {});
+  }
+
+  /**
+   * Same; {@code refused} is told HBase's refusal when an action failed for want of a permission.
+   */
+  boolean executeAll(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      Function<ResourceID, Optional<Pod>> cachedPod,
+      HBaseCluster cluster,
+      List<RollModel.Action> actions,
+      long since,
+      Consumer<String> refused) {
     for (int i = 0; i < actions.size(); i++) {
       RollModel.Action a = actions.get(i);
       Duration age = i == 0 ? Duration.ZERO : Duration.ofNanos(nanoTime.getAsLong() - since);
@@ -165,7 +194,7 @@ final class RollStep {
                 + " s before (HBase answered slowly); the rest decided again in the next reconcile");
         return false;
       }
-      if (!execute(client, policy, cachedPod, cluster, a)) {
+      if (!execute(client, policy, cachedPod, cluster, a, refused)) {
         return false;
       }
     }
@@ -319,6 +348,21 @@ final class RollStep {
       Function<ResourceID, Optional<Pod>> cachedPod,
       HBaseCluster cluster,
       RollModel.Action a) {
+    return execute(client, policy, cachedPod, cluster, a, x -> {});
+  }
+
+  /**
+   * Same; an action HBase refused for want of a permission ({@link
+   * HBaseClusterException.AccessDenied}) has an AccessDenied event instead of ActionFailed, and
+   * {@code refused} is told its message.
+   */
+  boolean execute(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      Function<ResourceID, Optional<Pod>> cachedPod,
+      HBaseCluster cluster,
+      RollModel.Action a,
+      Consumer<String> refused) {
     String ns = policy.getMetadata().getNamespace();
     if (!leading.getAsBoolean()) {
       log.warn(
@@ -363,8 +407,27 @@ final class RollStep {
         return false; // the pod changed since it was read: decide again with fresh state
       }
       log.warn("policy {}/{}: {} failed: {}", ns, policy.getMetadata().getName(), a, e.toString());
-      events.warn(client, policy, Reason.ActionFailed, a + " failed: " + e.getMessage());
+      if (accessDenied(e)) {
+        String message =
+            a
+                + " refused by HBase: the policy's identity needs READ and ADMIN ('RA'): "
+                + e.getMessage();
+        events.warn(client, policy, Reason.AccessDenied, message);
+        refused.accept(message);
+      } else {
+        events.warn(client, policy, Reason.ActionFailed, a + " failed: " + e.getMessage());
+      }
       return false;
     }
+  }
+
+  /** Whether the failure, or one of its causes, is HBase refusing the identity a permission. */
+  static boolean accessDenied(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof HBaseClusterException.AccessDenied) {
+        return true;
+      }
+    }
+    return false;
   }
 }

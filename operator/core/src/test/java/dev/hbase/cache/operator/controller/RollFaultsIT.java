@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What stops or holds a roll on a real API server: a pod that never gets Ready, a policy made
- * invalid mid-roll, the policy deleted mid-roll, and a plan that cannot work refused before it
- * touches anything. (Who takes a roll over: RollTakeoverIT.)
+ * invalid mid-roll, the policy deleted mid-roll, an identity HBase refuses the roll's actions, and
+ * a plan that cannot work refused before it touches anything. (Who takes a roll over:
+ * RollTakeoverIT.)
  */
 @EnableKubeAPIServer
 class RollFaultsIT extends OperatorHarness {
@@ -93,6 +94,33 @@ class RollFaultsIT extends OperatorHarness {
     // the restarting pod came back unmarked; only its dead instance may keep a mark
     await().atMost(Duration.ofSeconds(20)).until(() -> hbase.registered("rs-1"));
     assertThat(hbase.snapshot().live()).noneMatch(x -> x.decommissioned());
+  }
+
+  @Test
+  void anIdentityHBaseRefusesTheRollsActionsIsDegradedAndNothingRestarts() {
+    cluster("4Gi", false);
+    hbase.adminDenied = true; // the identity may read the cluster's state, not switch or move
+    operator(null);
+    policy("refused", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> condition("refused", "Degraded", "True"));
+    var degraded =
+        Conditions.find(get("refused").getStatus().getConditions(), "Degraded").orElseThrow();
+    assertThat(degraded.getReason()).isEqualTo("AccessDenied");
+    assertThat(degraded.getMessage()).contains("'RA'").contains("action=ADMIN");
+    eventually(
+        () ->
+            assertThat(events())
+                .anyMatch(
+                    e -> "AccessDenied".equals(e.getReason()) && "Warning".equals(e.getType())));
+    await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(8)).until(() -> true);
+    assertThat(kube.deletes).as("no pod restarted while refused").isEmpty();
+    assertThat(hbase.balancerOn).as("the balancer as it was").isTrue();
+
+    // the permission granted: the roll goes on and the condition clears
+    hbase.adminDenied = false;
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("refused"));
+    assertThat(condition("refused", "Degraded", "False")).isTrue();
+    assertThat(hbase.balancerOn).isTrue();
   }
 
   @Test

@@ -176,6 +176,41 @@ class RollStepTest {
                                 && e.getMessage().contains("decided more than 60 s before")));
   }
 
+  @Test
+  void anActionHBaseRefusesForWantOfAPermissionSaysAccessDenied() {
+    SimulatedHBase hbase = new SimulatedHBase(java.time.Instant::now);
+    hbase.adminDenied = true;
+    AtomicReference<String> refused = new AtomicReference<>();
+    BlockCachePolicy p = policy();
+    p.getMetadata().setName("refused");
+    assertThat(
+            step.executeAll(
+                client,
+                p,
+                cachedPod,
+                hbase,
+                List.of(new SwitchBalancer(false)),
+                System.nanoTime(),
+                refused::set))
+        .as("not done")
+        .isFalse();
+    assertThat(refused.get())
+        .as("the refusal, for the Degraded condition")
+        .contains("refused by HBase", "'RA'", "action=ADMIN");
+    assertThat(hbase.balancerOn).as("nothing switched").isTrue();
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        client.v1().events().inNamespace("default").list().getItems().stream()
+                            .filter(e -> "refused".equals(e.getInvolvedObject().getName()))
+                            .toList())
+                    .as("an AccessDenied event, not ActionFailed")
+                    .singleElement()
+                    .satisfies(e -> assertThat(e.getReason()).isEqualTo("AccessDenied")));
+  }
+
   static String uid(Pod p) {
     return p.getMetadata().getUid();
   }

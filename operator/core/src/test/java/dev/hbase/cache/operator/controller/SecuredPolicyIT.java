@@ -28,8 +28,10 @@ import org.junit.jupiter.api.Test;
 class SecuredPolicyIT extends OperatorHarness {
 
   static final String PRINCIPAL = "hbase-cache";
+  static final String ROTATED = "hbase-cache-2";
   static MiniKdc kdc;
   static byte[] keytab;
+  static byte[] rotatedKeytab;
 
   @BeforeAll
   static void startKdc() throws Exception {
@@ -39,6 +41,9 @@ class SecuredPolicyIT extends OperatorHarness {
     Path file = dir.resolve("operator.keytab");
     kdc.createPrincipal(file.toFile(), PRINCIPAL);
     keytab = Files.readAllBytes(file);
+    Path rotated = dir.resolve("rotated.keytab");
+    kdc.createPrincipal(rotated.toFile(), ROTATED);
+    rotatedKeytab = Files.readAllBytes(rotated);
   }
 
   @AfterAll
@@ -104,6 +109,35 @@ class SecuredPolicyIT extends OperatorHarness {
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("secured"));
     assertThat(kube.deletes).hasSize(3);
     assertThat(hbase.connectedAs).as("the principal of each connection").containsOnly(principal());
+    assertThat(reason("secured", "Degraded", "False")).isEqualTo("AsPlanned");
+
+    // the Secret rotated to another principal's keytab, the policy following: the connection
+    // made as the old login is closed with it
+    assertThat(hbase.closes).as("connections closed before the rotation").isZero();
+    client
+        .resource(
+            secret(
+                Map.of(
+                    KerberosSpec.ALLOWED_POLICIES_ANNOTATION,
+                    "secured",
+                    KerberosSpec.PRINCIPAL_ANNOTATION,
+                    ROTATED + "@" + kdc.getRealm()),
+                rotatedKeytab))
+        .update();
+    mergePatch(
+        "secured",
+        "{\"spec\":{\"hbase\":{\"kerberos\":{\"principal\":\""
+            + ROTATED
+            + "@"
+            + kdc.getRealm()
+            + "\"}}}}");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(hbase.closes)
+                    .as("the old login's connection closed when the login was replaced")
+                    .isEqualTo(1));
     assertThat(reason("secured", "Degraded", "False")).isEqualTo("AsPlanned");
   }
 

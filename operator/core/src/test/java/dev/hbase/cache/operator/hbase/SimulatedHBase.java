@@ -77,6 +77,12 @@ public final class SimulatedHBase implements HBaseCluster {
   public volatile boolean balancerOn = true;
   public volatile boolean masterReachable = true;
 
+  /**
+   * The identity lacks ADMIN: the balancer switch, drains and reloads are refused as HBase's ACLs
+   * refuse them ({@link HBaseClusterException.AccessDenied}); the cluster's state is still read.
+   */
+  public volatile boolean adminDenied;
+
   /** Why the snapshot says the master is unreachable (HBase's error text). */
   public volatile String unreachableError = "connection refused";
 
@@ -359,6 +365,7 @@ public final class SimulatedHBase implements HBaseCluster {
   @Override
   public synchronized boolean balancer(boolean on) throws HBaseClusterException {
     reachable();
+    admin("balancer switch");
     boolean was = balancerOn;
     balancerOn = on;
     return was;
@@ -371,7 +378,12 @@ public final class SimulatedHBase implements HBaseCluster {
   }
 
   @Override
-  public void close() {}
+  public void close() {
+    closes++;
+  }
+
+  /** Connections closed (every connection of a test is this object). */
+  public volatile int closes;
 
   // ------------------------------------------------------------------ helpers
 
@@ -392,6 +404,16 @@ public final class SimulatedHBase implements HBaseCluster {
         .filter(x -> x.id.equals(id))
         .findFirst()
         .orElseThrow(() -> new HBaseClusterException(id + " is not live"));
+  }
+
+  private void admin(String what) throws HBaseClusterException {
+    if (adminDenied) {
+      throw new HBaseClusterException.AccessDenied(
+          what
+              + " refused by HBase's ACLs: Insufficient permissions for user 'team-reader'"
+              + " (global, action=ADMIN)",
+          null);
+    }
   }
 
   private void reachable() throws HBaseClusterException {
