@@ -295,11 +295,26 @@ class RollScenarios extends FaultScenario {
           Instant killedAt = Instant.now();
           cluster.killOperatorPod(op);
           Pod next = awaitNewOperatorPod(op);
+          long readyAfter = Duration.between(killedAt, Instant.now()).toSeconds();
+          // the successor leads (the lease the killed pod held expires first) and finds the roll
+          // held: only then is the policy made valid, so that it is the one that takes over
+          String lease = awaitLeader(next);
+          BlockCachePolicy underSuccessor = cluster.policy();
           report.line(
-              "- killed operator pod %s (grace period 0) while held; new operator pod `%s` Ready %d s later",
+              "- killed operator pod %s (grace period 0) while held; new operator pod `%s` Ready %d s later, leading (%s)"
+                  + " %d s later; the roll then: phase %s, in flight %s",
               op.getMetadata().getName(),
               next.getMetadata().getName(),
-              Duration.between(killedAt, Instant.now()).toSeconds());
+              readyAfter,
+              lease,
+              Duration.between(killedAt, Instant.now()).toSeconds(),
+              underSuccessor.getStatus().getRollout().getPhase(),
+              underSuccessor.getStatus().getRollout().getInFlight().stream()
+                  .map(PodRoll::getPod)
+                  .toList());
+          assertThat(underSuccessor.getStatus().getRollout().getPhase())
+              .as("the roll still held under the successor")
+              .isEqualTo(RolloutStatus.Phase.Blocked);
           cluster.editPolicy(x -> x.getSpec().getMemory().setBucketCache(new Quantity("640Mi")));
           RollMeasurement m = record(roll.awaitDone());
           assertOneAtATimeWithTheCacheKept(m);
@@ -310,6 +325,41 @@ class RollScenarios extends FaultScenario {
                       + " roll %d s in all, failed reads %d",
                   Duration.between(m.start(), m.end()).toSeconds(), m.during().fail()));
         });
+  }
+
+  /**
+   * Waits until {@code pod} holds the operator's leader lease (its {@code LEADER_ELECTION_LEASE},
+   * in the operator's namespace); returns how it was told: the lease's name, or "no leader
+   * election".
+   */
+  private String awaitLeader(Pod pod) {
+    var env = pod.getSpec().getContainers().get(0).getEnv();
+    String elect =
+        env.stream()
+            .filter(e -> "LEADER_ELECTION".equals(e.getName()))
+            .findFirst()
+            .map(e -> e.getValue())
+            .orElse("false");
+    if (!"true".equals(elect)) {
+      return "no leader election";
+    }
+    String lease =
+        env.stream()
+            .filter(e -> "LEADER_ELECTION_LEASE".equals(e.getName()))
+            .findFirst()
+            .map(e -> e.getValue())
+            .orElse("hbase-cache-operator");
+    await("operator pod " + pod.getMetadata().getName() + " holds the lease " + lease)
+        .atMost(Duration.ofMinutes(3))
+        .pollInterval(Duration.ofSeconds(1))
+        .until(
+            () -> {
+              var l = client.leases().inNamespace(cluster.opNs).withName(lease).get();
+              return l != null
+                  && l.getSpec() != null
+                  && pod.getMetadata().getName().equals(l.getSpec().getHolderIdentity());
+            });
+    return "lease " + lease;
   }
 
   /** The operator's Deployment has a Ready pod other than {@code old}; that pod. */

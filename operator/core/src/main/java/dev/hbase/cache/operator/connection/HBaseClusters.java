@@ -46,16 +46,27 @@ public final class HBaseClusters implements AutoCloseable {
    * has then. A call under way on one fails, and its step is taken again.
    */
   public void closeAll(KerberosLogin login) {
-    String suffix = "|" + login.id();
+    String suffix = "|" + login.id(); // unique to this login: no other login's connection matches
+    java.util.List<HBaseCluster> gone = new java.util.ArrayList<>();
+    // out of the map first, so that no caller is handed one being closed; closed after, each on
+    // its own. (A reconcile that read the login just before it was replaced may still connect as
+    // it: that connection is cached under this login's id, which no later lookup uses.)
     open.entrySet()
         .removeIf(
             e -> {
               if (!e.getKey().endsWith(suffix)) {
                 return false;
               }
-              e.getValue().close();
+              gone.add(e.getValue());
               return true;
             });
+    for (HBaseCluster c : gone) {
+      try {
+        c.close();
+      } catch (RuntimeException e) {
+        // a connection that fails to close is dropped all the same
+      }
+    }
   }
 
   static final String QUORUM = "hbase.zookeeper.quorum";

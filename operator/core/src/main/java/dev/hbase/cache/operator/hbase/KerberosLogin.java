@@ -57,6 +57,10 @@ public final class KerberosLogin implements AutoCloseable {
   private final User user;
   private final ScheduledFuture<?> relogins;
 
+  private static final java.util.concurrent.atomic.AtomicLong SERIALS =
+      new java.util.concurrent.atomic.AtomicLong();
+  private final long serial = SERIALS.incrementAndGet();
+
   private KerberosLogin(String principal, Path keytab, UserGroupInformation ugi) {
     this.principal = principal;
     this.keytab = keytab;
@@ -128,9 +132,14 @@ public final class KerberosLogin implements AutoCloseable {
     return ugi.doAs(action);
   }
 
-  /** Tells identities apart: the principal and its keytab file. */
+  /**
+   * Tells logins apart: the principal, its keytab file and this login's serial. Two logins from the
+   * same keytab (two namespaces' Secrets, or a Secret rotated back to a keytab it had before) are
+   * two identities: connections made as one are never handed to the other, and dropping one closes
+   * only its own ({@code HBaseClusters.closeAll}).
+   */
   public String id() {
-    return principal + "|" + keytab;
+    return principal + "|" + keytab + "|#" + serial;
   }
 
   public String principal() {

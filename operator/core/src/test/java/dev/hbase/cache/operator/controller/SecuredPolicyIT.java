@@ -134,11 +134,12 @@ class SecuredPolicyIT extends OperatorHarness {
     await()
         .atMost(Duration.ofSeconds(60))
         .untilAsserted(
-            () ->
-                assertThat(hbase.closes)
-                    .as("the old login's connection closed when the login was replaced")
-                    .isEqualTo(1));
-    assertThat(reason("secured", "Degraded", "False")).isEqualTo("AsPlanned");
+            () -> {
+              assertThat(hbase.closes)
+                  .as("the old login's connection closed when the login was replaced")
+                  .isEqualTo(1);
+              assertThat(reason("secured", "Degraded", "False")).isEqualTo("AsPlanned");
+            });
   }
 
   private void awaitRefused(String reason, String inMessage) {
