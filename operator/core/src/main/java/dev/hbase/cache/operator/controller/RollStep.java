@@ -337,24 +337,11 @@ final class RollStep {
   }
 
   /**
-   * Carries out one action; false if it failed (an ActionFailed event says why) or this operator no
-   * longer leads (then nothing is sent, not even the event).
+   * Carries out one action; false if it failed (an ActionFailed event says why; an AccessDenied one
+   * when HBase refused it for want of a permission, and {@code refused} is told its message) or
+   * this operator no longer leads (then nothing is sent, not even the event).
    *
    * @param cachedPod a pod as the operator's informer has it (the one the roller decided on)
-   */
-  boolean execute(
-      KubernetesClient client,
-      BlockCachePolicy policy,
-      Function<ResourceID, Optional<Pod>> cachedPod,
-      HBaseCluster cluster,
-      RollModel.Action a) {
-    return execute(client, policy, cachedPod, cluster, a, x -> {});
-  }
-
-  /**
-   * Same; an action HBase refused for want of a permission ({@link
-   * HBaseClusterException.AccessDenied}) has an AccessDenied event instead of ActionFailed, and
-   * {@code refused} is told its message.
    */
   boolean execute(
       KubernetesClient client,

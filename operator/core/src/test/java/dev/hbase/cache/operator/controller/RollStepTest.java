@@ -78,7 +78,9 @@ class RollStepTest {
     Pod pod = create("rs-0");
     informer.set(pod);
 
-    assertThat(step.execute(client, policy(), cachedPod, null, new DeletePod("rs-0", uid(pod))))
+    assertThat(
+            step.execute(
+                client, policy(), cachedPod, null, new DeletePod("rs-0", uid(pod)), x -> {}))
         .isTrue();
     assertThat(live("rs-0")).as("an unscheduled pod goes at once").isNull();
   }
@@ -93,7 +95,9 @@ class RollStepTest {
         .edit(p -> new PodBuilder(p).editMetadata().addToLabels("x", "y").endMetadata().build());
     informer.set(seen); // the informer has not caught up yet
 
-    assertThat(step.execute(client, policy(), cachedPod, null, new DeletePod("rs-1", uid(seen))))
+    assertThat(
+            step.execute(
+                client, policy(), cachedPod, null, new DeletePod("rs-1", uid(seen)), x -> {}))
         .as("not done: decided again on the changed pod")
         .isFalse();
     assertThat(live("rs-1")).isNotNull();
@@ -106,12 +110,16 @@ class RollStepTest {
     Pod successor = create("rs-2");
     informer.set(old); // still the old instance in the informer
 
-    assertThat(step.execute(client, policy(), cachedPod, null, new DeletePod("rs-2", uid(old))))
+    assertThat(
+            step.execute(
+                client, policy(), cachedPod, null, new DeletePod("rs-2", uid(old)), x -> {}))
         .isFalse();
     assertThat(live("rs-2")).extracting(RollStepTest::uid).isEqualTo(uid(successor));
 
     informer.set(successor); // the informer caught up: the roll recorded the old instance's UID
-    assertThat(step.execute(client, policy(), cachedPod, null, new DeletePod("rs-2", uid(old))))
+    assertThat(
+            step.execute(
+                client, policy(), cachedPod, null, new DeletePod("rs-2", uid(old)), x -> {}))
         .isTrue();
     assertThat(live("rs-2")).extracting(RollStepTest::uid).isEqualTo(uid(successor));
   }
@@ -125,17 +133,21 @@ class RollStepTest {
     fenced.getMetadata().setName("fenced");
     leading.set(false); // lost between the roller's decision and its actions
 
-    assertThat(step.execute(client, fenced, cachedPod, hbase, new DeletePod("rs-3", uid(pod))))
+    assertThat(
+            step.execute(
+                client, fenced, cachedPod, hbase, new DeletePod("rs-3", uid(pod)), x -> {}))
         .isFalse();
     assertThat(live("rs-3")).as("the pod is not deleted").isNotNull();
-    assertThat(step.execute(client, fenced, cachedPod, hbase, new SwitchBalancer(false))).isFalse();
+    assertThat(step.execute(client, fenced, cachedPod, hbase, new SwitchBalancer(false), x -> {}))
+        .isFalse();
     assertThat(hbase.balancerOn).as("HBase's balancer not switched").isTrue();
     assertThat(client.v1().events().inNamespace("default").list().getItems())
         .as("no event either")
         .noneMatch(e -> "fenced".equals(e.getInvolvedObject().getName()));
 
     leading.set(true); // the same instance leading again (a test only: a real one exits)
-    assertThat(step.execute(client, fenced, cachedPod, hbase, new SwitchBalancer(false))).isTrue();
+    assertThat(step.execute(client, fenced, cachedPod, hbase, new SwitchBalancer(false), x -> {}))
+        .isTrue();
     assertThat(hbase.balancerOn).isFalse();
   }
 
