@@ -494,6 +494,13 @@ final class PodLifecycle {
         Reason.WarmGate,
         Narration.warmGateWait(
             r.getPod(), retainedOk, retained, minRetained, hitOk, s.minHitRatio()));
-    t.requeue(StepState.POLL);
+    // what the gate waits for first is the new instance's next metrics refresh (every 5-10 s), not
+    // a slow warm-up: looked at every second for a while, each pod leaves the gate within a second
+    // of it (with the 5 s look, ~2.5 s later on average); a gate that waits longer (a hit ratio to
+    // reach) is looked at every 5 s, so as not to ask HBase and /jmx every second for minutes
+    t.requeue(t.timedOut(r, WARM_GATE_FAST_FOR) ? StepState.POLL : StepState.FAST);
   }
+
+  /** How long a pod's warm gate is looked at every second before every 5 s. */
+  static final Duration WARM_GATE_FAST_FOR = Duration.ofSeconds(15);
 }

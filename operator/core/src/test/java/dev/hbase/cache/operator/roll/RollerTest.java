@@ -1015,6 +1015,45 @@ class RollerTest {
     assertThat(c.now).isAfter(java.time.Instant.parse("2026-11-21T10:15:00Z"));
   }
 
+  /**
+   * A pod at the warm gate is looked at again after 1 s for its first 15 s there (what it waits for
+   * is its next metrics refresh), every 5 s after that (a gate that waits minutes).
+   */
+  @Test
+  void theWarmGateLooksEverySecondAtFirstThenEveryFiveSeconds() {
+    FakeCluster c = threeServers();
+    c.hbase.retainOnRestart = 0.5; // the gate never passes: it waits its 5 minutes
+    Map<Duration, Duration> lookAfterBySecondsAtGate = new java.util.TreeMap<>();
+    RolloutStatus s = null;
+    for (int i = 0; i < 400 && lookAfterBySecondsAtGate.size() < 40; i++) {
+      Roller.Decision d = Roller.step(s, c.input(FakeCluster.settings(NEW)));
+      d.actions().forEach(c::apply);
+      s = d.state();
+      final java.time.Instant now = c.now;
+      s.getInFlight().stream()
+          .filter(f -> f.getStep() == PodRoll.Step.WarmGate && d.actions().isEmpty())
+          .filter(f -> d.events().isEmpty())
+          .findFirst()
+          .ifPresent(
+              f ->
+                  lookAfterBySecondsAtGate.put(
+                      Duration.between(java.time.Instant.parse(f.getStepStartedAt()), now),
+                      d.requeueAfter()));
+      c.tick(d.requeueAfter());
+    }
+    assertThat(lookAfterBySecondsAtGate).isNotEmpty();
+    lookAfterBySecondsAtGate.forEach(
+        (at, after) ->
+            assertThat(after)
+                .as("look again after, %s s at the gate", at.toSeconds())
+                .isEqualTo(
+                    at.compareTo(PodLifecycle.WARM_GATE_FAST_FOR) > 0
+                        ? Duration.ofSeconds(5)
+                        : Duration.ofSeconds(1)));
+    assertThat(lookAfterBySecondsAtGate.values())
+        .contains(Duration.ofSeconds(1), Duration.ofSeconds(5));
+  }
+
   @Test
   void withoutPersistenceRetentionIsNotRequired() {
     FakeCluster c = threeServers();
