@@ -274,7 +274,10 @@ public final class BlockCacheOperator {
         JvmOptions.Trust.of(
             Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_JVM_AGENTS", "false")),
             Boolean.parseBoolean(System.getenv().getOrDefault("ALLOW_ANY_JVM_OPTIONS", "false"))),
-        leading);
+        leading,
+        dev.hbase.cache.operator.metrics.SecuredProbes.jmx(Duration.ofSeconds(5)),
+        System.getenv()
+            .getOrDefault("CLUSTER_DOMAIN", BlockCachePolicyReconciler.DEFAULT_CLUSTER_DOMAIN));
   }
 
   public static void main(List<String> args) throws IOException {

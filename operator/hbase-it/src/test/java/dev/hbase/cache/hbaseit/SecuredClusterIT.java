@@ -49,7 +49,7 @@ class SecuredClusterIT {
   Instant loggedIn;
   LocalHBase hbase;
   AdminHBaseCluster admin;
-  JmxScraper scraper;
+  dev.hbase.cache.operator.metrics.CacheProbe scraper;
 
   @BeforeAll
   void startSecuredCluster() throws Exception {
@@ -62,7 +62,10 @@ class SecuredClusterIT {
         SecureKdc.start(
             LocalHBase.IT_DIR.resolve("kdc-" + System.currentTimeMillis()), TICKET_LIFETIME);
     login = KerberosLogin.fromKeytab(kdc.principal(SecureKdc.OPERATOR), kdc.operatorKeytab);
-    scraper = JmxScraper.secured(Duration.ofSeconds(5), Files.readString(kdc.caPem), login);
+    // the probe a policy's spec.hbase.tls gets: its CA, SPNEGO as its identity
+    scraper =
+        dev.hbase.cache.operator.metrics.SecuredProbes.jmx(Duration.ofSeconds(5))
+            .probe(Files.readString(kdc.caPem), login);
     loggedIn = Instant.now();
     hbase = LocalHBase.startSecured("secured", 2, LocalHBase.Security.kerberos(kdc, login));
     for (int i = 0; i < 2; i++) {
@@ -245,7 +248,12 @@ class SecuredClusterIT {
             () -> JmxScraper.secured(t, otherCa, login).scrape(SecureKdc.SERVICE_HOST, port))
         .as("a certificate from another CA")
         .isInstanceOf(JmxScraper.ScrapeException.class)
-        .hasMessageContaining("not trusted");
+        .hasMessageContaining("not trusted")
+        .satisfies(
+            e ->
+                assertThat(((JmxScraper.ScrapeException) e).untrusted())
+                    .as("a refusal the operator reports as TlsUntrusted")
+                    .isTrue());
     assertThatThrownBy(
             () ->
                 JmxScraper.secured(t, Files.readString(kdc.caPem), null)

@@ -14,8 +14,10 @@ import dev.hbase.cache.operator.controller.Observation.Why;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.controller.PlanStep.Refused;
 import dev.hbase.cache.operator.metrics.CacheProbe;
+import dev.hbase.cache.operator.metrics.InfoServers;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.metrics.PolicyMetrics;
+import dev.hbase.cache.operator.metrics.SecuredProbes;
 import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.roll.Roller;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -88,6 +90,7 @@ public class BlockCachePolicyReconciler
   private final DisruptionBudgetStep disruptionBudget;
   private final StatusWrites writes = new StatusWrites();
   private final CredentialsStep credentials;
+  private final InfoServersStep infoServers;
 
   /**
    * The one field set late: JOSDK calls {@link #prepareEventSources} after this reconciler is made
@@ -121,6 +124,33 @@ public class BlockCachePolicyReconciler
       CacheProbe probe,
       JvmOptions.Trust jvmTrust,
       BooleanSupplier leading) {
+    this(
+        clock,
+        connector,
+        probe,
+        jvmTrust,
+        leading,
+        SecuredProbes.jmx(Duration.ofSeconds(5)),
+        DEFAULT_CLUSTER_DOMAIN);
+  }
+
+  /** The cluster's DNS domain when the chart names none. */
+  public static final String DEFAULT_CLUSTER_DOMAIN = "cluster.local";
+
+  /**
+   * @param probe reads a RegionServer's /jmx over plain HTTP
+   * @param secured the probes for info servers over HTTPS (spec.hbase.tls)
+   * @param clusterDomain the cluster's DNS domain: a pod of a policy with spec.hbase.tls is read at
+   *     {@code <pod>.<serviceName>.<namespace>.svc.<clusterDomain>}
+   */
+  public BlockCachePolicyReconciler(
+      Clock clock,
+      HBaseConnector connector,
+      CacheProbe probe,
+      JvmOptions.Trust jvmTrust,
+      BooleanSupplier leading,
+      SecuredProbes secured,
+      String clusterDomain) {
     this.jvmTrust = jvmTrust;
     this.clock = clock;
     this.events = new Events(clock);
@@ -128,7 +158,8 @@ public class BlockCachePolicyReconciler
     this.credentials =
         new CredentialsStep(
             new dev.hbase.cache.operator.connection.KerberosIdentities(clusters::closeAll));
-    this.metrics = new MetricsCollector(probe);
+    this.metrics = new MetricsCollector();
+    this.infoServers = new InfoServersStep(probe, secured, clusterDomain);
     this.roll = new RollStep(clusters, metrics, events, leading);
     this.recommend = new RecommendStep(events, jvmTrust);
     this.apply = new ApplyStep(storage, events);
@@ -236,6 +267,14 @@ public class BlockCachePolicyReconciler
       events.warn(client, policy, r.reason(), r.message());
       return write(ctx, policy, status.blocked(r.reason(), r.message()), INVALID_REQUEUE);
     }
+    InfoServersStep.Result reading =
+        infoServers.resolve(c, observed, CredentialsStep.login(identity));
+    if (reading instanceof InfoServersStep.Refused r) {
+      // no server's cache can be read: a roll would restart pods without its warm gate
+      events.warn(client, policy, r.reason(), r.message());
+      return write(ctx, policy, status.blocked(r.reason(), r.message()), INVALID_REQUEUE);
+    }
+    InfoServers info = ((InfoServersStep.Access) reading).info();
     RollStep.Rolled rolled =
         roll.roll(
             c,
@@ -243,7 +282,8 @@ public class BlockCachePolicyReconciler
             planned,
             status.rollout(),
             status.cacheResetPending(),
-            CredentialsStep.login(identity));
+            CredentialsStep.login(identity),
+            info);
     Optional<Roller.Decision> d = rolled.decision();
     if (d.isEmpty()) {
       if (rolled.refused() != null) {
@@ -261,6 +301,7 @@ public class BlockCachePolicyReconciler
     var intervals =
         metrics.update(
             policy,
+            info,
             status.status(),
             observed.pods(),
             RecommendStep.enabled(policy.getSpec()),

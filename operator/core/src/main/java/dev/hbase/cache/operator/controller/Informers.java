@@ -94,7 +94,8 @@ record Informers(
                                         .equals(Desired.masterConfigMapName(p))
                                     || cm.getMetadata()
                                         .getName()
-                                        .equals(StorageManager.legacyBackupName(p))))
+                                        .equals(StorageManager.legacyBackupName(p))
+                                    || cm.getMetadata().getName().equals(caConfigMap(p))))
                 .withPrimaryToSecondaryMapper(
                     (BlockCachePolicy p) ->
                         Set.of(
@@ -144,5 +145,11 @@ record Informers(
         .filter(match)
         .map(ResourceID::fromResource)
         .collect(Collectors.toSet());
+  }
+
+  /** spec.hbase.tls.caConfigMap, or null. */
+  private static String caConfigMap(BlockCachePolicy p) {
+    var hbase = p.getSpec().getHbase();
+    return hbase == null || hbase.getTls() == null ? null : hbase.getTls().getCaConfigMap();
   }
 }

@@ -29,6 +29,22 @@ public enum Reason {
   KeytabSecretNotAllowed,
   /** The Kerberos login from the keytab failed (no key for the principal, KDC refused or away). */
   KerberosLoginFailed,
+  /**
+   * The info servers serve HTTPS and no CA is given: the base hbase-site sets hbase.ssl.enabled (or
+   * asks SPNEGO, which needs TLS) without spec.hbase.tls, or its ConfigMap or key is not there.
+   */
+  TlsCaMissing,
+  /** spec.hbase.tls's ConfigMap key holds no PEM certificate. */
+  TlsCaInvalid,
+  /**
+   * An info server's certificate does not chain to spec.hbase.tls's CA or does not carry the pod's
+   * DNS name.
+   */
+  TlsUntrusted,
+  /**
+   * The base hbase-site asks SPNEGO of the info servers and the policy names no Kerberos identity.
+   */
+  SpnegoWithoutKerberos,
 
   // ---------------------------------------------------------------- events
 

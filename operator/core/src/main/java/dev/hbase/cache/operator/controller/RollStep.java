@@ -14,6 +14,7 @@ import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.hbase.RecommissionResult;
 import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.metrics.InfoServers;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Plan;
@@ -100,7 +101,8 @@ final class RollStep {
       Planned p,
       RolloutStatus previous,
       boolean cacheReset,
-      KerberosLogin login) {
+      KerberosLogin login,
+      InfoServers info) {
     KubernetesClient client = c.client();
     Instant now = c.now();
     BlockCachePolicy policy = o.policy();
@@ -113,7 +115,8 @@ final class RollStep {
         ask
             ? snapshot(o, now, login)
             : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
-    Map<String, CacheView> caches = ask ? metrics.probeNow(policy, serving(o, hbase)) : Map.of();
+    Map<String, CacheView> caches =
+        ask ? metrics.probeNow(info, serving(o, hbase, previous)) : Map.of();
     Roller.Decision d =
         Roller.step(
             previous,
@@ -293,15 +296,29 @@ final class RollStep {
   }
 
   /**
-   * The pods whose /jmx the roller needs: Ready ones, and unready ones whose RegionServer still
-   * serves regions (they are drained like the others). A pod still starting is not asked: its /jmx
-   * may hang up to the scrape timeout and hold the reconcile.
+   * The pods whose /jmx the roller needs: Ready ones, unready ones whose RegionServer still serves
+   * regions (they are drained like the others), and a restarted one at the warm gate, whose new
+   * RegionServer has registered (its info server is up: it starts before the registration), before
+   * its readiness probe or its next load report says so (a probe every 10 s, common in charts, held
+   * the gate up to that long). A pod still starting is not asked: its /jmx may hang up to the
+   * scrape timeout and hold the reconcile.
    */
-  private static List<PodView> serving(Observed o, ClusterSnapshot hbase) {
+  static List<PodView> serving(Observed o, ClusterSnapshot hbase, RolloutStatus previous) {
+    java.util.Set<String> registered =
+        previous == null || previous.getInFlight() == null
+            ? java.util.Set.of()
+            : previous.getInFlight().stream()
+                .filter(
+                    r ->
+                        r.getStep() == dev.hbase.cache.api.v1alpha1.status.PodRoll.Step.WarmGate
+                            && r.getNewServer() != null)
+                .map(r -> r.getPod())
+                .collect(java.util.stream.Collectors.toSet());
     return java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream())
         .filter(
             pod ->
                 pod.ready()
+                    || registered.contains(pod.name())
                     || RollModel.serverFor(hbase, pod).map(x -> x.regionCount() > 0).orElse(false))
         .toList();
   }

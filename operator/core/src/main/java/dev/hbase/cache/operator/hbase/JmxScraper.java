@@ -237,5 +237,13 @@ public final class JmxScraper {
     public URI uri() {
       return uri;
     }
+
+    /**
+     * The TLS handshake failed: the server's certificate does not chain to the trusted CA, or does
+     * not carry the host name asked for.
+     */
+    public boolean untrusted() {
+      return getCause() instanceof javax.net.ssl.SSLHandshakeException;
+    }
   }
 }

@@ -52,8 +52,6 @@ public final class MetricsCollector {
   /** How often the RegionServers are sampled while a roll runs, at most (its own figures). */
   static final Duration ROLL_INTERVAL = Duration.ofSeconds(5);
 
-  private final CacheProbe probe;
-
   /** policy uid -> pod -> last interval sample. */
   private final Map<String, Map<String, CacheSample>> previous = new ConcurrentHashMap<>();
 
@@ -62,8 +60,7 @@ public final class MetricsCollector {
 
   private final ExecutorService scrapers;
 
-  public MetricsCollector(CacheProbe probe) {
-    this.probe = probe;
+  public MetricsCollector() {
     AtomicInteger n = new AtomicInteger();
     this.scrapers =
         Executors.newFixedThreadPool(
@@ -87,8 +84,7 @@ public final class MetricsCollector {
   private record Scraped(CacheSample sample, Long gcTotal) {}
 
   /** The pods' scrapes, all at once on the pool; the answers by pod name. */
-  private Map<String, Scraped> scrapeAll(
-      BlockCachePolicy policy, List<PodView> pods, boolean withGc) {
+  private Map<String, Scraped> scrapeAll(InfoServers info, List<PodView> pods, boolean withGc) {
     Map<String, CompletableFuture<Scraped>> asked = new LinkedHashMap<>();
     for (PodView p : pods) {
       asked.put(
@@ -96,8 +92,8 @@ public final class MetricsCollector {
           CompletableFuture.supplyAsync(
               LogContext.carry( // the scrape's lines name the policy, as the reconcile's do
                   () -> {
-                    CacheSample s = scrape(policy, p);
-                    return new Scraped(s, s != null && withGc ? gcTotal(policy, p) : null);
+                    CacheSample s = scrape(info, p);
+                    return new Scraped(s, s != null && withGc ? gcTotal(info, p) : null);
                   }),
               scrapers));
     }
@@ -107,12 +103,12 @@ public final class MetricsCollector {
   }
 
   /** Fresh samples for the roller (L2 used, hit ratio since start) of the given pods. */
-  public Map<String, CacheView> probeNow(BlockCachePolicy policy, List<PodView> podViews) {
+  public Map<String, CacheView> probeNow(InfoServers info, List<PodView> podViews) {
     Map<String, CacheView> out = new HashMap<>();
     // a terminating pod is asked too: its hook holds a server that serves regions, and a stop's
     // warm gate needs its L2 before the stop
     List<PodView> asked = podViews.stream().filter(p -> p.ip() != null).toList();
-    Map<String, Scraped> answers = scrapeAll(policy, asked, false);
+    Map<String, Scraped> answers = scrapeAll(info, asked, false);
     for (PodView p : asked) {
       CacheSample s = answers.get(p.name()).sample();
       if (s != null) {
@@ -136,6 +132,7 @@ public final class MetricsCollector {
    */
   public List<ServerInterval> update(
       BlockCachePolicy policy,
+      InfoServers info,
       BlockCachePolicyStatus status,
       List<PodView> podViews,
       boolean withGc,
@@ -183,7 +180,7 @@ public final class MetricsCollector {
     long used = 0;
     Map<String, Scraped> answers =
         scrapeAll(
-            policy, podViews.stream().filter(p -> p.ready() && p.ip() != null).toList(), withGc);
+            info, podViews.stream().filter(p -> p.ready() && p.ip() != null).toList(), withGc);
     for (RegionServerStatus r : rows) {
       PodView p =
           podViews.stream().filter(v -> v.name().equals(r.getPod())).findFirst().orElseThrow();
@@ -271,9 +268,9 @@ public final class MetricsCollector {
   }
 
   /** The JVM's GC milliseconds since its start; null if unknown. */
-  private Long gcTotal(BlockCachePolicy policy, PodView p) {
+  private Long gcTotal(InfoServers info, PodView p) {
     try {
-      return probe.gcTimeMillis(p.ip(), infoPort(policy));
+      return info.probe().gcTimeMillis(info.host(p), info.port());
     } catch (IOException | RuntimeException e) {
       log.debug("GC time of {} not read: {}", p.name(), e.toString());
       return null;
@@ -339,9 +336,9 @@ public final class MetricsCollector {
         : policy.getSpec().getHbase().getInfoPort();
   }
 
-  private CacheSample scrape(BlockCachePolicy policy, PodView p) {
+  private CacheSample scrape(InfoServers info, PodView p) {
     try {
-      return probe.scrape(p.ip(), infoPort(policy));
+      return info.probe().scrape(info.host(p), info.port());
     } catch (IOException | RuntimeException e) {
       log.debug("scrape of {} failed: {}", p.name(), e.toString());
       return null;

@@ -223,6 +223,15 @@ abstract class OperatorHarness {
 
   /** The operator on its own client (e.g. one that counts the requests it sends). */
   BlockCacheOperator operator(LeaderElectionConfiguration le, KubernetesClient client) {
+    return operator(
+        le, client, dev.hbase.cache.operator.metrics.SecuredProbes.jmx(Duration.ofSeconds(5)));
+  }
+
+  /** The operator with these probes for info servers over HTTPS (spec.hbase.tls). */
+  BlockCacheOperator operator(
+      LeaderElectionConfiguration le,
+      KubernetesClient client,
+      dev.hbase.cache.operator.metrics.SecuredProbes secured) {
     var reconciler =
         new BlockCachePolicyReconciler(
             Clock.systemUTC(),
@@ -231,7 +240,11 @@ abstract class OperatorHarness {
               hbase.connectedAs.add(login == null ? null : login.principal());
               return hbase;
             },
-            hbase.probe());
+            hbase.probe(),
+            dev.hbase.cache.operator.plan.JvmOptions.Trust.ALLOW_LIST,
+            () -> true,
+            secured,
+            BlockCachePolicyReconciler.DEFAULT_CLUSTER_DOMAIN);
     BlockCacheOperator op = new BlockCacheOperator(client, Set.of(ns), le, reconciler);
     op.start();
     closeAfter.add(0, op::stop);

@@ -6,6 +6,7 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.operator.connection.HBaseClusters;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
+import dev.hbase.cache.operator.roll.RollModel;
 import dev.hbase.cache.operator.roll.RollModel.DeletePod;
 import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
@@ -38,7 +39,7 @@ class RollStepTest {
   final RollStep step =
       new RollStep(
           new HBaseClusters((settings, login) -> null),
-          new MetricsCollector((host, port) -> null),
+          new MetricsCollector(),
           new Events(Clock.systemUTC()),
           leading::get);
   final Function<ResourceID, Optional<Pod>> cachedPod = id -> Optional.ofNullable(informer.get());
@@ -71,6 +72,44 @@ class RollStepTest {
 
   static Pod live(String name) {
     return client.pods().inNamespace("default").withName(name).get();
+  }
+
+  /**
+   * A restarted pod at the warm gate is asked for its cache as soon as its new RegionServer has
+   * registered, before its readiness probe passes; a pod still starting is not asked.
+   */
+  @Test
+  void aPodAtTheWarmGateIsAskedBeforeItIsReady() {
+    List<RollModel.PodView> pods =
+        List.of(
+            new RollModel.PodView(
+                "rs-0", "u0", 0, "rev", true, false, null, "10.0.0.1", false, false),
+            new RollModel.PodView(
+                "rs-1", "u1", 1, "rev", false, false, null, "10.0.0.2", false, false),
+            new RollModel.PodView(
+                "rs-2", "u2", 2, "rev", false, false, null, "10.0.0.3", false, false));
+    var o = new Observation.Observed(policy(), null, null, null, null, pods, List.of());
+    var previous =
+        new dev.hbase.cache.api.v1alpha1.status.RolloutStatus()
+            .setInFlight(
+                new java.util.ArrayList<>(
+                    List.of(
+                        new dev.hbase.cache.api.v1alpha1.status.PodRoll()
+                            .setPod("rs-1")
+                            .setStep(dev.hbase.cache.api.v1alpha1.status.PodRoll.Step.WarmGate)
+                            .setNewServer("rs-1.x,16020,2"),
+                        new dev.hbase.cache.api.v1alpha1.status.PodRoll()
+                            .setPod("rs-2")
+                            .setStep(
+                                dev.hbase.cache.api.v1alpha1.status.PodRoll.Step.WaitingReady))));
+    var hbase =
+        dev.hbase.cache.operator.hbase.ClusterSnapshot.unreachable(java.time.Instant.now(), "-");
+    assertThat(RollStep.serving(o, hbase, previous))
+        .extracting(RollModel.PodView::name)
+        .containsExactly("rs-0", "rs-1");
+    assertThat(RollStep.serving(o, hbase, null))
+        .extracting(RollModel.PodView::name)
+        .containsExactly("rs-0");
   }
 
   @Test
@@ -159,7 +198,7 @@ class RollStepTest {
     RollStep slow =
         new RollStep(
             new HBaseClusters((settings, login) -> null),
-            new MetricsCollector((host, port) -> null),
+            new MetricsCollector(),
             new Events(Clock.systemUTC()),
             () -> true,
             () -> clock.addAndGet(Duration.ofSeconds(40).toNanos()));

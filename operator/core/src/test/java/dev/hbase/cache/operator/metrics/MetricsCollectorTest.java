@@ -23,7 +23,8 @@ import org.slf4j.MDC;
 class MetricsCollectorTest {
   Instant now = Instant.parse("2026-11-23T10:00:00Z");
   final SimulatedHBase hbase = new SimulatedHBase(() -> now);
-  final MetricsCollector metrics = new MetricsCollector(hbase.probe());
+  final MetricsCollector metrics = new MetricsCollector();
+  final InfoServers info = InfoServers.byIp(hbase.probe(), 16030);
 
   static PodView pod(String name, String ip, boolean ready) {
     return new PodView(name, name + "-uid", 0, "rev", ready, false, null, ip, false, false);
@@ -40,18 +41,18 @@ class MetricsCollectorTest {
     hbase.reads("rs-1", 1000, 0);
     List<PodView> pods = List.of(pod("rs-0", "10.0.0.1", true), pod("rs-1", "10.0.0.2", true));
     BlockCachePolicyStatus status = new BlockCachePolicyStatus();
-    metrics.update(policy, status, pods, true, now); // an ordinary interval sample
+    metrics.update(policy, info, status, pods, true, now); // an ordinary interval sample
     RollSummary roll = new RollSummary().setStartedAt(now.plusSeconds(2).toString());
     status.setRollout(new RolloutStatus().setCurrent(roll));
 
     now = now.plusSeconds(3); // the roll started: its baseline, however recent the last sample
     hbase.reads("rs-0", 500, 0);
-    metrics.update(policy, status, pods, true, now);
+    metrics.update(policy, info, status, pods, true, now);
     assertThat(roll.getDataReads()).isZero();
 
     now = now.plusSeconds(5); // sampled every 5 s during a roll, not every 30 s
     hbase.reads("rs-0", 90, 10); // rs-1 drained: its regions cold on rs-0 for now
-    metrics.update(policy, status, pods, true, now);
+    metrics.update(policy, info, status, pods, true, now);
     assertThat(roll.getDataReads()).isEqualTo(100);
     assertThat(roll.getCachedReads()).isEqualTo(90);
 
@@ -59,25 +60,26 @@ class MetricsCollectorTest {
     hbase.unregister("rs-1");
     now = now.plusSeconds(5);
     hbase.reads("rs-0", 100, 0);
-    metrics.update(policy, status, List.of(pods.get(0), pod("rs-1", "10.0.0.2", false)), true, now);
+    metrics.update(
+        policy, info, status, List.of(pods.get(0), pod("rs-1", "10.0.0.2", false)), true, now);
     hbase.register("rs-1", "rs-1.x", "10.0.0.2", List.of());
     hbase.reads("rs-1", 300, 0);
     now = now.plusSeconds(5);
-    metrics.update(policy, status, pods, true, now);
+    metrics.update(policy, info, status, pods, true, now);
     assertThat(roll.getDataReads()).isEqualTo(500);
     assertThat(roll.getCachedReads()).isEqualTo(490);
     assertThat(roll.getCachedReadRatio()).isEqualTo(0.98);
 
     // the operator restarts mid-roll: no sample in memory, so its first one is a baseline (rs-1's
     // 300 reads since its start are in the figure already)
-    MetricsCollector restarted = new MetricsCollector(hbase.probe());
+    MetricsCollector restarted = new MetricsCollector();
     now = now.plusSeconds(5);
     hbase.reads("rs-1", 50, 0);
-    restarted.update(policy, status, pods, true, now);
+    restarted.update(policy, info, status, pods, true, now);
     assertThat(roll.getDataReads()).isEqualTo(500);
     now = now.plusSeconds(5);
     hbase.reads("rs-1", 100, 0);
-    restarted.update(policy, status, pods, true, now);
+    restarted.update(policy, info, status, pods, true, now);
     assertThat(roll.getDataReads()).isEqualTo(600);
   }
 
@@ -97,7 +99,7 @@ class MetricsCollectorTest {
     hbase.churn("rs-1", 100, 25, 0);
     List<PodView> pods = List.of(pod("rs-0", "10.0.0.1", true), pod("rs-1", "10.0.0.2", true));
     BlockCachePolicyStatus status = new BlockCachePolicyStatus();
-    metrics.update(policy, status, pods, false, now);
+    metrics.update(policy, info, status, pods, false, now);
     assertThat(status.getRegionServers())
         .extracting(RegionServerStatus::getPod, RegionServerStatus::getEvictions)
         .containsExactly(tuple("rs-0", 40L), tuple("rs-1", 25L));
@@ -107,7 +109,7 @@ class MetricsCollectorTest {
     hbase.churn("rs-0", 100, 10, 0);
     now = now.plusSeconds(30);
     metrics.update(
-        policy, status, List.of(pods.get(0), pod("rs-1", "10.0.0.2", false)), false, now);
+        policy, info, status, List.of(pods.get(0), pod("rs-1", "10.0.0.2", false)), false, now);
     assertThat(status.getRegionServers())
         .extracting(RegionServerStatus::getPod, RegionServerStatus::getEvictions)
         .containsExactly(tuple("rs-0", 50L), tuple("rs-1", 25L));
@@ -116,7 +118,7 @@ class MetricsCollectorTest {
     hbase.register("rs-1", "rs-1.x", "10.0.0.2", List.of());
     hbase.churn("rs-1", 100, 3, 0);
     now = now.plusSeconds(30);
-    metrics.update(policy, status, pods, false, now);
+    metrics.update(policy, info, status, pods, false, now);
     assertThat(status.getRegionServers())
         .extracting(RegionServerStatus::getPod, RegionServerStatus::getEvictions)
         .containsExactly(tuple("rs-0", 50L), tuple("rs-1", 3L));
@@ -157,12 +159,13 @@ class MetricsCollectorTest {
           }
           return fast.scrape(host, port);
         };
-    MetricsCollector parallel = new MetricsCollector(slow);
+    MetricsCollector parallel = new MetricsCollector();
     BlockCachePolicyStatus status = new BlockCachePolicyStatus();
-    parallel.update(policy, status, pods, true, now);
+    parallel.update(policy, InfoServers.byIp(slow, 16030), status, pods, true, now);
     assertThat(status.getRegionServers())
         .allSatisfy(r -> assertThat(r.getCumulativeHitRatio()).as(r.getPod()).isEqualTo(1.0));
-    assertThat(parallel.probeNow(policy, pods)).containsOnlyKeys("rs-0", "rs-1", "rs-2");
+    assertThat(parallel.probeNow(InfoServers.byIp(slow, 16030), pods))
+        .containsOnlyKeys("rs-0", "rs-1", "rs-2");
     parallel.close();
   }
 
@@ -176,20 +179,20 @@ class MetricsCollectorTest {
     hbase.register("rs-0", "rs-0.x", "10.0.0.1", List.of());
     CacheProbe probe = hbase.probe();
     List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
-    MetricsCollector tagged =
-        new MetricsCollector(
-            (host, port) -> {
-              seen.add(
-                  Thread.currentThread().getName()
-                      + " "
-                      + MDC.get("resource.namespace")
-                      + "/"
-                      + MDC.get("resource.name"));
-              return probe.scrape(host, port);
-            });
+    MetricsCollector tagged = new MetricsCollector();
+    CacheProbe recording =
+        (host, port) -> {
+          seen.add(
+              Thread.currentThread().getName()
+                  + " "
+                  + MDC.get("resource.namespace")
+                  + "/"
+                  + MDC.get("resource.name"));
+          return probe.scrape(host, port);
+        };
     MDCUtils.addResourceInfo(policy); // as JOSDK does around a reconcile
     try {
-      tagged.probeNow(policy, List.of(pod("rs-0", "10.0.0.1", true)));
+      tagged.probeNow(InfoServers.byIp(recording, 16030), List.of(pod("rs-0", "10.0.0.1", true)));
     } finally {
       MDCUtils.removeResourceInfo();
       tagged.close();

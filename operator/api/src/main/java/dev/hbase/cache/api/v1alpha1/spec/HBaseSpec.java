@@ -35,4 +35,9 @@ public class HBaseSpec {
           + " connects without Kerberos. How the cluster is secured (hbase.security.authentication,"
           + " hbase.rpc.protection, the servers' principals) is read from the base hbase-site.")
   private KerberosSpec kerberos;
+
+  @JsonPropertyDescription(
+      "The info servers serve /jmx over HTTPS (hbase.ssl.enabled): the CA to trust. Required when"
+          + " the base hbase-site sets hbase.ssl.enabled=true; unset: plain HTTP to each pod's IP.")
+  private TlsSpec tls;
 }

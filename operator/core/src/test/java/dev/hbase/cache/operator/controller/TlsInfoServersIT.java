@@ -1,0 +1,220 @@
+package dev.hbase.cache.operator.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
+import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.metrics.CacheProbe;
+import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * spec.hbase.tls on a real API server, with a real TLS handshake: the operator reads the CA from
+ * the policy's ConfigMap and trusts exactly it. Until the ConfigMap is there, holds a certificate
+ * and the info servers' certificate chains to it, each step has its Degraded reason and Warning
+ * event, the rollout is Blocked, nothing is sent to HBase and no pod restarts; then the roll runs
+ * and the status carries the figures read over HTTPS, each pod asked by its DNS name.
+ *
+ * <p>The RegionServers' info servers are one HTTPS server on loopback with a certificate for {@code
+ * localhost} (keytool), answering HBase 2.6.4's /jmx; the probe the operator makes from the
+ * ConfigMap's CA ({@link JmxScraper#secured}, as in production) is asked at the pod's DNS name,
+ * which this test records and sends to that server (no DNS here for the pods' names).
+ */
+@EnableKubeAPIServer
+class TlsInfoServersIT extends OperatorHarness {
+  static HttpsServer server;
+  static String ca;
+  static String otherCa;
+  static final List<String> asked = new CopyOnWriteArrayList<>();
+
+  @BeforeAll
+  static void startInfoServer() throws Exception {
+    Path dir = Files.createDirectories(Path.of("target", "tls-" + System.nanoTime()));
+    Path store = selfSigned(dir, "info");
+    ca = exportPem(dir, store, "info");
+    otherCa = exportPem(dir, selfSigned(dir, "other"), "other");
+    KeyStore ks = KeyStore.getInstance("PKCS12");
+    try (InputStream in = Files.newInputStream(store)) {
+      ks.load(in, "changeit".toCharArray());
+    }
+    KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+    kmf.init(ks, "changeit".toCharArray());
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(kmf.getKeyManagers(), null, null);
+    byte[] jmx;
+    try (InputStream in =
+        JmxScraper.class.getResourceAsStream("jmx-regionserver-2.6.4-persistentfile.json")) {
+      jmx = in.readAllBytes();
+    }
+    server = HttpsServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.setHttpsConfigurator(new HttpsConfigurator(ctx));
+    server.createContext(
+        "/jmx",
+        exchange -> {
+          exchange.getResponseHeaders().add("Content-Type", "application/json");
+          exchange.sendResponseHeaders(200, jmx.length);
+          exchange.getResponseBody().write(jmx);
+          exchange.close();
+        });
+    server.start();
+  }
+
+  @AfterAll
+  static void stopInfoServer() {
+    if (server != null) {
+      server.stop(0);
+    }
+  }
+
+  @Test
+  void theInfoServersAreReadOverHttpsTrustingExactlyThePolicysCa() {
+    cluster("4Gi", false);
+    operator(
+        null,
+        client,
+        (pem, spnego) -> {
+          JmxScraper real = JmxScraper.secured(Duration.ofSeconds(5), pem, spnego);
+          return (CacheProbe)
+              (host, port) -> {
+                asked.add(host + ":" + port);
+                return real.scrape("localhost", server.getAddress().getPort());
+              };
+        });
+    policy("tls", "  mode: MetaOnly\n  hbase:\n    tls:\n      caConfigMap: info-ca\n");
+
+    awaitRefused("TlsCaMissing", "info-ca");
+
+    // from here the ConfigMap's changes alone wake the operator (no spec change)
+    client.resource(ca("not a certificate")).create();
+    awaitRefused("TlsCaInvalid", "holds no PEM certificate");
+
+    client.resource(ca(otherCa)).update();
+    awaitRefused("TlsUntrusted", "rs-0.rs." + ns + ".svc.cluster.local");
+
+    // until here: nothing sent to HBase, no pod restarted
+    assertThat(hbase.connects)
+        .as("connections to HBase before the info servers are trusted")
+        .isZero();
+    assertThat(kube.deletes).as("pods deleted before the info servers are trusted").isEmpty();
+
+    client.resource(ca(ca)).update();
+    await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("tls"));
+    assertThat(kube.deletes).hasSize(3);
+    assertThat(reason("tls", "Degraded", "False")).isEqualTo("AsPlanned");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(get("tls").getStatus().getRegionServers())
+                    .as("every pod's figures, read over HTTPS")
+                    .hasSize(3)
+                    .allSatisfy(r -> assertThat(r.getCumulativeHitRatio()).isNotNull()));
+    List<String> hosts = new ArrayList<>(Set.copyOf(asked));
+    assertThat(hosts)
+        .as("each pod asked by its DNS name under the StatefulSet's service")
+        .containsExactlyInAnyOrder(
+            "rs-0.rs." + ns + ".svc.cluster.local:16030",
+            "rs-1.rs." + ns + ".svc.cluster.local:16030",
+            "rs-2.rs." + ns + ".svc.cluster.local:16030");
+  }
+
+  private ConfigMap ca(String pem) {
+    return new ConfigMapBuilder()
+        .withNewMetadata()
+        .withName("info-ca")
+        .withNamespace(ns)
+        .endMetadata()
+        .addToData("ca.crt", pem)
+        .build();
+  }
+
+  private void awaitRefused(String reason, String inMessage) {
+    // within 30 s: a refusal is looked at again after 60 s, so only the ConfigMap's own event can
+    // bring the next state this soon
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                reason.equals(reason("tls", "Degraded", "True"))
+                    && conditionMessage("tls", "Degraded").contains(inMessage));
+    assertThat(condition("tls", "Ready", "False")).isTrue();
+    assertThat(get("tls").getStatus().getRollout().getPhase().name()).isEqualTo("Blocked");
+    eventually(
+        () ->
+            assertThat(events())
+                .anyMatch(e -> "Warning".equals(e.getType()) && reason.equals(e.getReason())));
+  }
+
+  /** A PKCS12 store with a self-signed key and certificate for localhost and 127.0.0.1. */
+  static Path selfSigned(Path dir, String alias) throws Exception {
+    Path store = dir.resolve(alias + ".p12");
+    keytool(
+        "-genkeypair",
+        "-alias",
+        alias,
+        "-keyalg",
+        "RSA",
+        "-keysize",
+        "2048",
+        "-dname",
+        "CN=localhost",
+        "-ext",
+        "SAN=dns:localhost,ip:127.0.0.1",
+        "-validity",
+        "2",
+        "-storetype",
+        "PKCS12",
+        "-keystore",
+        store.toString(),
+        "-storepass",
+        "changeit",
+        "-keypass",
+        "changeit");
+    return store;
+  }
+
+  static String exportPem(Path dir, Path store, String alias) throws Exception {
+    Path pem = dir.resolve(alias + ".pem");
+    keytool(
+        "-exportcert",
+        "-rfc",
+        "-alias",
+        alias,
+        "-keystore",
+        store.toString(),
+        "-storepass",
+        "changeit",
+        "-file",
+        pem.toString());
+    return Files.readString(pem);
+  }
+
+  static void keytool(String... args) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes());
+    if (p.waitFor() != 0) {
+      throw new IllegalStateException("keytool " + String.join(" ", args) + ": " + out);
+    }
+  }
+}
