@@ -8,6 +8,6 @@ lib=$repo/images/hbase/target/lib
 out=$repo/e2e/target/workload
 compgen -G "$lib/hbase-client-*.jar" >/dev/null || { echo "no HBase jars in $lib (make hbase-image)" >&2; exit 1; }
 rm -rf "$out" && mkdir -p "$out/classes"
-javac -nowarn --release 17 -d "$out/classes" -cp "$lib/*" "$here/Workload.java" >&2
+javac -nowarn --release 17 -d "$out/classes" -cp "$lib/*" "$here"/*.java >&2
 (cd "$out/classes" && jar cf "$out/workload.jar" .)
 echo "$out/workload.jar"

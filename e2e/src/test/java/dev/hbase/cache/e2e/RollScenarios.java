@@ -97,7 +97,7 @@ class RollScenarios extends FaultScenario {
           assertThat(masterAfter.getMetadata().getUid())
               .as("the HMaster pod was not restarted by the helm upgrade")
               .isEqualTo(master.getMetadata().getUid());
-          String balancer = balancerRunsAfterTheRoll();
+          String balancer = BalancerRuns.afterTheRoll(this);
           summary.add(
               String.format(
                   "helm upgrade (pod annotation, blockCachePolicy=%s): rolled by the operator in %d s, HMaster kept;"
@@ -362,64 +362,6 @@ class RollScenarios extends FaultScenario {
                   && pod.getMetadata().getName().equals(l.getSpec().getHolderIdentity());
             });
     return "lease " + lease;
-  }
-
-  /**
-   * Issue 28, balanced after every roll: HBase's balancer (the CacheAwareLoadBalancer the planner
-   * configures, with its weights) run three times, 10 s apart, as its chore would run once a period
-   * (the demo chart's period is HBase's 5 minutes: three of them would add 15 minutes to the
-   * suite). After the three runs every RegionServer holds the mean number of regions within one and
-   * the operator's Balanced condition says so; through them no read fails and the cluster's reads
-   * stay cached (the balancer moves regions to servers that cache them). After which run it was
-   * even, the moves and the ratio are figures in the report. Returns the summary's words.
-   */
-  private String balancerRunsAfterTheRoll() {
-    Instant from = Instant.now();
-    Workload.Run r = workload.run("e2e-balance", Duration.ofMinutes(4), "balance", "3", "10");
-    assertThat(r.phase()).as("workload balance: %s", r.log()).isEqualTo("Succeeded");
-    r.log()
-        .lines()
-        .filter(l -> l.startsWith("balance") || l.startsWith("regions") || l.startsWith("not"))
-        .forEach(l -> report.line("- HBase's balancer after the roll: %s", l));
-    assertThat(r.log()).as("the roll gave HBase's balancer back").contains("balancer on: true");
-    assertThat(r.log())
-        .as("every RegionServer within one region of the mean after three balancer runs")
-        .containsPattern("(?m)^balanced after 3 runs$");
-    java.util.regex.Matcher first =
-        java.util.regex.Pattern.compile("(?m)^balanced after run (\\d)$").matcher(r.log());
-    String firstRun = first.find() ? first.group(1) : "?";
-    await("condition Balanced True")
-        .atMost(Duration.ofMinutes(2))
-        .pollInterval(Duration.ofSeconds(2))
-        .until(() -> Cluster.isTrue(cluster.policy(), "Balanced"));
-    Instant to = Instant.now();
-    Condition balanced = condition(cluster.policy(), "Balanced");
-    Double cached = sampler.servedFromCache(from, to);
-    Workload.Stats reads = Workload.stats(workload.log(READER), from, to);
-    String ratio = cached == null ? "n/a" : String.format(java.util.Locale.ROOT, "%.4f", cached);
-    report.line(
-        "- three balancer runs: even after run %s; condition Balanced %s (%s); the cluster's data reads"
-            + " from cache %s; reader %d reads, %d failed, %d s without a successful read, worst second's p99 %.0f ms",
-        firstRun,
-        balanced.getStatus(),
-        balanced.getMessage(),
-        ratio,
-        reads.ok() + reads.fail(),
-        reads.fail(),
-        reads.stalledSeconds(),
-        reads.worstSecondP99ms());
-    assertThat(reads.fail()).as("failed reads while the balancer ran").isZero();
-    assertThat(cached)
-        .as("data reads served from cache, all RegionServers, while the balancer ran")
-        .isNotNull()
-        .isGreaterThanOrEqualTo(CLUSTER_CACHED);
-    // the next roll's steady window starts after these moves
-    suite.lastRollEnd = to;
-    return String.format(
-        java.util.Locale.ROOT,
-        "balanced after three runs (even after run %s), %s of reads from cache, 0 failed",
-        firstRun,
-        ratio);
   }
 
   /** The operator's Deployment has a Ready pod other than {@code old}; that pod. */

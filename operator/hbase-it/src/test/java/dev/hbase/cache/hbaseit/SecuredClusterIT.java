@@ -106,8 +106,9 @@ class SecuredClusterIT {
                 assertThat(Duration.between(loggedIn, end))
                     .isLessThanOrEqualTo(TICKET_LIFETIME.plusSeconds(5)));
     drainAndReload(admin, 1);
-    // the info server by its name in the certificate and the HTTP principal
-    CacheSample s = scraper.scrape(SecureKdc.SERVICE_HOST, hbase.regionServerInfoPort(0));
+    // the info server at its address, proving the name in its certificate and HTTP principal
+    CacheSample s =
+        scraper.scrape("127.0.0.1", SecureKdc.SERVICE_HOST, hbase.regionServerInfoPort(0));
     assertThat(s.regionCount())
         .as("the sample's region count on rs0, over HTTPS with SPNEGO")
         .isPositive();
@@ -249,6 +250,19 @@ class SecuredClusterIT {
         .as("a certificate from another CA")
         .isInstanceOf(JmxScraper.ScrapeException.class)
         .hasMessageContaining("not trusted")
+        .satisfies(
+            e ->
+                assertThat(((JmxScraper.ScrapeException) e).untrusted())
+                    .as("a refusal the operator reports as TlsUntrusted")
+                    .isTrue());
+    // the trusted CA, at the server's address, asked as a name its certificate does not carry
+    assertThatThrownBy(
+            () ->
+                JmxScraper.secured(t, Files.readString(kdc.caPem), null)
+                    .scrape("127.0.0.1", "rs-0.hbase.team-a.svc.cluster.local", port))
+        .as("a name the certificate does not carry")
+        .isInstanceOf(JmxScraper.ScrapeException.class)
+        .hasMessageContaining("does not carry the name")
         .satisfies(
             e ->
                 assertThat(((JmxScraper.ScrapeException) e).untrusted())

@@ -51,13 +51,17 @@ import org.slf4j.LoggerFactory;
  *   <li>observe ({@link Observer}): the StatefulSet, base ConfigMap and pods from the informers;
  *   <li>plan ({@link PlanStep}): the memory plan, derived hbase-site and revision, or a refusal;
  *   <li>apply ({@link ApplyStep}): derived ConfigMaps, cache volume, StatefulSet fields, master;
+ *   <li>identity and info servers ({@link CredentialsStep}, {@link InfoServersStep}): the Kerberos
+ *       login and how the RegionServers' /jmx is read, or a refusal that sends HBase nothing;
  *   <li>roll ({@link RollStep}): one {@link Roller} step and its actions;
  *   <li>status ({@link StatusAggregator}, {@link MetricsCollector}, {@link RecommendStep}):
  *       conditions, hit ratios and sizing advice, written once, also when a step throws ({@link
  *       #updateErrorStatus}).
  * </ol>
  *
- * An invalid policy touches nothing.
+ * An invalid policy touches nothing. Over ~400 lines (about 450): the reconcile's page of steps,
+ * its cleanup (the finalizer, giving HBase back) and the event sources JOSDK asks of the reconciler
+ * itself; each step is its own class.
  */
 // Every update passes through PolicyChanges instead of JOSDK's generation filter: the manual
 // restart annotation starts a roll at once.
@@ -102,34 +106,12 @@ public class BlockCachePolicyReconciler
   private volatile Informers informers;
 
   public BlockCachePolicyReconciler(Clock clock, HBaseConnector connector, CacheProbe probe) {
-    this(clock, connector, probe, JvmOptions.Trust.ALLOW_LIST);
-  }
-
-  /**
-   * @param jvmTrust which jvm.extraOptions policies may add ({@link JvmOptions}; the chart's {@code
-   *     allowJvmAgents} and {@code allowAnyJvmOptions}, both off by default: the allow-list)
-   */
-  public BlockCachePolicyReconciler(
-      Clock clock, HBaseConnector connector, CacheProbe probe, JvmOptions.Trust jvmTrust) {
-    this(clock, connector, probe, jvmTrust, () -> true);
-  }
-
-  /**
-   * @param leading whether this operator holds its leader lease now: the roll's actions are fenced
-   *     by it ({@link RollStep})
-   */
-  public BlockCachePolicyReconciler(
-      Clock clock,
-      HBaseConnector connector,
-      CacheProbe probe,
-      JvmOptions.Trust jvmTrust,
-      BooleanSupplier leading) {
     this(
         clock,
         connector,
         probe,
-        jvmTrust,
-        leading,
+        JvmOptions.Trust.ALLOW_LIST,
+        () -> true,
         SecuredProbes.jmx(Duration.ofSeconds(5)),
         DEFAULT_CLUSTER_DOMAIN);
   }
@@ -139,6 +121,10 @@ public class BlockCachePolicyReconciler
 
   /**
    * @param probe reads a RegionServer's /jmx over plain HTTP
+   * @param jvmTrust which jvm.extraOptions policies may add ({@link JvmOptions}; the chart's {@code
+   *     allowJvmAgents} and {@code allowAnyJvmOptions}, both off by default: the allow-list)
+   * @param leading whether this operator holds its leader lease now: the roll's actions are fenced
+   *     by it ({@link RollStep})
    * @param secured the probes for info servers over HTTPS (spec.hbase.tls)
    * @param clusterDomain the cluster's DNS domain: a pod of a policy with spec.hbase.tls is read at
    *     {@code <pod>.<serviceName>.<namespace>.svc.<clusterDomain>}
@@ -270,8 +256,10 @@ public class BlockCachePolicyReconciler
     InfoServersStep.Result reading =
         infoServers.resolve(c, observed, CredentialsStep.login(identity));
     if (reading instanceof InfoServersStep.Refused r) {
-      // no server's cache can be read: a roll would restart pods without its warm gate
+      // no server's cache can be read: a roll would restart pods without its warm gate; one
+      // under way gives the cluster back meanwhile (balancer, drained servers)
       events.warn(client, policy, r.reason(), r.message());
+      hold(c, status, observed, r.reason());
       return write(ctx, policy, status.blocked(r.reason(), r.message()), INVALID_REQUEUE);
     }
     InfoServers info = ((InfoServersStep.Access) reading).info();

@@ -37,6 +37,11 @@ final class InfoServersStep {
   static final String UI_AUTHENTICATION = "hbase.security.authentication.ui";
   static final String DEFAULT_CA_KEY = "ca.crt";
 
+  /** The most text a CA ConfigMap key may hold (a bundle of a few dozen certificates). */
+  static final int MAX_CA_CHARS = 256 * 1024;
+
+  static final String DNS_LABEL = "[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?";
+
   sealed interface Result permits Access, Refused {}
 
   /** How to read the servers. */
@@ -48,6 +53,13 @@ final class InfoServersStep {
   private final CacheProbe plain;
   private final SecuredProbes secured;
   private final String clusterDomain;
+
+  /**
+   * Per probe (a CA and an identity), the pods (uid and name) whose server proved its name and was
+   * let in once: not asked again each reconcile. Weak: a probe no longer made goes with its pods.
+   */
+  private final Map<CacheProbe, java.util.Set<String>> trusted =
+      java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
 
   /**
    * @param plain the probe for plain HTTP
@@ -87,18 +99,40 @@ final class InfoServersStep {
     if (pem == null || pem.isBlank()) {
       return new Refused(Reason.TlsCaMissing, where + " has no key " + key);
     }
+    if (pem.length() > MAX_CA_CHARS) {
+      return new Refused(
+          Reason.TlsCaInvalid,
+          where
+              + " key "
+              + key
+              + " is larger than "
+              + MAX_CA_CHARS / 1024
+              + " KiB: a CA, not more");
+    }
+    String service = o.target().getSpec().getServiceName();
+    if (service == null || !service.matches(DNS_LABEL)) {
+      // the name each pod must prove it is, and the HTTP/ principal SPNEGO asks a ticket for:
+      // always under the policy's own namespace's zone, never a name the StatefulSet's author picks
+      return new Refused(
+          Reason.InfoServerNameInvalid,
+          "the StatefulSet's serviceName "
+              + (service == null ? "is not set" : "'" + service + "' is not a DNS label")
+              + ": the operator needs <pod>.<serviceName>."
+              + c.namespace()
+              + ".svc."
+              + clusterDomain
+              + ", the name each pod's certificate carries");
+    }
     CacheProbe probe;
     try {
       probe = secured.probe(pem, spnego ? login : null);
     } catch (java.security.GeneralSecurityException | RuntimeException e) {
       return new Refused(
           Reason.TlsCaInvalid,
-          where + " key " + key + " holds no PEM certificate: " + e.getMessage());
+          where + " key " + key + " holds no PEM certificate: " + cut(e.getMessage()));
     }
-    InfoServers info =
-        InfoServers.byName(
-            probe, port, o.target().getSpec().getServiceName(), c.namespace(), clusterDomain);
-    Optional<Refused> bad = untrusted(info, o, where);
+    InfoServers info = InfoServers.byName(probe, port, service, c.namespace(), clusterDomain);
+    Optional<Refused> bad = refused(info, o, where);
     return bad.isPresent() ? bad.get() : new Access(info);
   }
 
@@ -134,36 +168,64 @@ final class InfoServersStep {
   }
 
   /**
-   * One Ready pod asked: a certificate that does not chain to the CA or lacks the pod's name is a
-   * refusal (whatever else fails, a timeout, a 401, leaves that pod without a sample, as for any
-   * scrape).
+   * One Ready pod asked, once per CA and identity (then again only for a new pod): a certificate
+   * that does not chain to the CA or lacks the pod's name, a server that does not speak TLS or one
+   * that refuses SPNEGO is a refusal. Whatever else fails (no answer, a refused connection) leaves
+   * that pod without a sample, as for any scrape.
    */
-  private static Optional<Refused> untrusted(InfoServers info, Observed o, String where) {
-    Optional<PodView> pod = o.pods().stream().filter(p -> p.ready() && p.ip() != null).findFirst();
+  private Optional<Refused> refused(InfoServers info, Observed o, String where) {
+    Optional<PodView> pod =
+        o.pods().stream().filter(p -> p.ready() && !p.terminating() && p.ip() != null).findFirst();
     if (pod.isEmpty()) {
       return Optional.empty();
     }
-    try {
-      info.probe().scrape(info.host(pod.get()), info.port());
+    String name = info.name(pod.get());
+    String seen = pod.get().uid() + "|" + name;
+    if (trusted.getOrDefault(info.probe(), java.util.Set.of()).contains(seen)) {
       return Optional.empty();
+    }
+    try {
+      info.scrape(pod.get());
     } catch (JmxScraper.ScrapeException e) {
-      if (!e.untrusted()) {
-        return Optional.empty();
+      String why = pod.get().name() + " (" + cut(e.getMessage()) + ")";
+      switch (e.kind()) {
+        case UNTRUSTED:
+          return Optional.of(
+              new Refused(
+                  Reason.TlsUntrusted,
+                  "the info server's certificate must chain to the CA in "
+                      + where
+                      + " and carry the name "
+                      + name
+                      + ": "
+                      + why));
+        case NOT_TLS:
+          return Optional.of(
+              new Refused(
+                  Reason.TlsUntrusted,
+                  "the info server does not answer over TLS (spec.hbase.tls is set): " + why));
+        case UNAUTHORIZED:
+          return Optional.of(
+              new Refused(
+                  Reason.SpnegoRefused,
+                  "the info server refused SPNEGO: the cluster needs the principal HTTP/"
+                      + name
+                      + " and to let the policy's identity in: "
+                      + why));
+        default:
+          return Optional.empty();
       }
-      return Optional.of(
-          new Refused(
-              Reason.TlsUntrusted,
-              "the info server of "
-                  + pod.get().name()
-                  + " is not trusted: its certificate must chain to the CA in "
-                  + where
-                  + " and carry the name "
-                  + info.host(pod.get())
-                  + " ("
-                  + e.getMessage()
-                  + ")"));
     } catch (IOException | RuntimeException e) {
       return Optional.empty();
     }
+    trusted
+        .computeIfAbsent(info.probe(), k -> java.util.concurrent.ConcurrentHashMap.newKeySet())
+        .add(seen);
+    return Optional.empty();
+  }
+
+  /** An exception's text for a condition or event: at most 300 characters. */
+  static String cut(String text) {
+    return text == null || text.length() <= 300 ? text : text.substring(0, 300) + "...";
   }
 }

@@ -38,13 +38,17 @@ public enum Reason {
   TlsCaInvalid,
   /**
    * An info server's certificate does not chain to spec.hbase.tls's CA or does not carry the pod's
-   * DNS name.
+   * DNS name, or the server does not speak TLS.
    */
   TlsUntrusted,
   /**
    * The base hbase-site asks SPNEGO of the info servers and the policy names no Kerberos identity.
    */
   SpnegoWithoutKerberos,
+  /** An info server refused SPNEGO as the policy's identity, or the KDC has no HTTP/ principal. */
+  SpnegoRefused,
+  /** The StatefulSet's serviceName is no DNS label: no name a pod's certificate could carry. */
+  InfoServerNameInvalid,
 
   // ---------------------------------------------------------------- events
 

@@ -15,4 +15,17 @@ public interface CacheProbe {
   default Long gcTimeMillis(String host, int infoPort) throws IOException {
     return null;
   }
+
+  /**
+   * The server at {@code address}, which must prove it is {@code name} where it is asked over TLS
+   * ({@link InfoServers}); over plain HTTP the name plays no part.
+   */
+  default CacheSample scrape(String address, String name, int infoPort) throws IOException {
+    return scrape(address, infoPort);
+  }
+
+  /** {@link #gcTimeMillis(String, int)} as {@link #scrape(String, String, int)}. */
+  default Long gcTimeMillis(String address, String name, int infoPort) throws IOException {
+    return gcTimeMillis(address, infoPort);
+  }
 }

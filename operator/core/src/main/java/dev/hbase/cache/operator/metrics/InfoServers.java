@@ -5,11 +5,12 @@ import dev.hbase.cache.operator.roll.RollModel.PodView;
 /**
  * Where one policy's RegionServers answer /jmx and how they are asked: plain HTTP to each pod's IP,
  * or (spec.hbase.tls) HTTPS with the policy's CA, and SPNEGO where the cluster asks for it, to each
- * pod's DNS name, which its certificate and its {@code HTTP/} principal carry.
+ * pod's IP as well, the server proving it is the pod's DNS name (its certificate and its {@code
+ * HTTP/} principal carry it).
  *
  * @param probe what reads a server's figures (for TLS: one that trusts exactly the policy's CA)
  * @param port the info port (spec.hbase.infoPort)
- * @param domain null: the pod's IP; else the pod is asked as {@code <pod>.<domain>}, {@code
+ * @param domain null: no name; else the pod must prove it is {@code <pod>.<domain>}, {@code
  *     <serviceName>.<namespace>.svc.<clusterDomain>}
  */
 public record InfoServers(CacheProbe probe, int port, String domain) {
@@ -25,8 +26,18 @@ public record InfoServers(CacheProbe probe, int port, String domain) {
     return new InfoServers(probe, port, service + "." + namespace + ".svc." + clusterDomain);
   }
 
-  /** The host the pod is asked at. */
-  public String host(PodView p) {
+  /** The name the pod must prove it is (its IP without TLS). */
+  public String name(PodView p) {
     return domain == null ? p.ip() : p.name() + "." + domain;
+  }
+
+  /** The pod's cache figures, asked at its IP. */
+  public dev.hbase.cache.operator.hbase.CacheSample scrape(PodView p) throws java.io.IOException {
+    return probe.scrape(p.ip(), name(p), port);
+  }
+
+  /** The pod's GC milliseconds since its start, asked at its IP; null when unknown. */
+  public Long gcTimeMillis(PodView p) throws java.io.IOException {
+    return probe.gcTimeMillis(p.ip(), name(p), port);
   }
 }

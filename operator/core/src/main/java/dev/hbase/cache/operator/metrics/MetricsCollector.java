@@ -270,7 +270,7 @@ public final class MetricsCollector {
   /** The JVM's GC milliseconds since its start; null if unknown. */
   private Long gcTotal(InfoServers info, PodView p) {
     try {
-      return info.probe().gcTimeMillis(info.host(p), info.port());
+      return info.gcTimeMillis(p);
     } catch (IOException | RuntimeException e) {
       log.debug("GC time of {} not read: {}", p.name(), e.toString());
       return null;
@@ -338,7 +338,7 @@ public final class MetricsCollector {
 
   private CacheSample scrape(InfoServers info, PodView p) {
     try {
-      return info.probe().scrape(info.host(p), info.port());
+      return info.scrape(p);
     } catch (IOException | RuntimeException e) {
       log.debug("scrape of {} failed: {}", p.name(), e.toString());
       return null;

@@ -39,8 +39,8 @@ class InfoServersStepTest {
   @Test
   void aPodIsAskedAtItsIpOrAtItsDnsNameUnderTheGoverningService() {
     PodView pod = new PodView("rs-1", "uid", 1, "rev", true, false, null, "10.0.0.7", false, false);
-    assertThat(InfoServers.byIp((h, p) -> null, 16030).host(pod)).isEqualTo("10.0.0.7");
-    assertThat(InfoServers.byName((h, p) -> null, 16030, "rs", "team-a", "cluster.local").host(pod))
+    assertThat(InfoServers.byIp((h, p) -> null, 16030).name(pod)).isEqualTo("10.0.0.7");
+    assertThat(InfoServers.byName((h, p) -> null, 16030, "rs", "team-a", "cluster.local").name(pod))
         .isEqualTo("rs-1.rs.team-a.svc.cluster.local");
   }
 }

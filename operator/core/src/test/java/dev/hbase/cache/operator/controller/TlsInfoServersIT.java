@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
+import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.metrics.CacheProbe;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
@@ -18,12 +19,11 @@ import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -40,63 +40,45 @@ import org.junit.jupiter.api.Test;
  */
 @EnableKubeAPIServer
 class TlsInfoServersIT extends OperatorHarness {
-  static HttpsServer server;
-  static String ca;
-  static String otherCa;
-  static final List<String> asked = new CopyOnWriteArrayList<>();
+  static final String PASSWORD = "changeit";
+  final List<String> asked = new CopyOnWriteArrayList<>();
+  final List<HttpsServer> servers = new ArrayList<>();
 
-  @BeforeAll
-  static void startInfoServer() throws Exception {
-    Path dir = Files.createDirectories(Path.of("target", "tls-" + System.nanoTime()));
-    Path store = selfSigned(dir, "info");
-    ca = exportPem(dir, store, "info");
-    otherCa = exportPem(dir, selfSigned(dir, "other"), "other");
-    KeyStore ks = KeyStore.getInstance("PKCS12");
-    try (InputStream in = Files.newInputStream(store)) {
-      ks.load(in, "changeit".toCharArray());
-    }
-    KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-    kmf.init(ks, "changeit".toCharArray());
-    SSLContext ctx = SSLContext.getInstance("TLS");
-    ctx.init(kmf.getKeyManagers(), null, null);
-    byte[] jmx;
-    try (InputStream in =
-        JmxScraper.class.getResourceAsStream("jmx-regionserver-2.6.4-persistentfile.json")) {
-      jmx = in.readAllBytes();
-    }
-    server = HttpsServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    server.setHttpsConfigurator(new HttpsConfigurator(ctx));
-    server.createContext(
-        "/jmx",
-        exchange -> {
-          exchange.getResponseHeaders().add("Content-Type", "application/json");
-          exchange.sendResponseHeaders(200, jmx.length);
-          exchange.getResponseBody().write(jmx);
-          exchange.close();
-        });
-    server.start();
-  }
-
-  @AfterAll
-  static void stopInfoServer() {
-    if (server != null) {
-      server.stop(0);
-    }
+  @AfterEach
+  void stopInfoServers() {
+    servers.forEach(x -> x.stop(0));
   }
 
   @Test
-  void theInfoServersAreReadOverHttpsTrustingExactlyThePolicysCa() {
+  void theInfoServersAreReadOverHttpsTrustingExactlyThePolicysCaAndTheirNames() throws Exception {
     cluster("4Gi", false);
+    Path dir = Files.createDirectories(Path.of("target", "tls-" + System.nanoTime()));
+    String names = "*.rs." + ns + ".svc.cluster.local";
+    Path good = selfSigned(dir, "good", "dns:" + names);
+    Path other = selfSigned(dir, "other", "dns:" + names); // the right names, another CA
+    Path wrongName = selfSigned(dir, "wrong", "dns:localhost,ip:127.0.0.1");
+    int goodPort = infoServer(good);
+    int wrongNamePort = infoServer(wrongName);
+    AtomicInteger target = new AtomicInteger(goodPort);
     operator(
         null,
         client,
         (pem, spnego) -> {
-          JmxScraper real = JmxScraper.secured(Duration.ofSeconds(5), pem, spnego);
-          return (CacheProbe)
-              (host, port) -> {
-                asked.add(host + ":" + port);
-                return real.scrape("localhost", server.getAddress().getPort());
-              };
+          var real = JmxScraper.secured(Duration.ofSeconds(5), pem, spnego);
+          return new CacheProbe() {
+            @Override
+            public CacheSample scrape(String host, int port) {
+              throw new AssertionError("asked by host alone: " + host);
+            }
+
+            @Override
+            public CacheSample scrape(String address, String name, int port)
+                throws java.io.IOException {
+              asked.add(name + ":" + port + "@" + address);
+              // every pod's server is this test's HTTPS server on loopback
+              return real.scrape("127.0.0.1", name, target.get());
+            }
+          };
         });
     policy("tls", "  mode: MetaOnly\n  hbase:\n    tls:\n      caConfigMap: info-ca\n");
 
@@ -106,8 +88,13 @@ class TlsInfoServersIT extends OperatorHarness {
     client.resource(ca("not a certificate")).create();
     awaitRefused("TlsCaInvalid", "holds no PEM certificate");
 
-    client.resource(ca(otherCa)).update();
-    awaitRefused("TlsUntrusted", "rs-0.rs." + ns + ".svc.cluster.local");
+    client.resource(ca(exportPem(dir, other, "other"))).update();
+    awaitRefused("TlsUntrusted", "not trusted");
+
+    // the CA of the server's certificate, which names localhost, not the pod
+    target.set(wrongNamePort);
+    client.resource(ca(exportPem(dir, wrongName, "wrong"))).update();
+    awaitRefused("TlsUntrusted", "does not carry the name rs-0.rs." + ns + ".svc.cluster.local");
 
     // until here: nothing sent to HBase, no pod restarted
     assertThat(hbase.connects)
@@ -115,7 +102,8 @@ class TlsInfoServersIT extends OperatorHarness {
         .isZero();
     assertThat(kube.deletes).as("pods deleted before the info servers are trusted").isEmpty();
 
-    client.resource(ca(ca)).update();
+    target.set(goodPort);
+    client.resource(ca(exportPem(dir, good, "good"))).update();
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("tls"));
     assertThat(kube.deletes).hasSize(3);
     assertThat(reason("tls", "Degraded", "False")).isEqualTo("AsPlanned");
@@ -127,13 +115,52 @@ class TlsInfoServersIT extends OperatorHarness {
                     .as("every pod's figures, read over HTTPS")
                     .hasSize(3)
                     .allSatisfy(r -> assertThat(r.getCumulativeHitRatio()).isNotNull()));
-    List<String> hosts = new ArrayList<>(Set.copyOf(asked));
-    assertThat(hosts)
-        .as("each pod asked by its DNS name under the StatefulSet's service")
+    List<String> seen = new ArrayList<>(new java.util.TreeSet<>(asked));
+    assertThat(seen)
+        .as("each pod asked at its IP, its server proving its DNS name under the governing service")
+        .isNotEmpty()
+        .allSatisfy(
+            x ->
+                assertThat(x)
+                    .matches(
+                        "rs-[012]\\.rs\\."
+                            + ns
+                            + "\\.svc\\.cluster\\.local:16030@\\d+\\.\\d+\\.\\d+\\.\\d+"));
+    assertThat(seen.stream().map(x -> x.substring(0, x.indexOf(':'))).distinct())
         .containsExactlyInAnyOrder(
-            "rs-0.rs." + ns + ".svc.cluster.local:16030",
-            "rs-1.rs." + ns + ".svc.cluster.local:16030",
-            "rs-2.rs." + ns + ".svc.cluster.local:16030");
+            "rs-0.rs." + ns + ".svc.cluster.local",
+            "rs-1.rs." + ns + ".svc.cluster.local",
+            "rs-2.rs." + ns + ".svc.cluster.local");
+  }
+
+  /** An HTTPS server on loopback answering HBase 2.6.4's /jmx with the key of {@code store}. */
+  private int infoServer(Path store) throws Exception {
+    KeyStore ks = KeyStore.getInstance("PKCS12");
+    try (InputStream in = Files.newInputStream(store)) {
+      ks.load(in, PASSWORD.toCharArray());
+    }
+    KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+    kmf.init(ks, PASSWORD.toCharArray());
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(kmf.getKeyManagers(), null, null);
+    byte[] jmx;
+    try (InputStream in =
+        JmxScraper.class.getResourceAsStream("jmx-regionserver-2.6.4-persistentfile.json")) {
+      jmx = in.readAllBytes();
+    }
+    HttpsServer server = HttpsServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.setHttpsConfigurator(new HttpsConfigurator(ctx));
+    server.createContext(
+        "/jmx",
+        exchange -> {
+          exchange.getResponseHeaders().add("Content-Type", "application/json");
+          exchange.sendResponseHeaders(200, jmx.length);
+          exchange.getResponseBody().write(jmx);
+          exchange.close();
+        });
+    server.start();
+    servers.add(server);
+    return server.getAddress().getPort();
   }
 
   private ConfigMap ca(String pem) {
@@ -163,8 +190,8 @@ class TlsInfoServersIT extends OperatorHarness {
                 .anyMatch(e -> "Warning".equals(e.getType()) && reason.equals(e.getReason())));
   }
 
-  /** A PKCS12 store with a self-signed key and certificate for localhost and 127.0.0.1. */
-  static Path selfSigned(Path dir, String alias) throws Exception {
+  /** A PKCS12 store with a self-signed key and certificate for the subject alternative names. */
+  static Path selfSigned(Path dir, String alias, String san) throws Exception {
     Path store = dir.resolve(alias + ".p12");
     keytool(
         "-genkeypair",
@@ -175,9 +202,9 @@ class TlsInfoServersIT extends OperatorHarness {
         "-keysize",
         "2048",
         "-dname",
-        "CN=localhost",
+        "CN=" + alias,
         "-ext",
-        "SAN=dns:localhost,ip:127.0.0.1",
+        "SAN=" + san,
         "-validity",
         "2",
         "-storetype",
@@ -185,9 +212,9 @@ class TlsInfoServersIT extends OperatorHarness {
         "-keystore",
         store.toString(),
         "-storepass",
-        "changeit",
+        PASSWORD,
         "-keypass",
-        "changeit");
+        PASSWORD);
     return store;
   }
 

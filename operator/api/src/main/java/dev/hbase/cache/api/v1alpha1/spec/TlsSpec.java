@@ -21,11 +21,11 @@ public class TlsSpec {
   @JsonPropertyDescription(
       "A ConfigMap in the policy's namespace holding the PEM certificate(s) of the CA the info"
           + " servers' certificates chain to (a trust-manager bundle, or a cert-manager CA's ca.crt"
-          + " copied into one). The operator trusts exactly these for this policy, checks the host"
-          + " name, and reads each pod by its DNS name <pod>.<serviceName>.<namespace>.svc.<clusterDomain>"
-          + " (the StatefulSet's serviceName; the chart's clusterDomain), which the pod's certificate"
-          + " must carry. With hbase.security.authentication.ui=kerberos in the base hbase-site it"
-          + " authenticates with SPNEGO as spec.hbase.kerberos.principal.")
+          + " copied into one). The operator trusts exactly these for this policy, connects to each"
+          + " pod's IP and accepts its server only if the certificate carries the pod's DNS name"
+          + " <pod>.<serviceName>.<namespace>.svc.<clusterDomain> (the StatefulSet's serviceName; the"
+          + " chart's clusterDomain). With hbase.security.authentication.ui=kerberos in the base"
+          + " hbase-site it authenticates with SPNEGO as spec.hbase.kerberos.principal.")
   private String caConfigMap;
 
   @Default("ca.crt")

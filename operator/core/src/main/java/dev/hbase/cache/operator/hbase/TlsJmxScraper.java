@@ -1,0 +1,271 @@
+package dev.hbase.cache.operator.hbase;
+
+import dev.hbase.cache.operator.hbase.JmxScraper.ScrapeException;
+import dev.hbase.cache.operator.hbase.JmxScraper.ScrapeException.Kind;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLSession;
+
+/**
+ * Reads a RegionServer's {@code /jmx} over HTTPS ({@code hbase.ssl.enabled}): it connects to the
+ * address given (the pod's IP: no DNS answer chosen by whoever writes the Service decides where the
+ * operator connects, and a pod not Ready, which has no DNS record, is reachable too) and accepts
+ * the server only if its certificate chains to exactly the CA given and carries the name given (a
+ * DNS subject alternative name, {@code *.} for one label). With SPNEGO ({@code
+ * hbase.security.authentication.ui=kerberos}) it sends a Kerberos ticket for {@code HTTP/<name>}
+ * asked as the given {@link KerberosLogin}, over TLS only. A failure says why ({@link Kind}): a
+ * certificate not trusted or without the name, a server that does not speak TLS, SPNEGO refused.
+ */
+public final class TlsJmxScraper {
+  /** At most this much of an answer is read: a RegionServer's two beans are a few KiB. */
+  static final int MAX_BODY = 4 << 20;
+
+  private final SSLContext ssl;
+  private final KerberosLogin spnego;
+  private final Duration timeout;
+  private final Clock clock = Clock.systemUTC();
+
+  TlsJmxScraper(Duration timeout, String trust, KerberosLogin spnego)
+      throws GeneralSecurityException {
+    if (trust == null) {
+      // a Negotiate token over plain HTTP can be replayed by whoever sees it
+      throw new IllegalArgumentException("no CA for the info servers' certificates");
+    }
+    this.ssl = sslContext(trust);
+    this.spnego = spnego;
+    this.timeout = timeout;
+  }
+
+  /** {@link #scrape(String, String, int)} at the name itself. */
+  public CacheSample scrape(String host, int infoPort) throws ScrapeException {
+    return scrape(host, host, infoPort);
+  }
+
+  /** The server at {@code address} (an IP or a host name), which must prove it is {@code name}. */
+  public CacheSample scrape(String address, String name, int infoPort) throws ScrapeException {
+    URI uri = uri(address, infoPort, CacheSample.BEAN);
+    return JmxScraper.sample(uri, get(uri, name), clock);
+  }
+
+  /** {@link JmxScraper#gcTimeMillis}, over HTTPS as {@link #scrape(String, String, int)}. */
+  public long gcTimeMillis(String address, String name, int infoPort) throws ScrapeException {
+    URI uri = uri(address, infoPort, JmxScraper.JVM_BEAN);
+    return JmxScraper.gcTimeMillis(uri, get(uri, name));
+  }
+
+  static URI uri(String address, int port, String bean) {
+    URI plain = JmxScraper.uri(address, port, bean);
+    return URI.create("https" + plain.toString().substring("http".length()));
+  }
+
+  private String get(URI uri, String name) throws ScrapeException {
+    HttpsURLConnection c;
+    try {
+      URL url = uri.toURL();
+      c = (HttpsURLConnection) url.openConnection(Proxy.NO_PROXY);
+    } catch (IOException | ClassCastException e) {
+      throw new ScrapeException(uri, "not an https URL: " + e, e);
+    }
+    c.setSSLSocketFactory(ssl.getSocketFactory());
+    c.setHostnameVerifier((asked, session) -> carries(session, name));
+    c.setConnectTimeout((int) timeout.toMillis());
+    c.setReadTimeout((int) timeout.toMillis());
+    c.setInstanceFollowRedirects(false);
+    c.setUseCaches(false);
+    c.setRequestProperty("Accept", "application/json");
+    if (spnego != null) {
+      c.setRequestProperty("Authorization", "Negotiate " + negotiateToken(uri, name));
+    }
+    try {
+      int code;
+      try {
+        code = c.getResponseCode();
+      } catch (SSLHandshakeException e) {
+        throw new ScrapeException(
+            uri,
+            (certificate(e)
+                    ? "TLS: the info server's certificate is not trusted ("
+                    : "TLS handshake failed (")
+                + e.getMessage()
+                + ")",
+            e,
+            certificate(e) ? Kind.UNTRUSTED : Kind.OTHER);
+      } catch (SSLException e) {
+        throw new ScrapeException(
+            uri,
+            "TLS: the info server does not speak TLS (" + e.getMessage() + ")",
+            e,
+            Kind.NOT_TLS);
+      } catch (SocketTimeoutException e) {
+        throw new ScrapeException(uri, "no answer within " + timeout.toMillis() + " ms", e);
+      } catch (IOException e) {
+        if (String.valueOf(e.getMessage()).startsWith("HTTPS hostname wrong")) {
+          throw new ScrapeException(
+              uri,
+              "TLS: the info server's certificate does not carry the name " + name,
+              e,
+              Kind.UNTRUSTED);
+        }
+        throw new ScrapeException(uri, "cannot connect: " + e, e);
+      }
+      if (code == HttpURLConnection.HTTP_UNAUTHORIZED) {
+        throw new ScrapeException(
+            uri,
+            "HTTP 401: the info server wants SPNEGO"
+                + (spnego == null
+                    ? " (no Kerberos identity given)"
+                    : " and refused " + spnego.principal()),
+            null,
+            Kind.UNAUTHORIZED);
+      }
+      if (code != HttpURLConnection.HTTP_OK) {
+        throw new ScrapeException(uri, "HTTP " + code, null);
+      }
+      try (InputStream in = c.getInputStream()) {
+        byte[] body = in.readNBytes(MAX_BODY + 1);
+        if (body.length > MAX_BODY) {
+          throw new ScrapeException(uri, "answer larger than " + MAX_BODY + " bytes", null);
+        }
+        return new String(body, StandardCharsets.UTF_8);
+      } catch (ScrapeException e) {
+        throw e;
+      } catch (IOException e) {
+        throw new ScrapeException(uri, "answer cut off: " + e, e);
+      }
+    } finally {
+      c.disconnect();
+    }
+  }
+
+  /** Whether the handshake failed on the certificate (its chain, its name), not on the link. */
+  private static boolean certificate(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.security.cert.CertificateException
+          || t instanceof java.security.cert.CertPathValidatorException
+          || t instanceof java.security.cert.CertPathBuilderException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether the server's certificate names {@code name}: a DNS subject alternative name equal to it
+   * or a {@code *.} wildcard for its first label (no common-name fallback), or an IP one equal to
+   * an IP {@code name}. Its chain was checked against the CA before this is asked.
+   */
+  static boolean carries(SSLSession session, String name) {
+    try {
+      X509Certificate leaf = (X509Certificate) session.getPeerCertificates()[0];
+      return carries(leaf, name);
+    } catch (javax.net.ssl.SSLPeerUnverifiedException | ClassCastException e) {
+      return false;
+    }
+  }
+
+  static boolean carries(X509Certificate leaf, String name) {
+    try {
+      var names = leaf.getSubjectAlternativeNames();
+      if (names == null) {
+        return false;
+      }
+      String n = name.toLowerCase(Locale.ROOT);
+      for (List<?> san : names) {
+        int type = (Integer) san.get(0);
+        String value = String.valueOf(san.get(1)).toLowerCase(Locale.ROOT);
+        if (type == 2 && matches(value, n)) {
+          return true;
+        }
+        if (type == 7 && value.equals(n)) {
+          return true;
+        }
+      }
+      return false;
+    } catch (java.security.cert.CertificateParsingException e) {
+      return false;
+    }
+  }
+
+  static boolean matches(String pattern, String name) {
+    if (!pattern.startsWith("*.")) {
+      return pattern.equals(name);
+    }
+    int dot = name.indexOf('.');
+    return dot > 0 && name.substring(dot + 1).equals(pattern.substring(2));
+  }
+
+  /** An SSL context that trusts exactly the certificates of the PEM text. */
+  static SSLContext sslContext(String pem) throws GeneralSecurityException {
+    var certs =
+        java.security.cert.CertificateFactory.getInstance("X.509")
+            .generateCertificates(
+                new java.io.ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+    if (certs.isEmpty()) {
+      throw new java.security.cert.CertificateException("no certificate in the CA text");
+    }
+    java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+    try {
+      store.load(null, null);
+    } catch (IOException e) {
+      throw new java.security.KeyStoreException(e);
+    }
+    int i = 0;
+    for (var cert : certs) {
+      store.setCertificateEntry("ca-" + i++, cert);
+    }
+    var tmf =
+        javax.net.ssl.TrustManagerFactory.getInstance(
+            javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(store);
+    var ctx = SSLContext.getInstance("TLS");
+    ctx.init(null, tmf.getTrustManagers(), null);
+    return ctx;
+  }
+
+  /** The first SPNEGO token for {@code HTTP/<name>}, as {@link #spnego}. */
+  private String negotiateToken(URI uri, String name) throws ScrapeException {
+    try {
+      byte[] token =
+          spnego.doAs(
+              () -> {
+                var gss = org.ietf.jgss.GSSManager.getInstance();
+                var spnegoOid = new org.ietf.jgss.Oid("1.3.6.1.5.5.2");
+                var server =
+                    gss.createName("HTTP@" + name, org.ietf.jgss.GSSName.NT_HOSTBASED_SERVICE);
+                var ctx =
+                    gss.createContext(
+                        server, spnegoOid, null, org.ietf.jgss.GSSContext.DEFAULT_LIFETIME);
+                try {
+                  ctx.requestMutualAuth(false);
+                  ctx.requestCredDeleg(false);
+                  return ctx.initSecContext(new byte[0], 0, 0);
+                } finally {
+                  ctx.dispose();
+                }
+              });
+      return java.util.Base64.getEncoder().encodeToString(token);
+    } catch (Exception e) {
+      throw new ScrapeException(
+          uri,
+          "SPNEGO: no Kerberos ticket for HTTP/" + name + " (" + e + ")",
+          e,
+          Kind.UNAUTHORIZED);
+    }
+  }
+}
