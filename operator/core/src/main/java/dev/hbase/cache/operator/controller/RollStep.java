@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  * returns at once; the roller owns every wait (it looks again after its requeue delay).
  *
  * <p>Over ~400 lines (about 440): the step, its hold and its release on a deleted policy share how
- * each action kind is carried out, fenced by the leader lease and refused when decided too long
- * ago ({@code executeAll}); that part is the next to move out if it grows.
+ * each action kind is carried out, fenced by the leader lease and refused when decided too long ago
+ * ({@code executeAll}); that part is the next to move out if it grows.
  */
 final class RollStep {
   private static final Logger log = LoggerFactory.getLogger(RollStep.class);

@@ -20,7 +20,6 @@ import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
-import javax.net.ssl.SSLSession;
 
 /**
  * Reads a RegionServer's {@code /jmx} over HTTPS ({@code hbase.ssl.enabled}): it connects to the
@@ -36,7 +35,7 @@ public final class TlsJmxScraper {
   /** At most this much of an answer is read: a RegionServer's two beans are a few KiB. */
   static final int MAX_BODY = 4 << 20;
 
-  private final SSLContext ssl;
+  private final javax.net.ssl.X509TrustManager caTrust;
   private final KerberosLogin spnego;
   private final Duration timeout;
   private final Clock clock = Clock.systemUTC();
@@ -47,7 +46,7 @@ public final class TlsJmxScraper {
       // a Negotiate token over plain HTTP can be replayed by whoever sees it
       throw new IllegalArgumentException("no CA for the info servers' certificates");
     }
-    this.ssl = sslContext(trust);
+    this.caTrust = trustManager(trust);
     this.spnego = spnego;
     this.timeout = timeout;
   }
@@ -82,8 +81,14 @@ public final class TlsJmxScraper {
     } catch (IOException | ClassCastException e) {
       throw new ScrapeException(uri, "not an https URL: " + e, e);
     }
-    c.setSSLSocketFactory(ssl.getSocketFactory());
-    c.setHostnameVerifier((asked, session) -> carries(session, name));
+    try {
+      c.setSSLSocketFactory(contextFor(name).getSocketFactory());
+    } catch (GeneralSecurityException e) {
+      throw new ScrapeException(uri, "TLS: " + e, e);
+    }
+    // the handshake checked the name the server must prove (contextFor); the connection's own
+    // check, of the address against the certificate, would refuse an IP it does not name
+    c.setHostnameVerifier((asked, session) -> true);
     c.setConnectTimeout((int) timeout.toMillis());
     c.setReadTimeout((int) timeout.toMillis());
     c.setInstanceFollowRedirects(false);
@@ -115,13 +120,6 @@ public final class TlsJmxScraper {
       } catch (SocketTimeoutException e) {
         throw new ScrapeException(uri, "no answer within " + timeout.toMillis() + " ms", e);
       } catch (IOException e) {
-        if (String.valueOf(e.getMessage()).startsWith("HTTPS hostname wrong")) {
-          throw new ScrapeException(
-              uri,
-              "TLS: the info server's certificate does not carry the name " + name,
-              e,
-              Kind.UNTRUSTED);
-        }
         throw new ScrapeException(uri, "cannot connect: " + e, e);
       }
       if (code == HttpURLConnection.HTTP_UNAUTHORIZED) {
@@ -166,19 +164,10 @@ public final class TlsJmxScraper {
   }
 
   /**
-   * Whether the server's certificate names {@code name}: a DNS subject alternative name equal to it
-   * or a {@code *.} wildcard for its first label (no common-name fallback), or an IP one equal to
-   * an IP {@code name}. Its chain was checked against the CA before this is asked.
+   * Whether the certificate names {@code name}: a DNS subject alternative name equal to it or a
+   * {@code *.} wildcard for its first label (no common-name fallback), or an IP one equal to an IP
+   * {@code name}.
    */
-  static boolean carries(SSLSession session, String name) {
-    try {
-      X509Certificate leaf = (X509Certificate) session.getPeerCertificates()[0];
-      return carries(leaf, name);
-    } catch (javax.net.ssl.SSLPeerUnverifiedException | ClassCastException e) {
-      return false;
-    }
-  }
-
   static boolean carries(X509Certificate leaf, String name) {
     try {
       var names = leaf.getSubjectAlternativeNames();
@@ -210,8 +199,8 @@ public final class TlsJmxScraper {
     return dot > 0 && name.substring(dot + 1).equals(pattern.substring(2));
   }
 
-  /** An SSL context that trusts exactly the certificates of the PEM text. */
-  static SSLContext sslContext(String pem) throws GeneralSecurityException {
+  /** The trust manager of exactly the certificates of the PEM text (chains only, no names). */
+  static javax.net.ssl.X509TrustManager trustManager(String pem) throws GeneralSecurityException {
     var certs =
         java.security.cert.CertificateFactory.getInstance("X.509")
             .generateCertificates(
@@ -233,8 +222,79 @@ public final class TlsJmxScraper {
         javax.net.ssl.TrustManagerFactory.getInstance(
             javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
     tmf.init(store);
-    var ctx = SSLContext.getInstance("TLS");
-    ctx.init(null, tmf.getTrustManagers(), null);
+    for (var tm : tmf.getTrustManagers()) {
+      if (tm instanceof javax.net.ssl.X509TrustManager x) {
+        return x;
+      }
+    }
+    throw new GeneralSecurityException("no X.509 trust manager");
+  }
+
+  /**
+   * A context for one connection: the server's chain must lead to the CA and its certificate must
+   * carry {@code name} (checked in the handshake, so a refusal is a handshake failure with a
+   * certificate cause, and nothing is sent to a server that fails it).
+   */
+  private SSLContext contextFor(String name) throws GeneralSecurityException {
+    javax.net.ssl.X509TrustManager ca = caTrust;
+    var tm =
+        new javax.net.ssl.X509ExtendedTrustManager() {
+          private void check(X509Certificate[] chain, String authType)
+              throws java.security.cert.CertificateException {
+            ca.checkServerTrusted(chain, authType);
+            if (chain.length == 0 || !carries(chain[0], name)) {
+              throw new java.security.cert.CertificateException(
+                  "the certificate does not carry the name " + name);
+            }
+          }
+
+          @Override
+          public void checkServerTrusted(X509Certificate[] chain, String authType)
+              throws java.security.cert.CertificateException {
+            check(chain, authType);
+          }
+
+          @Override
+          public void checkServerTrusted(
+              X509Certificate[] chain, String authType, java.net.Socket socket)
+              throws java.security.cert.CertificateException {
+            check(chain, authType);
+          }
+
+          @Override
+          public void checkServerTrusted(
+              X509Certificate[] chain, String authType, javax.net.ssl.SSLEngine engine)
+              throws java.security.cert.CertificateException {
+            check(chain, authType);
+          }
+
+          @Override
+          public void checkClientTrusted(X509Certificate[] chain, String authType)
+              throws java.security.cert.CertificateException {
+            throw new java.security.cert.CertificateException("a client, not a server");
+          }
+
+          @Override
+          public void checkClientTrusted(
+              X509Certificate[] chain, String authType, java.net.Socket socket)
+              throws java.security.cert.CertificateException {
+            throw new java.security.cert.CertificateException("a client, not a server");
+          }
+
+          @Override
+          public void checkClientTrusted(
+              X509Certificate[] chain, String authType, javax.net.ssl.SSLEngine engine)
+              throws java.security.cert.CertificateException {
+            throw new java.security.cert.CertificateException("a client, not a server");
+          }
+
+          @Override
+          public X509Certificate[] getAcceptedIssuers() {
+            return ca.getAcceptedIssuers();
+          }
+        };
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(null, new javax.net.ssl.TrustManager[] {tm}, null);
     return ctx;
   }
 

@@ -30,9 +30,9 @@ import java.util.Optional;
  * where it differs (no gate, no delete, no block: {@code drainingStop}, {@code scaledAway}, {@code
  * leave}).
  *
- * <p>Over ~400 lines (about 500) because a stop differs from the roll's restart inside three of the five
- * steps: kept beside them, each difference reads next to the rule it changes. Splitting the stop's
- * steps into a class of their own is the next cut if it grows again.
+ * <p>Over ~400 lines (about 500) because a stop differs from the roll's restart inside three of the
+ * five steps: kept beside them, each difference reads next to the rule it changes. Splitting the
+ * stop's steps into a class of their own is the next cut if it grows again.
  */
 final class PodLifecycle {
   /** The most scaled-down pods remembered for a scale-up ({@code status.rollout.scaledDown}). */
