@@ -20,16 +20,18 @@ import java.util.Optional;
 
 /**
  * How the operator reads the policy's RegionServers' /jmx (hit ratios, the warm gate, sizing
- * advice): plain HTTP to each pod's IP, or, with spec.hbase.tls, HTTPS trusting exactly the CA of
- * the policy's ConfigMap, to each pod's DNS name, with SPNEGO as the policy's Kerberos identity
- * where the base hbase-site asks for it ({@code hbase.security.authentication.ui=kerberos}). A CA
- * certificate is public: it is read from a ConfigMap of the policy's namespace, which the policy's
- * author can read too (the operator trusts it for that policy's servers only).
+ * advice): plain HTTP to each pod's IP, or, with spec.hbase.tls, HTTPS to each pod's IP, the server
+ * proving the pod's DNS name with a certificate that chains to exactly the CA of the policy's
+ * ConfigMap, with SPNEGO as the policy's Kerberos identity where the base hbase-site asks for it
+ * ({@code hbase.security.authentication.ui=kerberos}). A CA certificate is public: it is read from
+ * a ConfigMap of the policy's namespace, which the policy's author can read too (the operator
+ * trusts it for that policy's servers only).
  *
- * <p>Refused, with a reason, when the cluster serves HTTPS and no usable CA is given, or when one
- * Ready pod's certificate does not chain to the CA or carry its DNS name: the reconcile then sends
- * nothing to HBase and restarts no pod (a roll whose warm gate could read no server would restart
- * pods blind).
+ * <p>Refused, with a reason, when the cluster serves HTTPS and no usable CA is given, or when a
+ * Ready pod's server does not prove its name with that CA, does not speak TLS or refuses SPNEGO
+ * (each pod checked once per CA and identity): the reconcile then starts no roll and restarts no
+ * pod, and a roll under way is held, HBase given back (a roll whose warm gate could read no server
+ * would restart pods blind).
  */
 final class InfoServersStep {
 
@@ -60,6 +62,19 @@ final class InfoServersStep {
    */
   private final Map<CacheProbe, java.util.Set<String>> trusted =
       java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+  /** Pods (uid and name) whose server did not answer the check, and when: asked again later. */
+  private final Map<String, java.time.Instant> unanswered =
+      java.util.Collections.synchronizedMap(
+          new java.util.LinkedHashMap<>(16, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, java.time.Instant> eldest) {
+              return size() > 1024;
+            }
+          });
+
+  /** How long a pod whose server did not answer the check is not asked again by it. */
+  static final java.time.Duration ASK_AGAIN = java.time.Duration.ofSeconds(60);
 
   /**
    * @param plain the probe for plain HTTP
@@ -132,7 +147,7 @@ final class InfoServersStep {
           where + " key " + key + " holds no PEM certificate: " + cut(e.getMessage()));
     }
     InfoServers info = InfoServers.byName(probe, port, service, c.namespace(), clusterDomain);
-    Optional<Refused> bad = refused(info, o, where);
+    Optional<Refused> bad = refused(info, o, where, c.now());
     return bad.isPresent() ? bad.get() : new Access(info);
   }
 
@@ -168,60 +183,70 @@ final class InfoServersStep {
   }
 
   /**
-   * One Ready pod asked, once per CA and identity (then again only for a new pod): a certificate
-   * that does not chain to the CA or lacks the pod's name, a server that does not speak TLS or one
-   * that refuses SPNEGO is a refusal. Whatever else fails (no answer, a refused connection) leaves
-   * that pod without a sample, as for any scrape.
+   * Each Ready pod asked once per CA and identity (a restarted pod, a new uid, once more): a
+   * certificate that does not chain to the CA or lacks the pod's name, a server that does not speak
+   * TLS or one that refuses SPNEGO is a refusal (a pod restarted with a bad certificate stops the
+   * roll at it, instead of a warm gate that can read nothing). Whatever else fails (no answer, a
+   * refused connection) leaves that pod without a sample, as for any scrape.
    */
-  private Optional<Refused> refused(InfoServers info, Observed o, String where) {
-    Optional<PodView> pod =
-        o.pods().stream().filter(p -> p.ready() && !p.terminating() && p.ip() != null).findFirst();
-    if (pod.isEmpty()) {
-      return Optional.empty();
-    }
-    String name = info.name(pod.get());
-    String seen = pod.get().uid() + "|" + name;
-    if (trusted.getOrDefault(info.probe(), java.util.Set.of()).contains(seen)) {
-      return Optional.empty();
-    }
-    try {
-      info.scrape(pod.get());
-    } catch (JmxScraper.ScrapeException e) {
-      String why = pod.get().name() + " (" + cut(e.getMessage()) + ")";
-      switch (e.kind()) {
-        case UNTRUSTED:
-          return Optional.of(
-              new Refused(
-                  Reason.TlsUntrusted,
-                  "the info server's certificate must chain to the CA in "
-                      + where
-                      + " and carry the name "
-                      + name
-                      + ": "
-                      + why));
-        case NOT_TLS:
-          return Optional.of(
-              new Refused(
-                  Reason.TlsUntrusted,
-                  "the info server does not answer over TLS (spec.hbase.tls is set): " + why));
-        case UNAUTHORIZED:
-          return Optional.of(
-              new Refused(
-                  Reason.SpnegoRefused,
-                  "the info server refused SPNEGO: the cluster needs the principal HTTP/"
-                      + name
-                      + " and to let the policy's identity in: "
-                      + why));
-        default:
-          return Optional.empty();
+  private Optional<Refused> refused(
+      InfoServers info, Observed o, String where, java.time.Instant now) {
+    java.util.Set<String> known =
+        trusted.computeIfAbsent(
+            info.probe(), k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+    for (PodView pod : o.pods()) {
+      if (!pod.ready() || pod.terminating() || pod.ip() == null) {
+        continue;
       }
-    } catch (IOException | RuntimeException e) {
-      return Optional.empty();
+      String name = info.name(pod);
+      String seen = pod.uid() + "|" + name;
+      java.time.Instant failed = unanswered.get(seen);
+      if (known.contains(seen) || (failed != null && failed.plus(ASK_AGAIN).isAfter(now))) {
+        continue; // proved its name, or did not answer a moment ago (each ask may take seconds)
+      }
+      try {
+        info.scrape(pod);
+        known.add(seen); // its server proved its name: not asked again by this check
+      } catch (JmxScraper.ScrapeException e) {
+        Refused r = refusal(e, pod, name, where);
+        if (r != null) {
+          return Optional.of(r);
+        }
+        unanswered.put(seen, now);
+      } catch (IOException | RuntimeException e) {
+        unanswered.put(seen, now);
+      }
     }
-    trusted
-        .computeIfAbsent(info.probe(), k -> java.util.concurrent.ConcurrentHashMap.newKeySet())
-        .add(seen);
     return Optional.empty();
+  }
+
+  /** The refusal a failed ask of a pod's server makes, or null (no answer: no sample only). */
+  private static Refused refusal(
+      JmxScraper.ScrapeException e, PodView pod, String name, String where) {
+    String why = pod.name() + " (" + cut(e.getMessage()) + ")";
+    return switch (e.kind()) {
+      case UNTRUSTED ->
+          new Refused(
+              Reason.TlsUntrusted,
+              "the info server's certificate must chain to the CA in "
+                  + where
+                  + " and carry the name "
+                  + name
+                  + ": "
+                  + why);
+      case NOT_TLS ->
+          new Refused(
+              Reason.TlsUntrusted,
+              "the info server does not answer over TLS (spec.hbase.tls is set): " + why);
+      case UNAUTHORIZED ->
+          new Refused(
+              Reason.SpnegoRefused,
+              "the info server refused SPNEGO: the cluster needs the principal HTTP/"
+                  + name
+                  + " and to let the policy's identity in: "
+                  + why);
+      default -> null;
+    };
   }
 
   /** An exception's text for a condition or event: at most 300 characters. */

@@ -35,10 +35,23 @@ public final class TlsJmxScraper {
   /** At most this much of an answer is read: a RegionServer's two beans are a few KiB. */
   static final int MAX_BODY = 4 << 20;
 
-  private final javax.net.ssl.X509TrustManager caTrust;
+  private final javax.net.ssl.X509ExtendedTrustManager caTrust;
   private final KerberosLogin spnego;
   private final Duration timeout;
   private final Clock clock = Clock.systemUTC();
+
+  /**
+   * Ends a request that runs past its whole deadline: the connect and read timeouts bound each
+   * step, not a server that trickles a byte just within each (the scrape threads are shared by all
+   * policies).
+   */
+  private static final java.util.concurrent.ScheduledExecutorService DEADLINES =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "jmx-tls-deadline");
+            t.setDaemon(true);
+            return t;
+          });
 
   TlsJmxScraper(Duration timeout, String trust, KerberosLogin spnego)
       throws GeneralSecurityException {
@@ -97,20 +110,31 @@ public final class TlsJmxScraper {
     if (spnego != null) {
       c.setRequestProperty("Authorization", "Negotiate " + negotiateToken(uri, name));
     }
+    var deadline =
+        DEADLINES.schedule(
+            c::disconnect, 2 * timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
     try {
       int code;
       try {
         code = c.getResponseCode();
       } catch (SSLHandshakeException e) {
+        if (certificate(e)) {
+          throw new ScrapeException(
+              uri,
+              "TLS: the info server's certificate is not trusted (" + e.getMessage() + ")",
+              e,
+              Kind.UNTRUSTED);
+        }
+        // the link dropped mid-handshake (a server stopping): no sample only; anything else (no
+        // common protocol or cipher, a client certificate demanded) is no TLS the operator speaks
+        boolean dropped =
+            e.getCause() instanceof java.io.EOFException
+                || e.getCause() instanceof java.net.SocketException;
         throw new ScrapeException(
             uri,
-            (certificate(e)
-                    ? "TLS: the info server's certificate is not trusted ("
-                    : "TLS handshake failed (")
-                + e.getMessage()
-                + ")",
+            "TLS handshake failed (" + e.getMessage() + ")",
             e,
-            certificate(e) ? Kind.UNTRUSTED : Kind.OTHER);
+            dropped ? Kind.OTHER : Kind.NOT_TLS);
       } catch (SSLException e) {
         throw new ScrapeException(
             uri,
@@ -122,13 +146,15 @@ public final class TlsJmxScraper {
       } catch (IOException e) {
         throw new ScrapeException(uri, "cannot connect: " + e, e);
       }
-      if (code == HttpURLConnection.HTTP_UNAUTHORIZED) {
+      if (code == HttpURLConnection.HTTP_UNAUTHORIZED || code == HttpURLConnection.HTTP_FORBIDDEN) {
         throw new ScrapeException(
             uri,
-            "HTTP 401: the info server wants SPNEGO"
+            "HTTP "
+                + code
                 + (spnego == null
-                    ? " (no Kerberos identity given)"
-                    : " and refused " + spnego.principal()),
+                    ? ": the info server wants SPNEGO (no Kerberos identity given: is"
+                        + " hbase.security.authentication.ui=kerberos in the base hbase-site?)"
+                    : ": the info server refused " + spnego.principal()),
             null,
             Kind.UNAUTHORIZED);
       }
@@ -147,6 +173,7 @@ public final class TlsJmxScraper {
         throw new ScrapeException(uri, "answer cut off: " + e, e);
       }
     } finally {
+      deadline.cancel(false);
       c.disconnect();
     }
   }
@@ -200,7 +227,8 @@ public final class TlsJmxScraper {
   }
 
   /** The trust manager of exactly the certificates of the PEM text (chains only, no names). */
-  static javax.net.ssl.X509TrustManager trustManager(String pem) throws GeneralSecurityException {
+  static javax.net.ssl.X509ExtendedTrustManager trustManager(String pem)
+      throws GeneralSecurityException {
     var certs =
         java.security.cert.CertificateFactory.getInstance("X.509")
             .generateCertificates(
@@ -223,7 +251,7 @@ public final class TlsJmxScraper {
             javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
     tmf.init(store);
     for (var tm : tmf.getTrustManagers()) {
-      if (tm instanceof javax.net.ssl.X509TrustManager x) {
+      if (tm instanceof javax.net.ssl.X509ExtendedTrustManager x) {
         return x;
       }
     }
@@ -236,12 +264,12 @@ public final class TlsJmxScraper {
    * certificate cause, and nothing is sent to a server that fails it).
    */
   private SSLContext contextFor(String name) throws GeneralSecurityException {
-    javax.net.ssl.X509TrustManager ca = caTrust;
+    javax.net.ssl.X509ExtendedTrustManager ca = caTrust;
     var tm =
         new javax.net.ssl.X509ExtendedTrustManager() {
-          private void check(X509Certificate[] chain, String authType)
+          /** After the CA's own trust manager checked the chain: the name. */
+          private void named(X509Certificate[] chain)
               throws java.security.cert.CertificateException {
-            ca.checkServerTrusted(chain, authType);
             if (chain.length == 0 || !carries(chain[0], name)) {
               throw new java.security.cert.CertificateException(
                   "the certificate does not carry the name " + name);
@@ -251,21 +279,26 @@ public final class TlsJmxScraper {
           @Override
           public void checkServerTrusted(X509Certificate[] chain, String authType)
               throws java.security.cert.CertificateException {
-            check(chain, authType);
+            ca.checkServerTrusted(chain, authType);
+            named(chain);
           }
 
+          // with the socket or engine: the session's algorithm constraints apply too (no endpoint
+          // identification is set on them, so no check of the name against the IP)
           @Override
           public void checkServerTrusted(
               X509Certificate[] chain, String authType, java.net.Socket socket)
               throws java.security.cert.CertificateException {
-            check(chain, authType);
+            ca.checkServerTrusted(chain, authType, socket);
+            named(chain);
           }
 
           @Override
           public void checkServerTrusted(
               X509Certificate[] chain, String authType, javax.net.ssl.SSLEngine engine)
               throws java.security.cert.CertificateException {
-            check(chain, authType);
+            ca.checkServerTrusted(chain, authType, engine);
+            named(chain);
           }
 
           @Override
@@ -321,11 +354,13 @@ public final class TlsJmxScraper {
               });
       return java.util.Base64.getEncoder().encodeToString(token);
     } catch (Exception e) {
+      // no such principal is the cluster's to fix; a KDC away or a clock skew passes
+      boolean unknown = String.valueOf(e).contains("not found in Kerberos database");
       throw new ScrapeException(
           uri,
           "SPNEGO: no Kerberos ticket for HTTP/" + name + " (" + e + ")",
           e,
-          Kind.UNAUTHORIZED);
+          unknown ? Kind.UNAUTHORIZED : Kind.OTHER);
     }
   }
 }

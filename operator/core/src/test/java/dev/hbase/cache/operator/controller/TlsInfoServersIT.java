@@ -19,6 +19,7 @@ import java.security.KeyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.KeyManagerFactory;
@@ -60,25 +61,31 @@ class TlsInfoServersIT extends OperatorHarness {
     int goodPort = infoServer(good);
     int wrongNamePort = infoServer(wrongName);
     AtomicInteger target = new AtomicInteger(goodPort);
+    // one probe per CA text, as production keeps them (SecuredProbes.jmx): the operator checks a
+    // pod's server once per probe
+    Map<String, CacheProbe> probes = new java.util.concurrent.ConcurrentHashMap<>();
     operator(
         null,
         client,
         (pem, spnego) -> {
           var real = JmxScraper.secured(Duration.ofSeconds(5), pem, spnego);
-          return new CacheProbe() {
-            @Override
-            public CacheSample scrape(String host, int port) {
-              throw new AssertionError("asked by host alone: " + host);
-            }
+          return probes.computeIfAbsent(
+              pem,
+              k ->
+                  new CacheProbe() {
+                    @Override
+                    public CacheSample scrape(String host, int port) {
+                      throw new AssertionError("asked by host alone: " + host);
+                    }
 
-            @Override
-            public CacheSample scrape(String address, String name, int port)
-                throws java.io.IOException {
-              asked.add(name + ":" + port + "@" + address);
-              // every pod's server is this test's HTTPS server on loopback
-              return real.scrape("127.0.0.1", name, target.get());
-            }
-          };
+                    @Override
+                    public CacheSample scrape(String address, String name, int port)
+                        throws java.io.IOException {
+                      asked.add(name + ":" + port + "@" + address);
+                      // every pod's server is this test's HTTPS server on loopback
+                      return real.scrape("127.0.0.1", name, target.get());
+                    }
+                  });
         });
     policy("tls", "  mode: MetaOnly\n  hbase:\n    tls:\n      caConfigMap: info-ca\n");
 
@@ -131,6 +138,31 @@ class TlsInfoServersIT extends OperatorHarness {
             "rs-0.rs." + ns + ".svc.cluster.local",
             "rs-1.rs." + ns + ".svc.cluster.local",
             "rs-2.rs." + ns + ".svc.cluster.local");
+
+    // a roll whose first restarted pod comes back with a certificate the CA does not vouch for
+    // (the servers checked before are not asked again): the roll stops at it and is held (HBase's
+    // balancer back on), no other pod restarted
+    target.set(wrongNamePort);
+    int before = kube.deletes.size();
+    editPolicy(
+        "tls",
+        p -> {
+          if (p.getMetadata().getAnnotations() == null) {
+            p.getMetadata().setAnnotations(new java.util.HashMap<>());
+          }
+          p.getMetadata()
+              .getAnnotations()
+              .put(
+                  dev.hbase.cache.api.v1alpha1.BlockCachePolicy.RESTART_ANNOTATION,
+                  "2026-11-27T10:00:00Z");
+          return p;
+        });
+    awaitRefused("TlsUntrusted", "not trusted");
+    assertThat(kube.deletes.size() - before).as("pods restarted by the held roll").isEqualTo(1);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> assertThat(hbase.balancerOn).as("HBase's balancer while held").isTrue());
   }
 
   /** An HTTPS server on loopback answering HBase 2.6.4's /jmx with the key of {@code store}. */
@@ -178,10 +210,11 @@ class TlsInfoServersIT extends OperatorHarness {
     // bring the next state this soon
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(
-            () ->
-                reason.equals(reason("tls", "Degraded", "True"))
-                    && conditionMessage("tls", "Degraded").contains(inMessage));
+        .untilAsserted(
+            () -> {
+              assertThat(reason("tls", "Degraded", "True")).isEqualTo(reason);
+              assertThat(conditionMessage("tls", "Degraded")).contains(inMessage);
+            });
     assertThat(condition("tls", "Ready", "False")).isTrue();
     assertThat(get("tls").getStatus().getRollout().getPhase().name()).isEqualTo("Blocked");
     eventually(

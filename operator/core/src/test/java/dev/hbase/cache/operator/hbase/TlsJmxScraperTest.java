@@ -21,6 +21,107 @@ class TlsJmxScraperTest {
         .isFalse();
   }
 
+  /** A plain HTTP server where TLS was asked for is NOT_TLS (a refusal), none at all OTHER. */
+  @Test
+  void aServerThatDoesNotSpeakTlsIsToldFromOneThatDoesNotAnswer() throws Exception {
+    java.nio.file.Path dir =
+        java.nio.file.Files.createDirectories(
+            java.nio.file.Path.of("target", "tls-unit-" + System.nanoTime()));
+    String pem = selfSignedPem(dir);
+    // an HTTP server's answer to a TLS hello, as Jetty gives it on a plain port: a 400, then close
+    var plain = new java.net.ServerSocket(0, 5, java.net.InetAddress.getLoopbackAddress());
+    Thread answering =
+        new Thread(
+            () -> {
+              while (!plain.isClosed()) {
+                try (var x = plain.accept()) {
+                  x.getInputStream().read(new byte[512]);
+                  x.getOutputStream()
+                      .write(
+                          ("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n"
+                                  + "Connection: close\r\n\r\n")
+                              .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                } catch (java.io.IOException e) {
+                  // closed: the test is over
+                }
+              }
+            });
+    answering.setDaemon(true);
+    answering.start();
+    try {
+      TlsJmxScraper s = JmxScraper.secured(Duration.ofSeconds(2), pem, null);
+      assertThatThrownBy(() -> s.scrape("127.0.0.1", "localhost", plain.getLocalPort()))
+          .isInstanceOfSatisfying(
+              JmxScraper.ScrapeException.class,
+              e ->
+                  assertThat(e.kind())
+                      .as(e.getMessage() + " / " + e.getCause())
+                      .isEqualTo(JmxScraper.ScrapeException.Kind.NOT_TLS));
+      int closed;
+      try (var probe = new java.net.ServerSocket(0)) {
+        closed = probe.getLocalPort();
+      }
+      assertThatThrownBy(() -> s.scrape("127.0.0.1", "localhost", closed))
+          .isInstanceOfSatisfying(
+              JmxScraper.ScrapeException.class,
+              e -> assertThat(e.kind()).isEqualTo(JmxScraper.ScrapeException.Kind.OTHER));
+    } finally {
+      plain.close();
+    }
+  }
+
+  static String selfSignedPem(java.nio.file.Path dir) throws Exception {
+    String keytool =
+        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+    String store = dir.resolve("ca.p12").toString();
+    String pem = dir.resolve("ca.pem").toString();
+    for (String[] cmd :
+        new String[][] {
+          {
+            keytool,
+            "-genkeypair",
+            "-alias",
+            "ca",
+            "-keyalg",
+            "RSA",
+            "-keysize",
+            "2048",
+            "-dname",
+            "CN=localhost",
+            "-ext",
+            "SAN=dns:localhost",
+            "-validity",
+            "2",
+            "-storetype",
+            "PKCS12",
+            "-keystore",
+            store,
+            "-storepass",
+            "changeit",
+            "-keypass",
+            "changeit"
+          },
+          {
+            keytool,
+            "-exportcert",
+            "-rfc",
+            "-alias",
+            "ca",
+            "-keystore",
+            store,
+            "-storepass",
+            "changeit",
+            "-file",
+            pem
+          }
+        }) {
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes());
+      assertThat(p.waitFor()).as("keytool: %s", out).isZero();
+    }
+    return java.nio.file.Files.readString(java.nio.file.Path.of(pem));
+  }
+
   @Test
   void aCaTextWithoutACertificateIsRefused() {
     assertThatThrownBy(() -> JmxScraper.secured(Duration.ofSeconds(1), "not a certificate", null))
