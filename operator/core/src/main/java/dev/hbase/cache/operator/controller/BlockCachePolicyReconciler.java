@@ -52,7 +52,8 @@ import org.slf4j.LoggerFactory;
  *   <li>plan ({@link PlanStep}): the memory plan, derived hbase-site and revision, or a refusal;
  *   <li>apply ({@link ApplyStep}): derived ConfigMaps, cache volume, StatefulSet fields, master;
  *   <li>identity and info servers ({@link CredentialsStep}, {@link InfoServersStep}): the Kerberos
- *       login and how the RegionServers' /jmx is read, or a refusal that sends HBase nothing;
+ *       login and how the RegionServers' /jmx is read, or a refusal (no roll starts; without an
+ *       identity HBase is sent nothing, without readable info servers a roll under way is held);
  *   <li>roll ({@link RollStep}): one {@link Roller} step and its actions;
  *   <li>status ({@link StatusAggregator}, {@link MetricsCollector}, {@link RecommendStep}):
  *       conditions, hit ratios and sizing advice, written once, also when a step throws ({@link
@@ -126,8 +127,8 @@ public class BlockCachePolicyReconciler
    * @param leading whether this operator holds its leader lease now: the roll's actions are fenced
    *     by it ({@link RollStep})
    * @param secured the probes for info servers over HTTPS (spec.hbase.tls)
-   * @param clusterDomain the cluster's DNS domain: a pod of a policy with spec.hbase.tls is read at
-   *     {@code <pod>.<serviceName>.<namespace>.svc.<clusterDomain>}
+   * @param clusterDomain the cluster's DNS domain: a pod of a policy with spec.hbase.tls must prove
+   *     it is {@code <pod>.<serviceName>.<namespace>.svc.<clusterDomain>}
    */
   public BlockCachePolicyReconciler(
       Clock clock,
