@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.hbase.TestCertificates;
 import dev.hbase.cache.operator.metrics.CacheProbe;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -41,7 +42,7 @@ import org.junit.jupiter.api.Test;
  */
 @EnableKubeAPIServer
 class TlsInfoServersIT extends OperatorHarness {
-  static final String PASSWORD = "changeit";
+  static final String PASSWORD = TestCertificates.PASSWORD;
   final List<String> asked = new CopyOnWriteArrayList<>();
   final List<HttpsServer> servers = new ArrayList<>();
 
@@ -55,9 +56,10 @@ class TlsInfoServersIT extends OperatorHarness {
     cluster("4Gi", false);
     Path dir = Files.createDirectories(Path.of("target", "tls-" + System.nanoTime()));
     String names = "*.rs." + ns + ".svc.cluster.local";
-    Path good = selfSigned(dir, "good", "dns:" + names);
-    Path other = selfSigned(dir, "other", "dns:" + names); // the right names, another CA
-    Path wrongName = selfSigned(dir, "wrong", "dns:localhost,ip:127.0.0.1");
+    Path good = TestCertificates.selfSigned(dir, "good", "dns:" + names);
+    Path other =
+        TestCertificates.selfSigned(dir, "other", "dns:" + names); // the right names, another CA
+    Path wrongName = TestCertificates.selfSigned(dir, "wrong", "dns:localhost,ip:127.0.0.1");
     int goodPort = infoServer(good);
     int wrongNamePort = infoServer(wrongName);
     AtomicInteger target = new AtomicInteger(goodPort);
@@ -95,12 +97,12 @@ class TlsInfoServersIT extends OperatorHarness {
     client.resource(ca("not a certificate")).create();
     awaitRefused("TlsCaInvalid", "holds no PEM certificate");
 
-    client.resource(ca(exportPem(dir, other, "other"))).update();
+    client.resource(ca(TestCertificates.exportPem(dir, other, "other"))).update();
     awaitRefused("TlsUntrusted", "not trusted");
 
     // the CA of the server's certificate, which names localhost, not the pod
     target.set(wrongNamePort);
-    client.resource(ca(exportPem(dir, wrongName, "wrong"))).update();
+    client.resource(ca(TestCertificates.exportPem(dir, wrongName, "wrong"))).update();
     awaitRefused("TlsUntrusted", "does not carry the name rs-0.rs." + ns + ".svc.cluster.local");
 
     // until here: nothing sent to HBase, no pod restarted
@@ -110,7 +112,7 @@ class TlsInfoServersIT extends OperatorHarness {
     assertThat(kube.deletes).as("pods deleted before the info servers are trusted").isEmpty();
 
     target.set(goodPort);
-    client.resource(ca(exportPem(dir, good, "good"))).update();
+    client.resource(ca(TestCertificates.exportPem(dir, good, "good"))).update();
     await().atMost(Duration.ofSeconds(90)).until(() -> idleAndApplied("tls"));
     assertThat(kube.deletes).hasSize(3);
     assertThat(reason("tls", "Degraded", "False")).isEqualTo("AsPlanned");
@@ -221,60 +223,5 @@ class TlsInfoServersIT extends OperatorHarness {
         () ->
             assertThat(events())
                 .anyMatch(e -> "Warning".equals(e.getType()) && reason.equals(e.getReason())));
-  }
-
-  /** A PKCS12 store with a self-signed key and certificate for the subject alternative names. */
-  static Path selfSigned(Path dir, String alias, String san) throws Exception {
-    Path store = dir.resolve(alias + ".p12");
-    keytool(
-        "-genkeypair",
-        "-alias",
-        alias,
-        "-keyalg",
-        "RSA",
-        "-keysize",
-        "2048",
-        "-dname",
-        "CN=" + alias,
-        "-ext",
-        "SAN=" + san,
-        "-validity",
-        "2",
-        "-storetype",
-        "PKCS12",
-        "-keystore",
-        store.toString(),
-        "-storepass",
-        PASSWORD,
-        "-keypass",
-        PASSWORD);
-    return store;
-  }
-
-  static String exportPem(Path dir, Path store, String alias) throws Exception {
-    Path pem = dir.resolve(alias + ".pem");
-    keytool(
-        "-exportcert",
-        "-rfc",
-        "-alias",
-        alias,
-        "-keystore",
-        store.toString(),
-        "-storepass",
-        "changeit",
-        "-file",
-        pem.toString());
-    return Files.readString(pem);
-  }
-
-  static void keytool(String... args) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-    cmd.addAll(List.of(args));
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes());
-    if (p.waitFor() != 0) {
-      throw new IllegalStateException("keytool " + String.join(" ", args) + ": " + out);
-    }
   }
 }

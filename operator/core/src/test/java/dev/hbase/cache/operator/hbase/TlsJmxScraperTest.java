@@ -27,7 +27,9 @@ class TlsJmxScraperTest {
     java.nio.file.Path dir =
         java.nio.file.Files.createDirectories(
             java.nio.file.Path.of("target", "tls-unit-" + System.nanoTime()));
-    String pem = selfSignedPem(dir);
+    String pem =
+        TestCertificates.exportPem(
+            dir, TestCertificates.selfSigned(dir, "ca", "dns:localhost"), "ca");
     // an HTTP server's answer to a TLS hello, as Jetty gives it on a plain port: a 400, then close
     var plain = new java.net.ServerSocket(0, 5, java.net.InetAddress.getLoopbackAddress());
     Thread answering =
@@ -68,58 +70,6 @@ class TlsJmxScraperTest {
     } finally {
       plain.close();
     }
-  }
-
-  static String selfSignedPem(java.nio.file.Path dir) throws Exception {
-    String keytool =
-        java.nio.file.Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
-    String store = dir.resolve("ca.p12").toString();
-    String pem = dir.resolve("ca.pem").toString();
-    for (String[] cmd :
-        new String[][] {
-          {
-            keytool,
-            "-genkeypair",
-            "-alias",
-            "ca",
-            "-keyalg",
-            "RSA",
-            "-keysize",
-            "2048",
-            "-dname",
-            "CN=localhost",
-            "-ext",
-            "SAN=dns:localhost",
-            "-validity",
-            "2",
-            "-storetype",
-            "PKCS12",
-            "-keystore",
-            store,
-            "-storepass",
-            "changeit",
-            "-keypass",
-            "changeit"
-          },
-          {
-            keytool,
-            "-exportcert",
-            "-rfc",
-            "-alias",
-            "ca",
-            "-keystore",
-            store,
-            "-storepass",
-            "changeit",
-            "-file",
-            pem
-          }
-        }) {
-      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes());
-      assertThat(p.waitFor()).as("keytool: %s", out).isZero();
-    }
-    return java.nio.file.Files.readString(java.nio.file.Path.of(pem));
   }
 
   @Test
