@@ -189,12 +189,12 @@ class DrainScenarios extends FaultScenario {
         () -> {
           // the pod the roll takes first (Roller.order()): not the hbase:meta host, the fewest
           // regions, the lowest ordinal
-          // (the RegionServers' /jmx refreshes every 5-10 s: the same answer twice, 12 s apart,
-          // after the last roll's moves)
+          // (the RegionServers' /jmx refreshes every second, the chart's metricsPeriodSeconds: the
+          // same answer twice, 3 s apart, after the last roll's moves)
           List<Candidate> cs =
-              await("the same region counts twice, 12 s apart")
+              await("the same region counts twice, 3 s apart")
                   .atMost(Duration.ofMinutes(2))
-                  .pollInterval(Duration.ofSeconds(12))
+                  .pollInterval(Duration.ofSeconds(3))
                   .ignoreExceptions()
                   .until(
                       new java.util.concurrent.Callable<List<Candidate>>() {

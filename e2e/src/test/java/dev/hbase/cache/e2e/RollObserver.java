@@ -31,21 +31,23 @@ final class RollObserver {
 
   /**
    * The steady-state window of the reader before a roll: a measurement window for the report (its
-   * p99 beside the roll's), not a wait for a condition, and nothing asserts on it. 15 s at the
-   * reader's 200 reads/s is 3,000 reads, enough for a p99; it was 60 s, then 30 s, which made every
-   * observed roll wait up to half a minute more than the previous roll's own after-window and
-   * counter lag (which count towards it: it runs from the previous roll's end).
+   * p99 beside the roll's), not a wait for a condition, and nothing asserts on it. 10 s at the
+   * reader's 200 reads/s is 2,000 reads, enough for a p99; it was 60 s, then 30 s, then 15 s, which
+   * made every observed roll wait more than the previous roll's own after-window and counter lag
+   * (which count towards it: it runs from the previous roll's end).
    */
-  static final Duration STEADY = Duration.ofSeconds(15);
+  static final Duration STEADY = Duration.ofSeconds(10);
 
   /**
    * Reads right after a restart: the new instance's reads up to this long after its first sampled
    * reads, and only samples taken before the next pod's drain began: that drain moves regions whose
    * blocks the restarted server never had onto it within 1-2 s (seen on kind: 0.82 and 0.75 with
-   * them), and their cold reads are not what is measured here. HBase refreshes these counters every
-   * 5-10 s, so for pods other than the last the clean window often holds no sample (n/a).
+   * them), and their cold reads are not what is measured here. The kind chart's HBase refreshes
+   * these counters every second (metricsPeriodSeconds) and the suite samples every 2 s, so 10 s
+   * holds ~700 data reads of the new instance; for pods other than the last the clean window may
+   * still hold no sample (n/a). It was 20 s under HBase's default 5-10 s refresh.
    */
-  static final Duration AFTER_WINDOW = Duration.ofSeconds(20);
+  static final Duration AFTER_WINDOW = Duration.ofSeconds(10);
 
   /**
    * A restarted server with no read this long after the roll's end serves none (see {@link
@@ -54,10 +56,11 @@ final class RollObserver {
   static final Duration NO_READS = Duration.ofSeconds(60);
 
   /**
-   * How long after a read HBase's /jmx counters show it, at most (metrics period 5 s, JMX cache 10
-   * s).
+   * How long after a read HBase's /jmx counters show it, at most, with a margin: the kind chart's
+   * metricsPeriodSeconds (1 s: the RegionServer's aggregation and the JMX cache each refresh every
+   * second) and the suite's 2 s between samples. It was 10 s under HBase's defaults (5 s, 10 s).
    */
-  static final Duration COUNTER_LAG = Duration.ofSeconds(10);
+  static final Duration COUNTER_LAG = Duration.ofSeconds(5);
 
   /**
    * The status is polled every 2 s: the next drain may have begun up to that long before it was
@@ -262,8 +265,8 @@ final class RollObserver {
               + cluster.describeRegionServers(),
           e);
     }
-    // HBase publishes its counters every 5-10 s: the reads of the roll's last seconds show up to 10
-    // s later
+    // HBase publishes its counters every second here (the chart's metricsPeriodSeconds), sampled
+    // every 2 s: the reads of the roll's last seconds show up to COUNTER_LAG later
     Instant countersIn = end.plus(COUNTER_LAG);
     if (countersIn.isAfter(Instant.now())) {
       try {

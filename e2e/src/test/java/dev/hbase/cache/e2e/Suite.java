@@ -108,7 +108,8 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
     for (int i = 0; i < REPLICAS; i++) {
       pods.add(Cluster.pod(i));
     }
-    sampler = new JmxSampler(client, cluster.ns, pods, Duration.ofSeconds(5));
+    // every 2 s: the kind chart's HBase refreshes /jmx every second (metricsPeriodSeconds)
+    sampler = new JmxSampler(client, cluster.ns, pods, Duration.ofSeconds(2));
     Path bin = repo.resolve("bin/prometheus");
     if (!Files.isExecutable(bin)) {
       Shell.Result r = Shell.run(repo, 300, List.of("e2e/kind/tools.sh", "prometheus"));
