@@ -32,9 +32,19 @@ crds: ## regenerate crds/, the chart's copy (files/crds/), docs/reference/api.md
 kube-api-test-binaries: ## make kube-apiserver/etcd/kubectl available to kube-api-test (offline here)
 	@.ci/kube-api-test-binaries.sh
 
+# What make test needs besides Maven (kube-api-test's binaries, the chart checks' tools: on a new
+# machine ~12 min of Go builds) is made beside Maven's downloads, compile and unit tests
+# (.ci/test-prereqs.sh); the ITs wait for the binaries (core/pom.xml, profile kube-api-test-binaries).
+# The background job is stopped with its process group if Maven fails.
 .PHONY: test
-test: kube-api-test-binaries ## unit + API-server tests (real kube-apiserver/etcd), then the chart checks
-	cd operator && $(MVN) $(MVN_FLAGS) verify
+test: ## unit + API-server tests (real kube-apiserver/etcd), then the chart checks
+	@mkdir -p target; \
+	setsid .ci/test-prereqs.sh >target/test-prereqs.log 2>&1 & bg=$$!; \
+	trap 'kill -- -$$bg 2>/dev/null || true' EXIT; \
+	echo "make test: kube-api-test binaries and chart tools made beside the build (target/test-prereqs.log)"; \
+	(cd operator && $(MVN) $(MVN_FLAGS) verify) || exit 1; \
+	wait $$bg || { echo "make test: .ci/test-prereqs.sh failed:" >&2; tail -20 target/test-prereqs.log >&2; exit 1; }; \
+	trap - EXIT; grep ' ready after ' target/test-prereqs.log
 	@$(MAKE) --no-print-directory chart-test
 
 .PHONY: lint

@@ -1,34 +1,15 @@
 #!/usr/bin/env bash
 # Create (or reuse) a one-node kind cluster named $KIND_CLUSTER (default in lib.sh).
-# Node image: $KIND_NODE_IMAGE when set; else, when ../shared/kind-offline exists next to the repo
-# (this workplace: no container registry), kind-offline/node:v1.34.4, built by that folder's
-# build-node-image.sh when missing (about 19 min cold, seconds warm); else kind's own default
-# (kindest/node:v1.34.0 for kind v0.30.0, pulled from Docker Hub).
+# Node image: node-image.sh ($KIND_NODE_IMAGE; else, with ../shared/kind-offline next to the repo,
+# kind-offline/node:v1.34.4 built when missing; else kind's own default, kindest/node:v1.34.0 for
+# kind v0.30.0, pulled from Docker Hub).
 # Also: installs kind/helm into ./bin (tools.sh), makes Docker available (docker.sh), copies the
 # node's kubectl into ./bin when there is none, and prints the kubectl context.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 "$E2E_KIND_DIR/tools.sh" kind helm >/dev/null
 "$E2E_KIND_DIR/docker.sh"
 
-image=${KIND_NODE_IMAGE:-}
-if [ -z "$image" ] && offline_kit; then
-  image=kind-offline/node:$K8S_VERSION
-  if ! docker image inspect "$image" >/dev/null 2>&1; then
-    offline_lock "the node image"
-    if ! docker image inspect "$image" >/dev/null 2>&1; then
-      log "building $image with $KIND_OFFLINE_DIR/build-node-image.sh (cold: ~19 min)"
-      t0=$SECONDS
-      # One more try on failure: the kit's version checks pipe into `grep -q` under pipefail and can
-      # fail by chance (SIGPIPE; seen once on this machine, "built coredns does not report v1.12.1");
-      # the kit keeps what it built, so a retry redoes only the failed step.
-      KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2 \
-        || { log "build-node-image.sh failed; trying once more"; KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2; } \
-        || die "build-node-image.sh failed twice"
-      log "node image built in $((SECONDS - t0))s"
-    fi
-    offline_unlock
-  fi
-fi
+image=$("$E2E_KIND_DIR/node-image.sh") || die "no node image"
 
 if kind get clusters 2>/dev/null | grep -qx "$KIND_CLUSTER"; then
   log "kind cluster $KIND_CLUSTER already exists"

@@ -258,16 +258,15 @@ class SetupScenarios extends KindScenario {
           suite.readerStart =
               workload.startReader(
                   READER, Duration.ofMinutes(3), "read", TABLE, "" + ROWS, "2", "200", "0");
-          // two metrics intervals after the reader started, plus HBase's own metrics refresh (<= 10
-          // s)
-          Instant from = suite.readerStart.plusSeconds(15);
+          // two of the policy's 10 s metrics intervals after the reader started, plus HBase's own
+          // refresh (the chart's metricsPeriodSeconds, 1 s) and the /jmx sample's lag
+          Instant from = suite.readerStart.plusSeconds(12);
           AtomicReference<BlockCachePolicy> seen = new AtomicReference<>();
           // sampledAt moves only when the figures change (an unchanged status is not written
-          // again): with
-          // the table prefetched into the caches before the reader starts, every figure may stay
-          // what it
-          // was (all hits), so two intervals having passed with the reader running is as good a
-          // sample
+          // again):
+          // with the table prefetched into the caches before the reader starts, every figure may
+          // stay what it was (all hits), so two more intervals having passed with the reader
+          // running is as good a sample
           await("status sampled twice with the reader running")
               .atMost(Duration.ofMinutes(3))
               .pollInterval(Duration.ofSeconds(2))
@@ -279,7 +278,7 @@ class SetupScenarios extends KindScenario {
                     return c != null
                         && c.getSampledAt() != null
                         && (Instant.parse(c.getSampledAt()).isAfter(from.plusSeconds(10))
-                            || Instant.now().isAfter(from.plusSeconds(30)))
+                            || Instant.now().isAfter(from.plusSeconds(20)))
                         && c.getHitRatio() != null
                         && p.getStatus().getRegionServers().stream()
                             .allMatch(r -> r.getHitRatio() != null);
