@@ -33,8 +33,8 @@ kube-api-test-binaries: ## make kube-apiserver/etcd/kubectl available to kube-ap
 	@.ci/kube-api-test-binaries.sh
 
 # What make test needs besides Maven (kube-api-test's binaries, the chart checks' tools: on a new
-# machine ~12 min of Go builds) is made beside Maven's downloads, compile and unit tests
-# (.ci/test-prereqs.sh); the ITs wait for the binaries (core/pom.xml, profile kube-api-test-binaries).
+# machine ~12 min of Go builds) is made beside Maven's downloads and compile (.ci/test-prereqs.sh);
+# the tests wait for the binaries after the compile (core/pom.xml, profile kube-api-test-binaries).
 # The background job is stopped with its process group if Maven fails.
 .PHONY: test
 test: ## unit + API-server tests (real kube-apiserver/etcd), then the chart checks
