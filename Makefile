@@ -35,7 +35,8 @@ kube-api-test-binaries: ## make kube-apiserver/etcd/kubectl available to kube-ap
 # What make test needs besides Maven (kube-api-test's binaries, the chart checks' tools: on a new
 # machine ~12 min of Go builds) is made beside Maven's downloads and compile (.ci/test-prereqs.sh);
 # the tests wait for the binaries after the compile (core/pom.xml, profile kube-api-test-binaries).
-# The background job is stopped with its process group if Maven fails.
+# A head start only (what it could not make, the step that needs it tries again); stopped with its
+# process group if Maven fails. Needs setsid (util-linux).
 .PHONY: test
 test: ## unit + API-server tests (real kube-apiserver/etcd), then the chart checks
 	@mkdir -p target; \
@@ -43,8 +44,7 @@ test: ## unit + API-server tests (real kube-apiserver/etcd), then the chart chec
 	trap 'kill -- -$$bg 2>/dev/null || true' EXIT; \
 	echo "make test: kube-api-test binaries and chart tools made beside the build (target/test-prereqs.log)"; \
 	(cd operator && $(MVN) $(MVN_FLAGS) verify) || exit 1; \
-	wait $$bg || { echo "make test: .ci/test-prereqs.sh failed:" >&2; tail -20 target/test-prereqs.log >&2; exit 1; }; \
-	trap - EXIT; grep ' ready after ' target/test-prereqs.log
+	wait $$bg; trap - EXIT; grep -E ' (ready after|not made|not all made) ' target/test-prereqs.log || true
 	@$(MAKE) --no-print-directory chart-test
 
 .PHONY: lint

@@ -14,14 +14,13 @@ for d in "$dir"/*/; do
   fi
 done
 shared=$(cd "$(dirname "$0")/../.." && pwd)/shared/kind-offline
+# one maker at a time across processes (make test starts this beside Maven, whose own step runs it
+# again; e2e/kind/lib.sh offline_lock takes the same lock for the kind-offline builds)
+lock=${KIND_OFFLINE_LOCK:-${XDG_CACHE_HOME:-$HOME/.cache}/hbase-cache-operator.kind-offline.lock}
+mkdir -p "$(dirname "$lock")"
+exec 9>>"$lock"
+flock -n 9 || { echo "kube-api-test binaries: waiting for another build to finish"; flock 9; }
 if [ -x "$shared/kube-api-test-binaries.sh" ]; then
-  # one kind-offline build at a time across processes (e2e/kind/lib.sh offline_lock: with
-  # CI_LANES=2, .ci/run runs make e2e, which may build the node image from the same Kubernetes
-  # build, beside make test)
-  lock=${KIND_OFFLINE_LOCK:-${XDG_CACHE_HOME:-$HOME/.cache}/hbase-cache-operator.kind-offline.lock}
-  mkdir -p "$(dirname "$lock")"
-  exec 9>>"$lock"
-  flock -n 9 || { echo "kube-api-test binaries: waiting for another kind-offline build to finish"; flock 9; }
   echo "kube-api-test binaries: building from Go modules with $shared (8-11 min cold)"
   out=$("$shared/kube-api-test-binaries.sh" | tail -1)
   kcm=${KO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kind-offline}/out/k8s/kube-controller-manager
@@ -31,8 +30,14 @@ if [ -x "$shared/kube-api-test-binaries.sh" ]; then
 else
   version=1.34.4
   d="$dir/$version-linux-amd64"
+  if [ -x "$d/kube-controller-manager" ]; then
+    echo "kube-api-test binaries: kube-api-test downloads its own on first use; kube-controller-manager already in $d"
+    exit 0
+  fi
   echo "kube-api-test binaries: kube-api-test downloads its own on first use; kube-controller-manager v$version from dl.k8s.io"
   mkdir -p "$d"
-  curl -fsSL -o "$d/kube-controller-manager" "https://dl.k8s.io/release/v$version/bin/linux/amd64/kube-controller-manager"
-  chmod 0755 "$d/kube-controller-manager"
+  curl -fsSL --retry 3 --max-time 600 -o "$d/.kube-controller-manager.part" \
+    "https://dl.k8s.io/release/v$version/bin/linux/amd64/kube-controller-manager"
+  chmod 0755 "$d/.kube-controller-manager.part"
+  mv -f "$d/.kube-controller-manager.part" "$d/kube-controller-manager"
 fi

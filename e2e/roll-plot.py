@@ -3,8 +3,8 @@
 reads served from cache, and each RegionServer restart marked.
 
 Inputs (all written by make e2e into e2e/target): reader*.log (the reader's "R <epoch ms> ok= fail=
-p99=" line per second), jmx-samples.csv (every RegionServer's /jmx data-block counters every 5 s;
-a new startTime is a restart).
+p99=" line per second), jmx-samples.csv (every RegionServer's /jmx data-block counters every 2 s,
+summed here into 5 s buckets; a new startTime is a restart).
 
 usage: roll-plot.py TARGET_DIR OUT_PNG [FROM_ISO TO_ISO]
 """

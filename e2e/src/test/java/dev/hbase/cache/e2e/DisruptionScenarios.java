@@ -461,9 +461,10 @@ class DisruptionScenarios extends FaultScenario {
         home.put(pod, "no region of its own");
       }
     }
-    // HBase refreshes a server's regionCount every 5 s: a count read at once may predate the moves
+    // HBase refreshes a server's regionCount every second here (the chart's metricsPeriodSeconds,
+    // and as long again for the JMX cache): a count read at once may predate the moves
     try {
-      Thread.sleep(6000);
+      Thread.sleep(3000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

@@ -258,8 +258,10 @@ class SetupScenarios extends KindScenario {
           suite.readerStart =
               workload.startReader(
                   READER, Duration.ofMinutes(3), "read", TABLE, "" + ROWS, "2", "200", "0");
-          // two of the policy's 10 s metrics intervals after the reader started, plus HBase's own
-          // refresh (the chart's metricsPeriodSeconds, 1 s) and the /jmx sample's lag
+          // the reader's first reads in HBase's figures: its start, HBase's own refresh (the
+          // chart's metricsPeriodSeconds, 1 s) and the 2 s between the suite's /jmx samples, with
+          // a margin; a status sampled 10 s (one policy metrics interval) after that is a sample of
+          // the reader
           Instant from = suite.readerStart.plusSeconds(12);
           AtomicReference<BlockCachePolicy> seen = new AtomicReference<>();
           // sampledAt moves only when the figures change (an unchanged status is not written
