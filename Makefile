@@ -34,7 +34,7 @@ kube-api-test-binaries: ## make kube-apiserver/etcd/kubectl available to kube-ap
 
 # What make test needs besides Maven (kube-api-test's binaries, the chart checks' tools: on a new
 # machine ~12 min of Go builds) is made beside Maven's downloads and compile (.ci/test-prereqs.sh);
-# the tests wait for the binaries after the compile (core/pom.xml, profile kube-api-test-binaries).
+# the tests wait for the binaries after the compile (core/pom.xml, execution kube-api-test-binaries).
 # A head start only (what it could not make, the step that needs it tries again); stopped with its
 # process group if Maven fails. Needs setsid (util-linux).
 .PHONY: test
