@@ -44,8 +44,9 @@ final class RollObserver {
    * blocks the restarted server never had onto it within 1-2 s (seen on kind: 0.82 and 0.75 with
    * them), and their cold reads are not what is measured here. The kind chart's HBase refreshes
    * these counters every second (metricsPeriodSeconds) and the suite samples every 2 s, so 10 s
-   * holds ~700 data reads of the new instance; for pods other than the last the clean window may
-   * still hold no sample (n/a). It was 20 s under HBase's default 5-10 s refresh.
+   * holds several hundred data reads of a new instance with two regions; for pods other than the
+   * last the clean window may still hold no sample (n/a). It was 20 s under HBase's default 5-10 s
+   * refresh.
    */
   static final Duration AFTER_WINDOW = Duration.ofSeconds(10);
 

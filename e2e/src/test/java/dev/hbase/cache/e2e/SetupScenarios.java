@@ -265,10 +265,9 @@ class SetupScenarios extends KindScenario {
           Instant from = suite.readerStart.plusSeconds(12);
           AtomicReference<BlockCachePolicy> seen = new AtomicReference<>();
           // sampledAt moves only when the figures change (an unchanged status is not written
-          // again):
-          // with the table prefetched into the caches before the reader starts, every figure may
-          // stay what it was (all hits), so two more intervals having passed with the reader
-          // running is as good a sample
+          // again); with the table prefetched into the caches before the reader starts, every
+          // figure may stay what it was (all hits), so two more intervals having passed with the
+          // reader running is as good a sample
           await("status sampled twice with the reader running")
               .atMost(Duration.ofMinutes(3))
               .pollInterval(Duration.ofSeconds(2))
