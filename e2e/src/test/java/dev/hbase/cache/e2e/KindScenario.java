@@ -40,10 +40,19 @@ abstract class KindScenario {
   static final String READER = "e2e-reader";
 
   /**
-   * Observation windows in which nothing may change (the refused policy, the blocked roll, the
-   * deleted policy).
+   * Observation windows in which nothing may change, after a change the operator has answered (the
+   * refused policy's Valid=False, the deleted policy gone): what it would do wrong comes in the
+   * reconcile that answered, or at its next policy metrics sample (10 s here). Its next look at a
+   * refused policy is 60 s later and there is none at a deleted one, so a longer window proves
+   * nothing more. It was 30 s.
    */
-  static final Duration NOTHING_CHANGES = Duration.ofSeconds(30);
+  static final Duration NOTHING_CHANGES = Duration.ofSeconds(15);
+
+  /**
+   * The window in which a Blocked roll may touch no other pod: the roller looks at a blocked roll
+   * again every 30 s ({@code StepState.BLOCKED}), so the window holds one such look.
+   */
+  static final Duration BLOCKED_HOLDS = Duration.ofSeconds(30);
 
   static final Duration NO_ROLL_AFTER_REVERT = Duration.ofSeconds(15);
 
@@ -373,9 +382,9 @@ abstract class KindScenario {
    * workload's {@code spread}, as an administrator would with the shell's {@code move}), and
    * reports the regions per server before and after. A server with no regions has no blocks to
    * cache, so a later "caches kept" would have nothing to keep. HBase leaves a server with none
-   * after a stop that was not the operator's (seen on CI in step 19: rs-0 at 0.0 MiB for 5 min
-   * after the delete of the suite's policies and the new operator's first roll), until its balancer
-   * runs.
+   * after a stop that was not the operator's (seen on CI in the namespace step, then run after the
+   * advice step: rs-0 at 0.0 MiB for 5 min after the delete of the suite's policies and the new
+   * operator's first roll), until its balancer runs.
    */
   void everyServerHoldsRegions() {
     Workload.Run r = workload.run("e2e-spread", Duration.ofMinutes(3), "spread", TABLE);

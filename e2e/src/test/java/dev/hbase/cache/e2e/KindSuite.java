@@ -33,9 +33,9 @@ final class KindSuite implements BeforeAllCallback, BeforeEachCallback, Paramete
           DisruptionScenarios.class,
           PolicyRefusalScenarios.class,
           PolicyLifecycleScenarios.class,
-          AdviceScenarios.class,
           ObservabilityScenarios.class,
-          NamespaceInstallScenario.class);
+          NamespaceInstallScenario.class,
+          AdviceScenarios.class);
 
   private static final ExtensionContext.Namespace NAMESPACE =
       ExtensionContext.Namespace.create(KindSuite.class);

@@ -16,23 +16,23 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Step 19 (tag {@code namespace}, make e2e-namespace): the operator chart in namespace-only mode,
- * installed by a namespace admin in place of the suite's cluster-wide operator; the suite's last
- * step.
+ * Step 18 (tag {@code namespace}, make e2e-namespace): the operator chart in namespace-only mode,
+ * installed by a namespace admin in place of the suite's cluster-wide operator. Only the sizing
+ * advice (step 19) runs after it, under its operator.
  */
-@Order(9)
+@Order(8)
 class NamespaceInstallScenario extends KindScenario {
   @Test
-  @Order(21)
+  @Order(20)
   @Tag("namespace")
   void aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly() {
     step(
-        "19. the chart in namespace-only mode, installed by a namespace admin: a roll under it, a policy elsewhere left alone",
+        "18. the chart in namespace-only mode, installed by a namespace admin: a roll under it, a policy elsewhere left alone",
         () -> {
           NamespaceInstall ns = new NamespaceInstall(client, cluster, settings, report);
-          // the policies of earlier steps go with the operator that made them (the advice step's;
-          // the suite's own when the
-          // steps that delete it did not run: make e2e-namespace)
+          // the policies of earlier steps go with the operator that made them (the suite's own when
+          // step 16, which deletes it, did not run: make e2e-namespace; the advice step's when it
+          // ran before this one)
           for (String name : List.of(ADVICE_POLICY, Cluster.POLICY)) {
             var old =
                 client.resources(BlockCachePolicy.class).inNamespace(cluster.ns).withName(name);
@@ -62,12 +62,10 @@ class NamespaceInstallScenario extends KindScenario {
           report.line(
               "- examples/persistent-file.yaml again: rolled to Idle (revision %s)",
               done.getStatus().getRollout().getRevision());
-          // "caches kept" needs caches to keep: that roll came from pods without an L2 (the deleted
-          // policy's pods went back to the
-          // StatefulSet's own template), so it had nothing to retain; a pod restarted again before
-          // its L2 holds blocks has nothing to
-          // retain either (seen on CI: the restart roll began with rs-0's L2 sampled empty, so no
-          // retainedFraction)
+          // "caches kept" needs caches to keep: the pods step 16 left keep their L2 (the deleted
+          // policy's configuration), but a pod restarted before its L2 holds blocks has nothing to
+          // retain (seen on CI when the advice step's Lru pods came first: the restart roll began
+          // with rs-0's L2 sampled empty, so no retainedFraction)
           everyServerHoldsRegions();
           awaitEveryPodCached(Duration.ofMinutes(5));
           // and a roll with the usual checks

@@ -13,16 +13,16 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 
 /**
- * Step 18: the host's Prometheus answers every query of the chart's Grafana dashboard from the run;
+ * Step 17: the host's Prometheus answers every query of the chart's Grafana dashboard from the run;
  * the operator's own memory after the suite.
  */
-@Order(8)
+@Order(7)
 class ObservabilityScenarios extends KindScenario {
   @Test
-  @Order(20)
+  @Order(19)
   void prometheusAnswersEveryDashboardQueryFromTheRun() {
     step(
-        "18. Prometheus scraped the operator and the RegionServers: every query of the chart's Grafana dashboard has series",
+        "17. Prometheus scraped the operator and the RegionServers: every query of the chart's Grafana dashboard has series",
         () -> {
           report.line(
               "- Prometheus (Debian's 2.x, on the host) since %s, through the API server's proxy, scraping and evaluating what the "

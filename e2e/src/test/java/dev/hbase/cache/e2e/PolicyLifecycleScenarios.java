@@ -244,8 +244,8 @@ class PolicyLifecycleScenarios extends FaultScenario {
           assertThat(watch.maxDown()).isZero();
           Workload.Stats s = Workload.stats(workload.log(READER), t0, Instant.now());
           report.line(
-              "- 30 s later: StatefulSet (same UID), %d pods (same UIDs, all Ready), %d PVCs (same UIDs), derived ConfigMap kept; reader %s",
-              uids.size(), pvcs.size(), s.summary());
+              "- %d s later: StatefulSet (same UID), %d pods (same UIDs, all Ready), %d PVCs (same UIDs), derived ConfigMap kept; reader %s",
+              NOTHING_CHANGES.toSeconds(), uids.size(), pvcs.size(), s.summary());
           assertThat(s.fail()).isZero();
           summary.add(
               "policy deleted: StatefulSet, pods, PVCs, derived ConfigMap unchanged; no failed reads");

@@ -168,7 +168,8 @@ class PolicyRefusalScenarios extends FaultScenario {
           StatefulSet after = cluster.regionServers();
           String cmRvAfter = cluster.derivedConfigMap().getMetadata().getResourceVersion();
           report.line(
-              "- 30 s later: StatefulSet resourceVersion %s -> %s, generation %d -> %d; derived ConfigMap resourceVersion %s -> %s; pods restarted: %s",
+              "- %d s later: StatefulSet resourceVersion %s -> %s, generation %d -> %d; derived ConfigMap resourceVersion %s -> %s; pods restarted: %s",
+              NOTHING_CHANGES.toSeconds(),
               sts.getMetadata().getResourceVersion(),
               after.getMetadata().getResourceVersion(),
               sts.getMetadata().getGeneration(),
@@ -249,7 +250,7 @@ class PolicyRefusalScenarios extends FaultScenario {
           report.line("- event RollBlocked: %s", ev.get(ev.size() - 1).getMessage());
           nothingChangesFor(
               "no pod but the broken one touched while Blocked",
-              NOTHING_CHANGES,
+              BLOCKED_HOLDS,
               () ->
                   restarted(watch.uids()) > 1
                       ? "another pod restarted"
@@ -257,8 +258,11 @@ class PolicyRefusalScenarios extends FaultScenario {
           Map<Integer, Set<String>> seen = watch.uids();
           long restarted = restarted(seen);
           report.line(
-              "- 30 s later: phase %s; pods restarted since the change: %d (UIDs per ordinal %s)",
-              cluster.policy().getStatus().getRollout().getPhase(), restarted, sizes(seen));
+              "- %d s later: phase %s; pods restarted since the change: %d (UIDs per ordinal %s)",
+              BLOCKED_HOLDS.toSeconds(),
+              cluster.policy().getStatus().getRollout().getPhase(),
+              restarted,
+              sizes(seen));
           assertThat(restarted).as("only the broken pod was restarted").isEqualTo(1);
           assertThat(cluster.policy().getStatus().getRollout().getPhase())
               .isEqualTo(RolloutStatus.Phase.Blocked);

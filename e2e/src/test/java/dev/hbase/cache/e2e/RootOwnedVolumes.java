@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The cache volumes of the suite's PersistentFile policy (step 2, again in step 19) on storage as a
+ * The cache volumes of the suite's PersistentFile policy (step 2, again in step 18) on storage as a
  * CSI driver gives it: root-owned, not world-writable.
  */
 final class RootOwnedVolumes {
