@@ -173,6 +173,15 @@ bench-roll: hbase-lib ## two rolls of three real RegionServers, HBase's drain vs
 	  -Dtest=RollBench -Dsurefire.failIfNoSpecifiedTests=false
 	cp operator/hbase-it/target/bench/roll.md docs/bench-roll.md
 
+.PHONY: bench-roll-secured
+bench-roll-secured: hbase-lib ## WarmRollIT's two rolls unsecured, then on a Kerberos-secured cluster with HTTPS+SPNEGO info servers (~7 min, not a test): RESULT lines in target/bench-roll-secured.txt
+	@mkdir -p target
+	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
+	  -Dtest='**/hbaseit/WarmRollIT,**/hbaseit/SecuredRollBench' -Dsurefire.failIfNoSpecifiedTests=false \
+	  -Dspotless.check.skip=true
+	grep -h -E '^(RESULT|  slow second)' operator/hbase-it/target/surefire-reports/*WarmRollIT-output.txt \
+	  operator/hbase-it/target/surefire-reports/*SecuredRollBench-output.txt | tee target/bench-roll-secured.txt
+
 .PHONY: slowfs
 slowfs: ## build bin/slowfs from Go modules: a FUSE loopback whose reads wait a fixed latency (bench-restart's storage)
 	@test -x $(BIN)/slowfs -a $(BIN)/slowfs -nt operator/hbase-it/bench/slowfs/main.go \

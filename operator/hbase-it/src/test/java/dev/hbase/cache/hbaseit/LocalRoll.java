@@ -11,6 +11,7 @@ import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.metrics.CacheProbe;
 import dev.hbase.cache.operator.roll.RollModel;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
@@ -76,7 +77,13 @@ final class LocalRoll {
   private final int[] generation;
   private final String[] revision;
   private final boolean[] terminating;
-  private final JmxScraper scraper = new JmxScraper(Duration.ofSeconds(3));
+
+  /**
+   * How each RegionServer's /jmx is read: plain HTTP, or over HTTPS proving {@link
+   * SecureKdc#SERVICE_HOST} with SPNEGO (the probe a policy's {@code spec.hbase.tls} gets).
+   */
+  private final CacheProbe probe;
+
   private final List<CacheSample> samples = new CopyOnWriteArrayList<>();
   private final Object podEvents = new Object();
   private final Thread sampler;
@@ -90,6 +97,17 @@ final class LocalRoll {
       LocalHBase.RegionServerSettings[] settings,
       String revision)
       throws Exception {
+    this(hbase, admin, settings, revision, new JmxScraper(Duration.ofSeconds(3))::scrape);
+  }
+
+  LocalRoll(
+      LocalHBase hbase,
+      AdminHBaseCluster admin,
+      LocalHBase.RegionServerSettings[] settings,
+      String revision,
+      CacheProbe probe)
+      throws Exception {
+    this.probe = probe;
     this.hbase = hbase;
     this.admin = admin;
     this.rawAdmin = hbase.connection().getAdmin();
@@ -109,7 +127,8 @@ final class LocalRoll {
     while (!stop) {
       for (int i = 0; i < settings.length; i++) {
         try {
-          samples.add(scraper.scrape(LocalHBase.HOST, hbase.regionServerInfoPort(i)));
+          samples.add(
+              probe.scrape(LocalHBase.HOST, SecureKdc.SERVICE_HOST, hbase.regionServerInfoPort(i)));
         } catch (Exception e) {
           // down or starting
         }
@@ -241,7 +260,9 @@ final class LocalRoll {
         continue;
       }
       try {
-        CacheSample c = scraper.scrape(LocalHBase.HOST, hbase.regionServerInfoPort(p.ordinal()));
+        CacheSample c =
+            probe.scrape(
+                LocalHBase.HOST, SecureKdc.SERVICE_HOST, hbase.regionServerInfoPort(p.ordinal()));
         out.put(
             p.name(),
             new CacheView(

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.hbase.cache.api.v1alpha1.CacheMode;
 import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.metrics.CacheProbe;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
@@ -158,8 +160,16 @@ class WarmRollIT {
     return run(variant, LocalHBase.Security.NONE);
   }
 
-  /** Same, on a cluster secured as {@code security} says (SecuredRollBench). */
+  /** Same, on a cluster secured as {@code security} says, /jmx read over plain HTTP. */
   static Run run(Drain variant, LocalHBase.Security security) throws Exception {
+    return run(variant, security, new JmxScraper(Duration.ofSeconds(3))::scrape);
+  }
+
+  /**
+   * Same, /jmx read through {@code probe} (SecuredRollBench: over HTTPS with SPNEGO, as a policy's
+   * {@code spec.hbase.tls} reads it).
+   */
+  static Run run(Drain variant, LocalHBase.Security security, CacheProbe probe) throws Exception {
     String drain =
         variant.label + (security == LocalHBase.Security.NONE ? "" : ", Kerberos-secured");
     // the master as the operator configures it for PersistentFile (masterRef set)
@@ -191,7 +201,7 @@ class WarmRollIT {
       admin.balancer(true); // as clusters run: the roller turns it off and back on
       TestTable table = TestTable.create(hbase.connection(), "warmroll", ROWS, REGIONS);
       assertThat(table.scanAll()).isEqualTo(ROWS);
-      LocalRoll roll = new LocalRoll(hbase, admin, settings, "rev-0");
+      LocalRoll roll = new LocalRoll(hbase, admin, settings, "rev-0", probe);
       roll.hbaseOffload = variant == Drain.HBASE_OFFLOAD;
       Map<String, String> readerSite = site("reader.site");
       if (!readerSite.isEmpty()) {
