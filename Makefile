@@ -138,7 +138,8 @@ e2e-faults: ## only the kind suite's fault scenarios (after its 4 setup steps), 
 
 .PHONY: e2e-namespace
 # The suite's namespace-only install (issue 25: the chart as a namespace admin installs it, a roll under it;
-# NamespaceInstallScenario) after its setup steps. make e2e runs it last, on the same cluster.
+# NamespaceInstallScenario) after its setup steps. make e2e runs it as step 18, on the same cluster
+# (only the sizing advice runs after it, under its operator).
 e2e-namespace: ## only the kind suite's namespace-only install step (after its 4 setup steps), on a fresh kind cluster
 	@E2E_MVN_ARGS="$(E2E_MVN_ARGS) -Dgroups=setup|namespace" e2e/e2e.sh
 

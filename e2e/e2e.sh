@@ -11,7 +11,7 @@
 #      (e2e/src/test/java/dev/hbase/cache/e2e/: KindSuite sets up the fixture once; SetupScenarios installs
 #      the operator with kind/operator-up.sh, the same install as make demo; then RollScenarios,
 #      DrainScenarios, DisruptionScenarios, PolicyRefusalScenarios, PolicyLifecycleScenarios,
-#      AdviceScenarios, ObservabilityScenarios, NamespaceInstallScenario; ScenarioOrderTest checks that
+#      ObservabilityScenarios, NamespaceInstallScenario, AdviceScenarios; ScenarioOrderTest checks that
 #      order first, without the cluster);
 #      it reads the names and images from kind/lib.sh with this script's environment
 #   6. the cluster is deleted at the end unless KEEP_CLUSTER=1

@@ -8,7 +8,9 @@
 # with no --set and no `kind load`. Checks: the node did not have the image before, the running
 # pod's image digest is the one Jib pushed, the chart's CRD is served, and the operator reconciles
 # a policy (its status written). Report: target/publish-check.md. KEEP_CLUSTER=1 keeps the cluster
-# and the registry.
+# and the registry. PUBLISH_CPU_SHARES=N gives its containers (the kind node, the registry) that CPU
+# weight (docker update --cpu-shares; 1024 is Docker's default): .ci/run runs this beside make
+# test-hbase and gives them 128, as it nices the job's own processes.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export KIND_CLUSTER=${PUBLISH_CLUSTER:-hbase-cache-oci}
 KUBE_CONTEXT=kind-$KIND_CLUSTER
@@ -58,6 +60,12 @@ if docker exec "$node" curl -fsS -m 3 "http://localhost:$REGISTRY_PORT/v2/" >/de
   die "the node reaches localhost:$REGISTRY_PORT itself: the check would not show the mirror at work"
 fi
 note "registry \`$REGISTRY_NAME\` (CNCF distribution $REGISTRY_VERSION, built from Go modules): pushed to at $reg, pulled from by the kind node through the mirror \`localhost:$REGISTRY_PORT\` -> \`http://$REGISTRY_NAME:5000\`"
+
+if [ -n "${PUBLISH_CPU_SHARES:-}" ]; then
+  docker update --cpu-shares "$PUBLISH_CPU_SHARES" $(kind get nodes --name "$KIND_CLUSTER") "$REGISTRY_NAME" >/dev/null \
+    || die "docker update --cpu-shares $PUBLISH_CPU_SHARES of the kind node and the registry failed"
+  note "its containers at CPU weight $PUBLISH_CPU_SHARES (Docker's default: 1024)"
+fi
 
 # 3. the JRE base where Jib pulls it from: the local registry plays the public one
 base=$("$E2E_KIND_DIR/base-image.sh")

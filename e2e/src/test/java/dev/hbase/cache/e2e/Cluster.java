@@ -47,7 +47,9 @@ final class Cluster {
   final Settings settings;
   final String ns;
 
-  /** Where the operator runs: the suite's release, or (last step) the namespace-scoped one. */
+  /**
+   * Where the operator runs: the suite's release, or (steps 18 and 19) the namespace-scoped one.
+   */
   String opNs;
 
   String opRelease;

@@ -47,8 +47,10 @@ final class NamespaceInstall {
    */
   void replaceTheClusterWideOperator(Path operatorLog) throws Exception {
     String log = KindScenario.safe(cluster::operatorLogs);
+    long forbidden = 0;
     if (log != null) {
       Files.writeString(operatorLog, log);
+      forbidden = log.lines().filter(l -> l.toLowerCase().contains("forbidden")).count();
     }
     Shell.Result un =
         helm(
@@ -61,8 +63,8 @@ final class NamespaceInstall {
         .as("helm uninstall of the cluster-wide operator: %s", un.output())
         .isZero();
     report.line(
-        "- the suite's cluster-wide operator uninstalled (its log saved to %s)",
-        operatorLog.getFileName());
+        "- the suite's cluster-wide operator uninstalled (its log saved to %s: %s lines, %d mention `forbidden`)",
+        operatorLog.getFileName(), log == null ? "no" : "" + log.lines().count(), forbidden);
 
     // the cluster admin: the CRD is there (step 1: the cluster-wide release made it and uninstall
     // kept it, helm.sh/resource-policy: keep; it stays that release's, so this one must not render

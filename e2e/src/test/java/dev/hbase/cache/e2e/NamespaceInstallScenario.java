@@ -42,7 +42,9 @@ class NamespaceInstallScenario extends KindScenario {
                 .pollInterval(Duration.ofSeconds(1))
                 .until(() -> old.get() == null);
           }
-          ns.replaceTheClusterWideOperator(target.resolve("operator.log"));
+          // its log (steps 1-17) apart from the log of the operator installed last, which the suite
+          // saves as operator.log at its end
+          ns.replaceTheClusterWideOperator(target.resolve("operator-cluster-wide.log"));
           // the suite's PersistentFile policy again, on the cache volumes step 2 made: its first
           // roll under the new operator
           BlockCachePolicy p =

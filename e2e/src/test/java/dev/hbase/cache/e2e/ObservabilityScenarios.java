@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Step 17: the host's Prometheus answers every query of the chart's Grafana dashboard from the run;
- * the operator's own memory after the suite.
+ * the suite's cluster-wide operator's own memory after its steps (1-17; step 18 replaces it).
  */
 @Order(7)
 class ObservabilityScenarios extends KindScenario {
@@ -89,7 +89,8 @@ class ObservabilityScenarios extends KindScenario {
               String.format(
                   "Prometheus: all %d queries of the chart's dashboard answered with series from the run",
                   saved.size()));
-          // the operator's own memory after the whole suite (make bench-operator measures it at 200
+          // the cluster-wide operator's own memory after its steps (make bench-operator measures it
+          // at 200
           // servers
           // without the HBase client's classes: this is the production process, HBase client
           // loaded)
@@ -129,7 +130,7 @@ class ObservabilityScenarios extends KindScenario {
                       .sum()
                   / (1 << 20);
           report.line(
-              "- operator pod %s after the suite: RSS %d MiB, peak RSS %d MiB, metaspace %.0f MiB (chart limit 512Mi)",
+              "- operator pod %s after steps 1-16: RSS %d MiB, peak RSS %d MiB, metaspace %.0f MiB (chart limit 512Mi)",
               op.getMetadata().getName(), rss, peak, metaspace);
           assertThat(peak)
               .as("the operator's peak RSS (MiB) against the chart's 512Mi limit")

@@ -150,7 +150,7 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
         Files.writeString(target.resolve("operator.log"), opLog);
         long forbidden = opLog.lines().filter(l -> l.toLowerCase().contains("forbidden")).count();
         report.line(
-            "- operator log: %d lines, %d mention `forbidden` (saved to e2e/target/operator.log)",
+            "- the log of the operator installed last (the namespace-scoped one after step 18): %d lines, %d mention `forbidden` (saved to e2e/target/operator.log)",
             opLog.lines().count(), forbidden);
       }
       String events = cluster == null ? null : KindScenario.safe(cluster::allPolicyEvents);

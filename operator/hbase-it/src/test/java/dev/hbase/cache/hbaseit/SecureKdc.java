@@ -143,8 +143,9 @@ final class SecureKdc implements AutoCloseable {
   }
 
   /**
-   * Info servers over plain HTTP without SPNEGO: Kerberos on RPC and ZooKeeper only, what the
-   * operator's policies can manage today (its scraper reads /jmx by pod address).
+   * Info servers over plain HTTP without SPNEGO: Kerberos on RPC and ZooKeeper only (a policy
+   * without {@code spec.hbase.tls} reads /jmx so; with it, over HTTPS and SPNEGO as by default
+   * here).
    */
   SecureKdc withPlainInfoServers() {
     infoTls = false;
