@@ -34,9 +34,11 @@ abstract class FaultScenario extends KindScenario {
     AtomicReference<String> seen = new AtomicReference<>();
     Instant t0 = Instant.now();
     try {
+      // looked at at once, then every second (it was a first look 3 s late after every fault step)
       await("HBase's balancer on and no decommission mark")
           .atMost(Duration.ofSeconds(60))
-          .pollInterval(Duration.ofSeconds(3))
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofSeconds(1))
           .until(
               () -> {
                 Boolean on = cluster.balancerOn();

@@ -62,8 +62,11 @@ record Jmx(
       Duration every,
       Predicate<Jmx> until) {
     AtomicReference<Jmx> seen = new AtomicReference<>();
+    // looked at once at once (Awaitility's first look is otherwise one interval late: 2-3 s per pod
+    // before every observed roll)
     await(what)
         .atMost(atMost)
+        .pollDelay(Duration.ZERO)
         .pollInterval(every)
         .ignoreExceptions()
         .until(

@@ -43,12 +43,13 @@ final class RollObserver {
    * reads, and only samples taken before the next pod's drain began: that drain moves regions whose
    * blocks the restarted server never had onto it within 1-2 s (seen on kind: 0.82 and 0.75 with
    * them), and their cold reads are not what is measured here. The kind chart's HBase refreshes
-   * these counters every second (metricsPeriodSeconds) and the suite samples every 2 s, so 10 s
-   * holds several hundred data reads of a new instance with two regions; for pods other than the
-   * last the clean window may still hold no sample (n/a). It was 20 s under HBase's default 5-10 s
-   * refresh.
+   * these counters every second (metricsPeriodSeconds) and the suite samples every 2 s, so 6 s
+   * holds three samples and a few hundred data reads of a new instance with two regions (the 0.9
+   * asserted on it needs {@code KindScenario.MIN_READS_AFTER}, 100); for pods other than the last
+   * the clean window may still hold no sample (n/a). It was 20 s under HBase's default 5-10 s
+   * refresh, then 10 s.
    */
-  static final Duration AFTER_WINDOW = Duration.ofSeconds(10);
+  static final Duration AFTER_WINDOW = Duration.ofSeconds(6);
 
   /**
    * A restarted server with no read this long after the roll's end serves none (see {@link
@@ -254,7 +255,8 @@ final class RollObserver {
                   + AFTER_WINDOW.toSeconds()
                   + " s window of reads on every restarted RegionServer that serves reads")
           .atMost(Duration.ofMinutes(2))
-          .pollInterval(Duration.ofSeconds(5))
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofSeconds(1))
           .until(() -> withoutWindow(end).isEmpty());
     } catch (org.awaitility.core.ConditionTimeoutException e) {
       throw new AssertionError(

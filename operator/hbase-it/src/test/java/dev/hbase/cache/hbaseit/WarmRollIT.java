@@ -45,6 +45,9 @@ class WarmRollIT {
   static final int REGIONS = 9;
   static final int READS_PER_SECOND = 200;
 
+  /** The reader's steady window before the rolls. */
+  static final Duration STEADY = Duration.ofSeconds(10);
+
   /** hbase.balancer.period here (HBase's default is 5 min). */
   static final Duration BALANCER_PERIOD = Duration.ofSeconds(10);
 
@@ -212,14 +215,17 @@ class WarmRollIT {
               hbase.connection(readerSite), table, READS_PER_SECOND, 4, Duration.ofMinutes(20))) {
         Thread.sleep(15_000); // every block read once at least (prefetch, the scan and the reader)
         Instant steadyFrom = Instant.now();
-        Thread.sleep(20_000);
+        // the steady window: 2,000 reads at 200/s (it was 20 s; a figure beside the rolls', and
+        // the >= 0.99 asserted on it is the cache the rolls start from)
+        Thread.sleep(STEADY.toMillis());
         Instant steadyTo = Instant.now();
         Double steady = roll.servedFromCache(steadyFrom, steadyTo);
         Reader.Stats steadyReads = reader.stats(steadyFrom, steadyTo);
         System.out.printf(
             Locale.ROOT,
-            "RESULT %s: steady state (20 s before the rolls): data reads from cache %.4f; reads: %s%n",
+            "RESULT %s: steady state (%d s before the rolls): data reads from cache %.4f; reads: %s%n",
             drain,
+            STEADY.toSeconds(),
             steady,
             steadyReads.summary());
         List<LocalRoll.Result> rolls = new ArrayList<>();
