@@ -175,7 +175,7 @@ bench-roll: hbase-lib ## two rolls of three real RegionServers, HBase's drain vs
 	cp operator/hbase-it/target/bench/roll.md docs/bench-roll.md
 
 .PHONY: bench-roll-secured
-bench-roll-secured: hbase-lib ## WarmRollIT's two rolls unsecured, then on a Kerberos-secured cluster with HTTPS+SPNEGO info servers (~7 min, not a test): RESULT lines in target/bench-roll-secured.txt
+bench-roll-secured: hbase-lib ## WarmRollIT's two rolls on an unsecured cluster and on a Kerberos-secured one with HTTPS+SPNEGO info servers, one after the other (~7 min, not a test): RESULT lines in target/bench-roll-secured.txt
 	@mkdir -p target
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
 	  -Dtest='**/hbaseit/WarmRollIT,**/hbaseit/SecuredRollBench' -Dsurefire.failIfNoSpecifiedTests=false \
