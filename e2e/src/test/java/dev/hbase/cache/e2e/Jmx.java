@@ -62,7 +62,7 @@ record Jmx(
       Duration every,
       Predicate<Jmx> until) {
     AtomicReference<Jmx> seen = new AtomicReference<>();
-    // looked at once at once (Awaitility's first look is otherwise one interval late: 2-3 s per pod
+    // the first look at once (Awaitility's first look is otherwise one interval late: 2-3 s per pod
     // before every observed roll)
     await(what)
         .atMost(atMost)

@@ -121,17 +121,19 @@ class DrainAndReloadIT {
     assertThat(victimRows).hasSizeGreaterThan(50);
     CacheSample warm = TestTable.settledSample(scraper, infoPort);
 
-    // the pod's preStop hook (warm-stop.sh) holds a server that still serves regions: to its bound
+    // the pod's preStop hook (warm-stop.sh) holds a server that still serves regions: to its bound.
+    // Its clock is bash's SECONDS, whole seconds of the wall clock, so a bound of N s ends between
+    // N - 1 and N s after the hook's start (a cold CI machine saw 2.03 s for 3)
     assertThat(warmStopHook(infoPort, 3, 60))
         .as(
             "seconds the warm-stop hook held %s while it served %d regions (bound 3 s)",
             old, regions.size())
-        .isGreaterThanOrEqualTo(3.0);
+        .isGreaterThanOrEqualTo(2.0);
     // but not while nothing drains it (no operator): its region count must fall within the stall
     // bound
     assertThat(warmStopHook(infoPort, 60, 6))
         .as("seconds the hook held %s with no drain (stall bound 6 s, bound 60 s)", old)
-        .isBetween(6.0, 20.0);
+        .isBetween(5.0, 20.0);
 
     // drain to the other server: meta first and alone, then the rest, in the background
     ServerState other =

@@ -62,8 +62,9 @@ class RollBench {
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | steady state (20 s) | | %.4f | | | | %d | %d | %.0f ms | %.0f ms | %d | %d |%n",
+              "| %s | steady state (%d s) | | %.4f | | | | %d | %d | %.0f ms | %.0f ms | %d | %d |%n",
               run.drain(),
+              WarmRollIT.STEADY.toSeconds(),
               run.steady(),
               run.steadyReads().reads(),
               run.steadyReads().slow(),
