@@ -379,6 +379,19 @@ abstract class KindScenario {
   static final Duration L2_SETTLED = Duration.ofSeconds(25);
 
   /**
+   * Deletes the policy of this name in the HBase namespace, if there is one, and waits until its
+   * finalizer has run (the operator that made it gives HBase back) and it is gone.
+   */
+  void deletePolicy(String name) {
+    var policy = client.resources(BlockCachePolicy.class).inNamespace(cluster.ns).withName(name);
+    policy.delete();
+    await(name + " gone")
+        .atMost(Duration.ofMinutes(2))
+        .pollInterval(Duration.ofSeconds(1))
+        .until(() -> policy.get() == null);
+  }
+
+  /**
    * Gives every RegionServer that holds none of the table's regions its share of them (the
    * workload's {@code spread}, as an administrator would with the shell's {@code move}), and
    * reports the regions per server before and after. A server with no regions has no blocks to

@@ -3,7 +3,6 @@ package dev.hbase.cache.e2e;
 import static dev.hbase.cache.e2e.AdviceScenarios.ADVICE_POLICY;
 import static dev.hbase.cache.e2e.RollObserver.ROLL_TIMEOUT;
 import static dev.hbase.cache.e2e.RootOwnedVolumes.ROOT_OWNED_CLASS;
-import static org.awaitility.Awaitility.await;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.spec.MetricsSpec;
@@ -34,13 +33,7 @@ class NamespaceInstallScenario extends KindScenario {
           // step 16, which deletes it, did not run: make e2e-namespace; the advice step's when it
           // ran before this one)
           for (String name : List.of(ADVICE_POLICY, Cluster.POLICY)) {
-            var old =
-                client.resources(BlockCachePolicy.class).inNamespace(cluster.ns).withName(name);
-            old.delete();
-            await(name + " gone")
-                .atMost(Duration.ofMinutes(2))
-                .pollInterval(Duration.ofSeconds(1))
-                .until(() -> old.get() == null);
+            deletePolicy(name);
           }
           // its log (steps 1-17) apart from the log of the operator installed last, which the suite
           // saves as operator.log at its end

@@ -52,9 +52,8 @@ class ScenarioOrderTest {
           "PolicyLifecycleScenarios.deletingThePolicyLeavesRegionServersAndPvcsInPlace", // 16
           "ObservabilityScenarios.prometheusAnswersEveryDashboardQueryFromTheRun", // 17 (no tag)
           "NamespaceInstallScenario.aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly", // 18
-          // 19 (no tag): after the namespace install, so that the Lru policy's roll and the
-          // PersistentFile policy's roll back from it are not both needed (the namespace install
-          // takes the PersistentFile pods step 16 left, caches and all)
+          // 19 (no tag): after the namespace install, which then takes over the PersistentFile
+          // pods step 16 left, caches and all (not the advice step's Lru pods)
           "AdviceScenarios.aWorkingSetThatOutgrowsTheLruGetsAnOffheapRecommendation");
 
   // (namespace)
