@@ -19,9 +19,8 @@ import org.junit.jupiter.api.Test;
  * Step 19, the suite's last: sizing advice from real RegionServers, under an Lru policy on the
  * StatefulSet the deleted PersistentFile policy left (taken over: one roll onto the Lru
  * configuration). It runs after the namespace install (step 18, whose operator it runs under), so
- * that step 18's PersistentFile policy takes over pods that still hold their caches: its first roll
- * (the new operator's, a takeover) keeps them, and the refill before its measured roll took 56 s
- * instead of 90 s after Lru pods; the suite's run was 11 s shorter for it.
+ * that step 18 takes over pods that still hold the suite's PersistentFile caches and measures that
+ * takeover roll (after Lru pods it would have had to refill them first: 90 s).
  */
 @Order(9)
 class AdviceScenarios extends KindScenario {

@@ -384,6 +384,10 @@ abstract class KindScenario {
    */
   void deletePolicy(String name) {
     var policy = client.resources(BlockCachePolicy.class).inNamespace(cluster.ns).withName(name);
+    BlockCachePolicy was = policy.get();
+    if (was != null && Cluster.POLICY.equals(name)) {
+      suite.deletedSuitePolicy = was;
+    }
     policy.delete();
     await(name + " gone")
         .atMost(Duration.ofMinutes(2))
@@ -409,6 +413,7 @@ abstract class KindScenario {
             l ->
                 l.startsWith("regions per server before")
                     || l.startsWith("moved")
+                    || l.startsWith("warm-up scan")
                     || l.startsWith("move of"))
         .forEach(l -> report.line("- the table's %s", l));
   }

@@ -212,6 +212,7 @@ class PolicyLifecycleScenarios extends FaultScenario {
           String stsUid = cluster.regionServers().getMetadata().getUid();
           watch.reset();
           Instant t0 = Instant.now();
+          suite.deletedSuitePolicy = cluster.policy();
           cluster.policyResource().delete();
           await("policy gone")
               .atMost(Duration.ofMinutes(2))

@@ -50,6 +50,13 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
   Instant lastRollEnd;
 
   /**
+   * The suite's policy ({@link Cluster#POLICY}) as it was when a step deleted it (step 16, or the
+   * namespace step when step 16 did not run): the namespace step gives it back to the operator it
+   * installs, so that operator takes over pods this very spec configured.
+   */
+  dev.hbase.cache.api.v1alpha1.BlockCachePolicy deletedSuitePolicy;
+
+  /**
    * The scenario class and the step that began last, by their {@code @Order}: {@link KindSuite}
    * checks the run order.
    */
