@@ -130,7 +130,7 @@ e2e: ## the JUnit suite on a fresh kind cluster (hbase-cache-e2e), deleted at th
 
 .PHONY: e2e-faults
 # The suite's fault scenarios (JUnit tag "fault": RollScenarios, DrainScenarios, DisruptionScenarios,
-# PolicyRefusalScenarios, PolicyLifecycleScenarios) after its setup steps ("setup", SetupScenarios: operator, policy,
+# WarmStopScenarios, PolicyRefusalScenarios, PolicyLifecycleScenarios) after its setup steps ("setup", SetupScenarios: operator, policy,
 # table, reader, a first roll), without the sizing-advice and Prometheus steps. make e2e runs them
 # too, on the same cluster: .ci/run does not run them twice.
 e2e-faults: ## only the kind suite's fault scenarios (after its 4 setup steps), on a fresh kind cluster; report in e2e/target/e2e-report.md

@@ -7,10 +7,10 @@
 #      nothing and uses what docker has)
 #   3. charts/hbase into namespace $HBASE_NAMESPACE (kind/hbase-up.sh loads the image), all pods Ready;
 #   4. meanwhile, the workload client (e2e/workload), the operator API jar and the suite compiled
-#   5. mvn -f e2e/pom.xml test: the story in nine scenario classes on one cluster, in one JVM, in order
+#   5. mvn -f e2e/pom.xml test: the story in ten scenario classes on one cluster, in one JVM, in order
 #      (e2e/src/test/java/dev/hbase/cache/e2e/: KindSuite sets up the fixture once; SetupScenarios installs
 #      the operator with kind/operator-up.sh, the same install as make demo; then RollScenarios,
-#      DrainScenarios, DisruptionScenarios, PolicyRefusalScenarios, PolicyLifecycleScenarios,
+#      DrainScenarios, DisruptionScenarios, WarmStopScenarios, PolicyRefusalScenarios, PolicyLifecycleScenarios,
 #      ObservabilityScenarios, NamespaceInstallScenario, AdviceScenarios; ScenarioOrderTest checks that
 #      order first, without the cluster);
 #      it reads the names and images from kind/lib.sh with this script's environment

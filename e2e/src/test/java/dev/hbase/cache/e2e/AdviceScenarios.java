@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * that step 18 takes over pods that still hold the suite's PersistentFile caches and measures that
  * takeover roll (after Lru pods it would have had to refill them first: 90 s).
  */
-@Order(9)
+@Order(10)
 class AdviceScenarios extends KindScenario {
   /**
    * The Lru policy of step 19: its L1 is a small share of the heap, so the reader's working set

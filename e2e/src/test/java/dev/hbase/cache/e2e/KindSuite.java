@@ -17,11 +17,11 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *
  * <p>The scenario classes are one story: each starts from the state the one before it left (the
  * policy's writerThreads, which policy exists, which operator is installed). They run in the order
- * of {@link #SCENARIOS} (class {@code @Order} 1-9, junit-platform.properties orders classes by it),
- * their steps by their {@code @Order}, which is the step's place in the whole suite (1-21). Both
- * are checked here as the run goes: a scenario class or a step that begins out of that order fails
- * at once, and every step after it is skipped. Each class's start is printed ({@code [e2e] ===
- * scenario class i/9}).
+ * of {@link #SCENARIOS} (class {@code @Order} 1-10, junit-platform.properties orders classes by
+ * it), their steps by their {@code @Order}, which is the step's place in the whole suite (1-21).
+ * Both are checked here as the run goes: a scenario class or a step that begins out of that order
+ * fails at once, and every step after it is skipped. Each class's start is printed ({@code [e2e]
+ * === scenario class i/10}).
  */
 final class KindSuite implements BeforeAllCallback, BeforeEachCallback, ParameterResolver {
   /** The scenario classes in run order: the i-th has {@code @Order(i + 1)}. */
@@ -31,6 +31,7 @@ final class KindSuite implements BeforeAllCallback, BeforeEachCallback, Paramete
           RollScenarios.class,
           DrainScenarios.class,
           DisruptionScenarios.class,
+          WarmStopScenarios.class,
           PolicyRefusalScenarios.class,
           PolicyLifecycleScenarios.class,
           ObservabilityScenarios.class,

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * installed by a namespace admin in place of the suite's cluster-wide operator. Only the sizing
  * advice (step 19) runs after it, under its operator.
  */
-@Order(8)
+@Order(9)
 class NamespaceInstallScenario extends KindScenario {
   @Test
   @Order(20)

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * Step 17: the host's Prometheus answers every query of the chart's Grafana dashboard from the run;
  * the suite's cluster-wide operator's own memory after its steps (1-17; step 18 replaces it).
  */
-@Order(7)
+@Order(8)
 class ObservabilityScenarios extends KindScenario {
   @Test
   @Order(19)

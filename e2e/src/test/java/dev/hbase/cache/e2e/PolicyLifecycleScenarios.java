@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * Steps 15 and 16 (tag {@code fault}): an idle cache reset with restarts on an empty cache, then
  * the policy's deletion (after which the suite's policy is gone).
  */
-@Order(6)
+@Order(7)
 class PolicyLifecycleScenarios extends FaultScenario {
   @Test
   @Order(17)

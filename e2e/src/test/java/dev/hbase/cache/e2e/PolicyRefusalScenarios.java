@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * Steps 12-14 (tag {@code fault}): what the operator refuses or cannot roll: a second policy on the
  * same StatefulSet, a policy that cannot be planned, a pod that cannot start.
  */
-@Order(5)
+@Order(6)
 class PolicyRefusalScenarios extends FaultScenario {
   @Test
   @Order(14)

@@ -43,8 +43,8 @@ class ScenarioOrderTest {
           "DrainScenarios.aRegionServerNotReadyButServingIsDrainedAndAnEvictionMidRollIsRefused", // 9b
           "DrainScenarios.aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack", // 9c
           "DisruptionScenarios.aRegionServerKilledWhileAnotherDrainsHoldsTheRollUntilItIsBack", // 10
-          "DisruptionScenarios.aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack", // 11
-          "DisruptionScenarios.aScaleDownMovesTheRemovedServersRegionsAndAScaleUpBringsThemBack", // 11b
+          "WarmStopScenarios.aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack", // 11
+          "WarmStopScenarios.aScaleDownMovesTheRemovedServersRegionsAndAScaleUpBringsThemBack", // 11b
           "PolicyRefusalScenarios.aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing", // 12
           "PolicyRefusalScenarios.aPolicyThatCannotBePlannedChangesNothing", // 13
           "PolicyRefusalScenarios.aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted", // 14
