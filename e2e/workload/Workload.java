@@ -54,6 +54,12 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
  * #bucketUpperMicros}), so percentiles over any window can be computed exactly to bucket precision.
  * A read fails when the client gives up (its retries and the operation timeout, 30 s) or the value
  * is wrong; each failure is also printed as {@code E epochMillis row exception}.
+ *
+ * <p>{@code spread TABLE} gives a server with none of TABLE's regions its share, then scans the
+ * moved regions once; the administrator's commands ({@code decommission}, {@code recommission},
+ * {@code decommissioned}, {@code balance}) are here too. Over ~400 lines because it is one jar
+ * with one {@code main}, compiled by {@code build.sh} against the image's jars without Maven: each
+ * command is a few static methods.
  */
 public class Workload {
   static final byte[] CF = "f".getBytes(StandardCharsets.UTF_8);

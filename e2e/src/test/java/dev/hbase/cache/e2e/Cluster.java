@@ -32,6 +32,9 @@ import java.util.function.Predicate;
 /**
  * The kind cluster as the story sees it: the policy, the RegionServer StatefulSet with its pods and
  * cache PVCs, the policy's events and the operator (installed by e2e/kind/operator-up.sh).
+ *
+ * <p>Over ~400 lines because it is the suite's one reader of the cluster's objects: each method is
+ * a small query or wait on them, and the scenario classes share them all.
  */
 final class Cluster {
   static final String RS = "hbase-regionserver";

@@ -28,6 +28,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * every class after it. Every number seen goes to e2e/target/e2e-report.md. Rolls are measured by
  * {@link RollObserver}. What several scenario classes use is here: {@link #step}, the roll
  * measurement and its assertions; the fault scenarios' own: {@link FaultScenario}.
+ *
+ * <p>Over ~400 lines because it is the one place for the assertions every roll step shares (one at
+ * a time with the cache kept, regions home, the cluster's reads cached): split, the scenario
+ * classes would reach into each other.
  */
 @ExtendWith(KindSuite.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)

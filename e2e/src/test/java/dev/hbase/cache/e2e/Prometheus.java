@@ -34,6 +34,9 @@ import java.util.Map;
  * (each RegionServer's {@code /prometheus}) and its PrometheusRule, translated as the Prometheus
  * Operator would for the fields the chart sets. The suite asks it every query of the dashboard
  * ConfigMap the chart installed, and for the health of every alerting rule.
+ *
+ * <p>Over ~400 lines because most of it is the translation of the chart's three monitoring objects
+ * into Prometheus' own configuration, which belongs in one place.
  */
 final class Prometheus implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();

@@ -25,6 +25,10 @@ import java.util.stream.Collectors;
  * nothing else moving, and resets the pod watch; the scenario then changes the policy, may act
  * mid-roll ({@link #awaitRollout}), and {@link #awaitDone} yields the {@link RollMeasurement}.
  * Polling the status records each pod's rollout steps and when it went in flight.
+ *
+ * <p>Over ~400 lines because one roll's measurement is one timeline (before, during, after each
+ * restart, from the status, the pod watch, the JMX samples and the reader): split, each part would
+ * need the others' instants.
  */
 final class RollObserver {
   static final Duration ROLL_TIMEOUT = Duration.ofMinutes(25);

@@ -35,6 +35,11 @@ import java.util.function.Predicate;
 /**
  * The objects the operator wants to exist, as pure functions of the policy, the plan and what it
  * observed. The reconciler only sends them.
+ *
+ * <p>Over ~400 lines because the RegionServer patch is one object: its fields (update strategy,
+ * revision, grace period, JVM options, cache volume, warm-stop hook, pod security) are rendered
+ * together so that the field manager owns exactly that set; split, the set would be spread over
+ * classes that must stay in step.
  */
 public final class Desired {
   public static final String FIELD_MANAGER = "hbase-cache-operator";
