@@ -20,8 +20,8 @@
 # the reader's log, the operator's log and the policy's events are beside it.
 # Measured here (2 vCPU / 24 GiB VM): kind cluster 20-55 s (or ~80 s to reset a reused one),
 # images 30 s-2 min build + load, charts/hbase to Ready 40-100 s (the workload, the API jar and
-# the suite compiled meanwhile, ~30 s), the suite ~40 min (about fourteen rolls of 3 RegionServers
-# at 95-135 s each, and the steps between them; its report's last table gives each step's time),
+# the suite compiled meanwhile, ~30 s), the suite ~21-25 min (about a dozen rolls of 3 RegionServers
+# at 40-70 s each, and the steps between them; its report's last table gives each step's time),
 # cold Maven caches and the offline node image excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
 # E2E_MVN_ARGS (e.g. -Dtest=SetupScenarios,RollScenarios: the setup steps, then steps 6-9).
 E2E_SUITE=1   # lib.sh: the suite's own cluster name by default

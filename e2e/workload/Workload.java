@@ -57,9 +57,9 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
  *
  * <p>{@code spread TABLE} gives a server with none of TABLE's regions its share, then scans the
  * moved regions once; the administrator's commands ({@code decommission}, {@code recommission},
- * {@code decommissioned}, {@code balance}) are here too. Over ~400 lines because it is one jar
- * with one {@code main}, compiled by {@code build.sh} against the image's jars without Maven: each
- * command is a few static methods.
+ * {@code decommissioned}) are here too; {@code balance} is {@code Balance.java}. Over ~400
+ * lines because each command is a few static methods over one connection set-up and one output
+ * format, which the suite parses.
  */
 public class Workload {
   static final byte[] CF = "f".getBytes(StandardCharsets.UTF_8);

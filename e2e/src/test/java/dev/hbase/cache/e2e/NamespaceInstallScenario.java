@@ -36,14 +36,15 @@ class NamespaceInstallScenario extends KindScenario {
           // its log (steps 1-17) apart from the log of the operator installed last, which the suite
           // saves as operator.log at its end
           ns.replaceTheClusterWideOperator(target.resolve("operator-cluster-wide.log"));
-          // the suite's policy again, as it was when deleted: the pods still run its configuration
-          // and hold its caches (same L2 size: nothing to reset). Created paused, so that the new
-          // operator's first roll (a takeover: its warm-stop hooks name this operator) is the
-          // measured one, from pods whose L2 holds blocks. Before, the step created
+          // the suite's policy again, exactly as it was when deleted: the pods still run its
+          // configuration and hold its caches (same L2 size: nothing to reset). Created paused, so
+          // that the new operator's first roll (a new policy UID under a new operator: a takeover)
+          // is the measured one, from pods whose L2 holds blocks. Before, the step created
           // examples/persistent-file.yaml (an L2 size other than step 15's), waited 68 s for the
           // reset caches to refill, then rolled a second time to measure.
           BlockCachePolicy p = again(suite.deletedSuitePolicy);
           p.getSpec().getRollout().setPaused(true);
+          Map<Integer, String> uids = cluster.podUids();
           client.resource(p).create();
           ns.createUnwatchedPolicy(p);
           NamespaceInstall.awaitTaken(cluster, Duration.ofMinutes(2));
@@ -52,6 +53,10 @@ class NamespaceInstallScenario extends KindScenario {
           // once on their new server
           everyServerHoldsRegions();
           awaitEveryPodCached(Duration.ofMinutes(5));
+          // a policy taken over paused restarts nothing: the roll below is the new operator's first
+          assertThat(cluster.podUids())
+              .as("RegionServer pods while the policy was paused under the new operator")
+              .isEqualTo(uids);
           // the takeover roll, with the usual checks: unpaused, and a restart annotation so that
           // it rolls every pod whatever the new operator renders
           RollObserver roll = observeRoll("takeover by the namespace-scoped operator");
@@ -71,7 +76,7 @@ class NamespaceInstallScenario extends KindScenario {
           assertEveryPodHomeWithin(m);
           ns.assertUnwatchedPolicyLeftAlone();
           report.line(
-              "- the suite's policy as it was deleted (prefetch on open again), created paused, taken over, then unpaused: the roll above");
+              "- the suite's policy as step 16 deleted it, created paused (taken over, no pod restarted), then unpaused: the roll above");
           summary.add(
               "namespace-only install by a namespace admin (no cluster-scoped object): a roll with one down at most, caches kept,"
                   + " 0 failed reads; a policy in an unwatched namespace left alone");
@@ -92,11 +97,6 @@ class NamespaceInstallScenario extends KindScenario {
             .withLabels(deleted.getMetadata().getLabels())
             .build());
     p.setStatus(null);
-    // prefetch on open as the example has it: step 15 turned it off to reset caches without
-    // reads, and drain targets without it serve the regions they take cold
-    if (p.getSpec().getTuning() != null) {
-      p.getSpec().getTuning().setPrefetchOnOpen(null);
-    }
     if (p.getSpec().getRollout() == null) {
       p.getSpec().setRollout(new dev.hbase.cache.api.v1alpha1.spec.RolloutSpec());
     }

@@ -8,7 +8,6 @@ import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.hbase.ServerId;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -20,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 
@@ -469,12 +469,28 @@ final class LocalHBase implements AutoCloseable {
     }
   }
 
+  /** Surefire's fork number (1, 2, ...): make test-hbase runs two test classes at once. */
+  private static final int FORK = Integer.getInteger("hbase.it.fork", 1);
+
+  private static final AtomicInteger NEXT_PORT = new AtomicInteger();
+
+  /**
+   * A port free now, from this fork's own range of 2,000 below the kernel's ephemeral ports
+   * (32768+). A port picked here is bound by a daemon only later, and is free again while a
+   * RegionServer restarts on it: one the kernel handed out (port 0) could be handed to the other
+   * fork's cluster in between.
+   */
   private static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    int base = 20000 + Math.floorMod(FORK - 1, 6) * 2000;
+    for (int tries = 0; tries < 2000; tries++) {
+      int port = base + Math.floorMod(NEXT_PORT.getAndIncrement(), 2000);
+      try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName(HOST))) {
+        return port;
+      } catch (IOException inUse) {
+        // another process's: the next one
+      }
     }
+    throw new IllegalStateException("no free port in " + base + "-" + (base + 1999));
   }
 
   private static Path path(String property, String fallback) {
