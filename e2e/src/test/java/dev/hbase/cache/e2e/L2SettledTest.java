@@ -33,4 +33,21 @@ class L2SettledTest {
         .isFalse();
     assertThat(KindScenario.l2Settled(Map.of("rs-0", 1L, "rs-1", 1L), CHANGED, late)).isFalse();
   }
+
+  @Test
+  void aGrowthWithinTheToleranceIsNoChangeAndOneBeyondItIs() {
+    Map<String, Long> ref = Map.of("rs-0", 100_000L, "rs-1", 100_000L, "rs-2", 66_000L);
+    assertThat(
+            KindScenario.l2Moved(ref, Map.of("rs-0", 100_200L, "rs-1", 100_000L, "rs-2", 66_000L)))
+        .as("0.2% more on one pod")
+        .isFalse();
+    assertThat(
+            KindScenario.l2Moved(ref, Map.of("rs-0", 102_000L, "rs-1", 100_000L, "rs-2", 66_000L)))
+        .as("2% more on one pod")
+        .isTrue();
+    assertThat(KindScenario.l2Moved(ref, Map.of("rs-0", 100_000L, "rs-1", 100_000L)))
+        .as("a pod gone")
+        .isTrue();
+    assertThat(KindScenario.l2Moved(Map.of(), ref)).as("the first figures").isTrue();
+  }
 }
