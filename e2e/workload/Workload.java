@@ -183,7 +183,6 @@ public class Workload {
         }
       });
       int share = held.values().stream().mapToInt(List::size).sum() / Math.max(1, held.size());
-      int moved = 0;
       List<String> movedRegions = new ArrayList<>();
       while (true) {
         ServerName empty = null;
@@ -204,12 +203,11 @@ public class Workload {
           admin.move(region, empty); // waits for the move's procedure (HBase 2.x)
           held.get(empty).add(region);
           movedRegions.add(new String(region, StandardCharsets.US_ASCII));
-          moved++;
         } catch (IOException e) { // in transition, say: the next region of that server is tried
           System.out.printf("move of %s failed: %s%n", new String(region, StandardCharsets.US_ASCII), e);
         }
       }
-      System.out.printf("moved %d; regions per server after: %s%n", moved, counts(regionsByServer(conn, admin, name)));
+      System.out.printf("moved %d; regions per server after: %s%n", movedRegions.size(), counts(regionsByServer(conn, admin, name)));
       if (!movedRegions.isEmpty()) {
         // a server that took regions holds none of their blocks: one scan of each (blocks cached,
         // as prefetch on open would have), so that its cache serves them at once, not after

@@ -97,9 +97,6 @@ class NamespaceInstallScenario extends KindScenario {
             .withLabels(deleted.getMetadata().getLabels())
             .build());
     p.setStatus(null);
-    if (p.getSpec().getRollout() == null) {
-      p.getSpec().setRollout(new dev.hbase.cache.api.v1alpha1.spec.RolloutSpec());
-    }
     return p;
   }
 }

@@ -212,12 +212,7 @@ class PolicyLifecycleScenarios extends FaultScenario {
           String stsUid = cluster.regionServers().getMetadata().getUid();
           watch.reset();
           Instant t0 = Instant.now();
-          suite.deletedSuitePolicy = cluster.policy();
-          cluster.policyResource().delete();
-          await("policy gone")
-              .atMost(Duration.ofMinutes(2))
-              .pollInterval(Duration.ofSeconds(1))
-              .until(() -> cluster.policyOrNull() == null);
+          deletePolicy(Cluster.POLICY);
           report.line(
               "- policy deleted (finalizer done) in %d s",
               Duration.between(t0, Instant.now()).toSeconds());
