@@ -21,7 +21,10 @@ if ! docker info >/dev/null 2>&1; then
       log "starting docker with systemctl"; systemctl start docker
     elif ! pgrep -x dockerd >/dev/null; then
       log "starting dockerd (log: /tmp/dockerd.log)"
-      nohup dockerd >/tmp/dockerd.log 2>&1 &
+      # in a session of its own (a kill of the caller's process group does not reach it) and at
+      # normal CPU and I/O priority whatever the caller's (.ci/run calls this from a niced job;
+      # dockerd's containers would inherit its priority); as root, so the nice can go down
+      setsid -f nice -n "$((-$(nice)))" ionice -c2 -n4 dockerd >/tmp/dockerd.log 2>&1 </dev/null
     fi
   fi
   for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
