@@ -99,6 +99,19 @@ final class JmxSampler implements AutoCloseable {
     return best;
   }
 
+  /**
+   * The first sample of one instance taken at or after {@code from} with at least {@code reads}
+   * data reads since it started, or null.
+   */
+  Jmx firstWithReads(String pod, long startTime, Instant from, long reads) {
+    for (Jmx j : of(pod)) {
+      if (j.startTime() == startTime && !j.at().isBefore(from) && j.dataReads() >= reads) {
+        return j;
+      }
+    }
+    return null;
+  }
+
   /** The first sample of one instance with data reads, or null. */
   Jmx firstWithReads(String pod, long startTime) {
     for (Jmx j : of(pod)) {

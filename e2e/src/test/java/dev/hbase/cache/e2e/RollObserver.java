@@ -56,6 +56,15 @@ final class RollObserver {
   static final Duration AFTER_WINDOW = Duration.ofSeconds(6);
 
   /**
+   * A window that no next drain cuts short (the last pod's) runs past {@link #AFTER_WINDOW} until
+   * it holds {@code KindScenario.MIN_READS_AFTER} data reads, this long at most: how many reads a
+   * server takes in 6 s is the machine's speed, not the roll's behaviour (a CI run on a slower
+   * machine saw 72 in the last pod's window of step 18, whose regions' blocks prefetch had not
+   * loaded, and failed the check that at least one restarted pod had 100).
+   */
+  static final Duration LONGEST_AFTER_WINDOW = Duration.ofSeconds(30);
+
+  /**
    * A restarted server with no read this long after the roll's end serves none (see {@link
    * #withoutWindow}).
    */
@@ -408,12 +417,15 @@ final class RollObserver {
       if (first == null && st != null && Instant.now().isAfter(rollEnd.plus(NO_READS))) {
         continue;
       }
-      if (first == null || !Instant.now().isAfter(first.at().plus(AFTER_WINDOW))) {
-        List<Jmx> mine =
-            st == null
-                ? List.of()
-                : sampler.of(pod).stream().filter(j -> j.startTime() == st).toList();
-        Jmx last = mine.isEmpty() ? null : mine.get(mine.size() - 1);
+      List<Jmx> mine =
+          st == null
+              ? List.of()
+              : sampler.of(pod).stream().filter(j -> j.startTime() == st).toList();
+      Jmx last = mine.isEmpty() ? null : mine.get(mine.size() - 1);
+      if (first == null
+          || !Instant.now().isAfter(first.at().plus(AFTER_WINDOW))
+          || (last.dataReads() < KindScenario.MIN_READS_AFTER
+              && !Instant.now().isAfter(first.at().plus(LONGEST_AFTER_WINDOW)))) {
         out.add(
             pod
                 + (st == null
@@ -456,6 +468,11 @@ final class RollObserver {
             .orElse(null);
     if (windowEnd != null && next != null && next.plus(DRAIN_MARGIN).isBefore(windowEnd)) {
       windowEnd = next.plus(DRAIN_MARGIN);
+    } else if (windowEnd != null && next == null) {
+      // nothing cuts it short: on until it holds enough reads for a ratio, or its longest
+      Instant longest = first.at().plus(LONGEST_AFTER_WINDOW);
+      Jmx enough = sampler.firstWithReads(pod, st, windowEnd, KindScenario.MIN_READS_AFTER);
+      windowEnd = enough == null || enough.at().isAfter(longest) ? longest : enough.at();
     }
     Jmx w = windowEnd == null ? null : sampler.lastWithReads(pod, st, windowEnd);
     Jmx firstNew =
