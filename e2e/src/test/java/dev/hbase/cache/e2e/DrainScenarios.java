@@ -40,6 +40,8 @@ class DrainScenarios extends FaultScenario {
         "9b. a RegionServer not Ready but still serving regions when a roll starts (writerThreads 8 -> 10): the roll drains it,"
             + " never just deletes it; mid-roll, the eviction of another RegionServer is refused",
         () -> {
+          // the scenario needs regions on the victim
+          everyServerHoldsRegionsIfOneHoldsNone();
           String victim = Cluster.pod(1);
           // The readiness probe curls 127.0.0.1:16030 inside the pod: packets on the pod's loopback
           // to the info port are
@@ -187,6 +189,8 @@ class DrainScenarios extends FaultScenario {
             + " podReadyTimeout 30s): Blocked with DrainTimeout, HBase's balancer back on, no pod restarted, the administrator's marks"
             + " kept; once they are cleared, the roll finishes",
         () -> {
+          // the scenario needs a drain, so regions on every server (the first could be any)
+          everyServerHoldsRegionsIfOneHoldsNone();
           // the pod the roll takes first (Roller.order()): not the hbase:meta host, the fewest
           // regions, the lowest ordinal
           // (the RegionServers' /jmx refreshes every second, the chart's metricsPeriodSeconds: the

@@ -268,19 +268,6 @@ class WarmStopScenarios extends FaultScenario {
         });
   }
 
-  /** Each RegionServer's region count as its /jmx says now (-1: no answer). */
-  private Map<String, Long> regionCounts() {
-    Map<String, Long> out = new java.util.TreeMap<>();
-    for (int i = 0; i < REPLICAS; i++) {
-      try {
-        out.put(Cluster.pod(i), Jmx.read(client, cluster.ns, Cluster.pod(i)).regionCount());
-      } catch (java.io.IOException e) {
-        out.put(Cluster.pod(i), -1L);
-      }
-    }
-    return out;
-  }
-
   /**
    * Every stop a warm stop: for each pod stopped since {@code since} by {@code cause}, the
    * operator's WarmStop event (its regions moved before its RegionServer stopped) and its
