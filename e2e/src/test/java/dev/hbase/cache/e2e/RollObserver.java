@@ -405,11 +405,11 @@ final class RollObserver {
   }
 
   /**
-   * The restarted pods whose new instance has not had its window of reads yet, with what the
-   * sampler saw of them. A new instance with no read at all {@link #NO_READS} after the roll's end
-   * serves none (HBase's balancer, switched back on by the roll, can move every region off a
-   * server: seen on kind a minute after a roll, 0/3/4 regions): it has no window to wait for, its
-   * figures say n/a.
+   * The restarted pods whose new instance has not had its window of reads yet ({@link
+   * #afterWindowEnd} not passed), with what the sampler saw of them. A new instance with no read at
+   * all {@link #NO_READS} after the roll's end serves none (HBase's balancer, switched back on by
+   * the roll, can move every region off a server: seen on kind a minute after a roll, 0/3/4
+   * regions): it has no window to wait for, its figures say n/a.
    */
   private List<String> withoutWindow(Instant rollEnd) {
     List<String> out = new java.util.ArrayList<>();
@@ -424,11 +424,7 @@ final class RollObserver {
               ? List.of()
               : sampler.of(pod).stream().filter(j -> j.startTime() == st).toList();
       Jmx last = mine.isEmpty() ? null : mine.get(mine.size() - 1);
-      if (first == null
-          || !Instant.now().isAfter(first.at().plus(AFTER_WINDOW))
-          || (lastInFlight(pod)
-              && last.dataReads() < KindScenario.MIN_READS_AFTER
-              && !Instant.now().isAfter(first.at().plus(LONGEST_AFTER_WINDOW)))) {
+      if (first == null || Instant.now().isBefore(windowEnd(pod, st, first))) {
         out.add(
             pod
                 + (st == null
@@ -445,16 +441,52 @@ final class RollObserver {
     return out;
   }
 
+  /**
+   * Where a restarted instance's window of reads ends, from what the sampler has seen of it so far:
+   * {@link #afterWindowEnd} over its first sample with reads, the next pod's drain, whether the
+   * roll took it last, and its first sample with {@code KindScenario.MIN_READS_AFTER} reads.
+   */
+  private Instant windowEnd(String pod, long st, Jmx first) {
+    Jmx enough = sampler.firstWithReads(pod, st, first.at(), KindScenario.MIN_READS_AFTER);
+    return afterWindowEnd(
+        first.at(), nextDrain(pod), lastInFlight(pod), enough == null ? null : enough.at());
+  }
+
+  /**
+   * The one rule for a restarted pod's window of reads right after its restart (what {@link
+   * #withoutWindow} waits for and {@link #podRestart} measures): {@link #AFTER_WINDOW} from its
+   * first read; cut short by the next pod's drain ({@code nextDrain}, plus {@link #DRAIN_MARGIN});
+   * for the roll's last pod ({@code last}), which no drain cuts, on past it until the first sample
+   * with enough reads for a ratio ({@code enough}, null: none yet), {@link #LONGEST_AFTER_WINDOW}
+   * at most.
+   */
+  static Instant afterWindowEnd(Instant first, Instant nextDrain, boolean last, Instant enough) {
+    Instant end = first.plus(AFTER_WINDOW);
+    if (nextDrain != null && nextDrain.plus(DRAIN_MARGIN).isBefore(end)) {
+      return nextDrain.plus(DRAIN_MARGIN);
+    }
+    if (!last || (enough != null && !enough.isAfter(end))) {
+      return end;
+    }
+    Instant longest = first.plus(LONGEST_AFTER_WINDOW);
+    return enough == null || enough.isAfter(longest) ? longest : enough;
+  }
+
   /** Whether the pod is the one the roll took last (no other went in flight after it). */
   private boolean lastInFlight(String pod) {
     Instant mine = inFlightFrom.get(pod);
     return mine != null && inFlightFrom.values().stream().noneMatch(t -> t.isAfter(mine));
   }
 
-  /** Whether the instance's 6 s window (to {@code end}) holds fewer reads than a ratio needs. */
-  private boolean tooFewReads(String pod, long st, Instant end) {
-    Jmx w = sampler.lastWithReads(pod, st, end);
-    return w == null || w.dataReads() < KindScenario.MIN_READS_AFTER;
+  /** When the roll took its next pod after this one (its drain began), or null. */
+  private Instant nextDrain(String pod) {
+    Instant mine = inFlightFrom.get(pod);
+    return mine == null
+        ? null
+        : inFlightFrom.values().stream()
+            .filter(t -> t.isAfter(mine))
+            .min(Instant::compareTo)
+            .orElse(null);
   }
 
   /** The start time of the pod's newest instance other than the one before the roll, or null. */
@@ -472,24 +504,7 @@ final class RollObserver {
     Double before = sampler.ratio(pod, start.minus(STEADY), start);
     Long st = newStart(pod);
     Jmx first = st == null ? null : sampler.firstWithReads(pod, st);
-    Instant windowEnd = first == null ? null : first.at().plus(AFTER_WINDOW);
-    // the next pod's drain cuts the window short
-    Instant next =
-        inFlightFrom.entrySet().stream()
-            .filter(
-                e -> inFlightFrom.get(pod) != null && e.getValue().isAfter(inFlightFrom.get(pod)))
-            .map(Map.Entry::getValue)
-            .min(Instant::compareTo)
-            .orElse(null);
-    if (windowEnd != null && next != null && next.plus(DRAIN_MARGIN).isBefore(windowEnd)) {
-      windowEnd = next.plus(DRAIN_MARGIN);
-    } else if (windowEnd != null && lastInFlight(pod) && tooFewReads(pod, st, windowEnd)) {
-      // the roll's last pod, with too few reads for a ratio in 6 s: on until it holds enough, or
-      // its longest (a pod never seen in flight keeps its 6 s: the next drain may fill it)
-      Instant longest = first.at().plus(LONGEST_AFTER_WINDOW);
-      Jmx enough = sampler.firstWithReads(pod, st, windowEnd, KindScenario.MIN_READS_AFTER);
-      windowEnd = enough == null || enough.at().isAfter(longest) ? longest : enough.at();
-    }
+    Instant windowEnd = first == null ? null : windowEnd(pod, st, first);
     Jmx w = windowEnd == null ? null : sampler.lastWithReads(pod, st, windowEnd);
     Jmx firstNew =
         st == null
