@@ -31,11 +31,12 @@ import org.junit.jupiter.api.Test;
  * back on after), with the master configured as the planner configures it for PersistentFile (the
  * {@code CacheAwareLoadBalancer}, its weights) and running every {@link #BALANCER_PERIOD}. After
  * each roll every server comes to hold the mean number of regions within one (what the {@code
- * Balanced} condition says; bound {@link #BALANCE_BOUND}, the time it took is a figure), and the
- * cluster kept at least 98% of its reads from cache in the three balancer periods after the second
- * roll: a roll can end a region or two off (the system tables' regions follow the drains and are
- * not reloaded), which the balancer's next run evens out with moves of regions cached where they
- * go. With the balancer's region-count weight at 0 ({@code
+ * Balanced} condition says; bound {@link #BALANCE_BOUND}, the time it took is a figure), stays so
+ * until the last look (how many regions the balancer moved is a figure), and the cluster kept at
+ * least 98% of its reads from cache in the three balancer periods after the second roll: a roll can
+ * end a region or two off (the system tables' regions follow the drains and are not reloaded),
+ * which the balancer's next run evens out with moves of regions cached where they go. With the
+ * balancer's region-count weight at 0 ({@code
  * -Dbalancer.site=hbase.master.balancer.stochastic.regionCountCost=0}) a roll's end of 3/3/5 stays
  * and the test fails; {@code -Dbalancer.site=key=value,...} adds master keys to try others.
  */
@@ -76,6 +77,8 @@ class WarmRollIT {
       Map<String, Integer> after,
       Boolean balancerOn,
       Duration balancedAfter,
+      String unbalancedAgain,
+      int moved,
       Double servedFromCache,
       Reader.Stats reads) {
 
@@ -93,15 +96,17 @@ class WarmRollIT {
     String summary() {
       return String.format(
           Locale.ROOT,
-          "%s, after it: regions per server at the roll's end %s, then %s (balanced %s);"
-              + " balancer on: %s; data reads from cache in the three balancer periods after it %s;"
-              + " reads: %s",
+          "%s, after it: regions per server at the roll's end %s, then %s (balanced %s%s);"
+              + " regions on another server than at the roll's end: %d; balancer on: %s;"
+              + " data reads from cache in the three balancer periods after it %s; reads: %s",
           label,
           atEnd,
           after,
           balancedAfter == null
               ? "not within " + BALANCE_BOUND.toSeconds() + " s"
               : balancedAfter.toMillis() / 1000.0 + " s after the roll's end",
+          unbalancedAgain == null ? "" : ", then unbalanced again: " + unbalancedAgain,
+          moved,
           balancerOn,
           servedFromCache == null ? "n/a" : String.format(Locale.ROOT, "%.4f", servedFromCache),
           reads.summary());
@@ -152,6 +157,9 @@ class WarmRollIT {
               "every server within one region of the mean within %d s: %s",
               BALANCE_BOUND.toSeconds(), a.summary())
           .isTrue();
+      assertThat(a.unbalancedAgain())
+          .as("once balanced, balanced until the last look: %s", a.summary())
+          .isNull();
     }
     assertThat(run.afterRolls().get(1).servedFromCache())
         .as("reads from cache while the balancer ran: %s", run.afterRolls().get(1).summary())
@@ -244,16 +252,24 @@ class WarmRollIT {
               .slowSeconds(r.start(), r.end(), 200_000)
               .forEach(e -> System.out.println("  slow second " + e));
           rolls.add(r);
-          Map<String, Integer> atEnd = regionsPerServer(admin.snapshot());
+          ClusterSnapshot endState = admin.snapshot();
+          Map<String, Integer> atEnd = regionsPerServer(endState);
           // three balancer periods at least (the window of the cache figure), and until balanced
           // within BALANCE_BOUND: how long it took is a figure, the bound only a behaviour bound
           Instant windowEnd = r.end().plus(BALANCER_PERIOD.multipliedBy(3));
           Instant bound = r.end().plus(BALANCE_BOUND);
           ClusterSnapshot later = admin.snapshot();
           Instant balancedAt = null;
+          String unbalancedAgain = null; // the first look, once balanced, that was not
           while (true) {
-            if (balancedAt == null && AfterRoll.balanced(regionsPerServer(later))) {
+            boolean balanced = AfterRoll.balanced(regionsPerServer(later));
+            if (balancedAt == null && balanced) {
               balancedAt = Instant.now();
+            } else if (balancedAt != null && !balanced && unbalancedAgain == null) {
+              unbalancedAgain =
+                  Duration.between(r.end(), Instant.now()).toSeconds()
+                      + " s after the roll's end: "
+                      + regionsPerServer(later);
             }
             if ((balancedAt != null && !Instant.now().isBefore(windowEnd))
                 || Instant.now().isAfter(bound)) {
@@ -270,6 +286,8 @@ class WarmRollIT {
                   regionsPerServer(later),
                   later.balancerOn(),
                   balancedAt == null ? null : Duration.between(r.end(), balancedAt),
+                  unbalancedAgain,
+                  moved(endState, later),
                   roll.servedFromCache(r.end(), windowEnd),
                   reader.stats(r.end(), now));
           System.out.println("RESULT " + a.summary());
@@ -280,6 +298,21 @@ class WarmRollIT {
         roll.close();
       }
     }
+  }
+
+  /** How many regions are on another server in {@code later} than in {@code before}. */
+  static int moved(ClusterSnapshot before, ClusterSnapshot later) {
+    Map<String, String> was = new TreeMap<>();
+    before.live().forEach(x -> x.regions().forEach(region -> was.put(region, x.id().host())));
+    int moved = 0;
+    for (var x : later.live()) {
+      for (String region : x.regions()) {
+        if (was.containsKey(region) && !was.get(region).equals(x.id().host())) {
+          moved++;
+        }
+      }
+    }
+    return moved;
   }
 
   /** Regions per server, every region (as the Balanced condition counts them). */

@@ -119,6 +119,7 @@ class PlannerTest {
           .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath());
       assertThat(p.masterSite())
           .containsEntry("hbase.master.loadbalancer.class", Planner.CACHE_AWARE_BALANCER)
+          .containsEntry("hbase.master.balancer.stochastic.regionCountCost", "500")
           .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath())
           .containsEntry("hbase.assignment.dispatch.wait.msec", "10")
           .containsEntry("hbase.procedure.remote.dispatcher.delay.msec", "10");
