@@ -30,6 +30,20 @@ class AfterWindowTest {
   }
 
   @Test
+  void aDrainBeforeTheFirstReadLeavesAWindowThatEndsBeforeIt() {
+    Instant next = FIRST.minusSeconds(5);
+    assertThat(afterWindowEnd(FIRST, next, false, null))
+        .isEqualTo(next.plus(DRAIN_MARGIN))
+        .isBefore(FIRST);
+  }
+
+  @Test
+  void enoughReadsExactlyAtTheWindowsEndKeepIt() {
+    assertThat(afterWindowEnd(FIRST, null, true, FIRST.plus(AFTER_WINDOW)))
+        .isEqualTo(FIRST.plus(AFTER_WINDOW));
+  }
+
+  @Test
   void theLastPodWithEnoughReadsInItsWindowKeepsIt() {
     assertThat(afterWindowEnd(FIRST, null, true, FIRST.plusSeconds(2)))
         .isEqualTo(FIRST.plus(AFTER_WINDOW));

@@ -271,7 +271,10 @@ class WarmRollIT {
                       + " s after the roll's end: "
                       + regionsPerServer(later);
             }
-            if ((balancedAt != null && !Instant.now().isBefore(windowEnd))
+            // once balanced, three more periods at least: a balancer run that undoes it shows
+            if ((balancedAt != null
+                    && !Instant.now().isBefore(windowEnd)
+                    && !Instant.now().isBefore(balancedAt.plus(BALANCER_PERIOD.multipliedBy(3))))
                 || Instant.now().isAfter(bound)) {
               break;
             }

@@ -119,10 +119,11 @@ public final class Planner {
    * trades an even spread for cache: a drain leaves a fully cached copy of each region it moved on
    * the server it went to, HBase 2.6.4 counts that server the region's "old server" with ratio 1.0,
    * and its candidate generators propose moving the region back there; one such move is worth more
-   * than the skew it adds (seen on kind: a restarted server left with 0 of 8 regions, 0/4/4, after
-   * a roll). HBASE-30300 ("disproportionally favouring cache ratio over skewness") changes this
-   * upstream, after 2.6.4. At 500 a move that takes a server off the mean costs more than any cache
-   * gain, and moves that keep the spread even are still chosen by cache.
+   * than the skew it adds (the likely cause of a restarted server left with 0 of 8 regions, 0/4/4,
+   * after a roll on kind). HBASE-30300 ("disproportionally favouring cache ratio over skewness")
+   * changes this upstream, after 2.6.4. At 500 a move that takes a server off the mean costs more
+   * than any cache gain; the price is that even counts with regions away from their caches no
+   * longer start a balancer run for that alone (docs/concepts/roll.md).
    */
   static final int REGION_COUNT_COST = 500;
 
