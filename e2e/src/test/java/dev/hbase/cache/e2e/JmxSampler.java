@@ -114,12 +114,7 @@ final class JmxSampler implements AutoCloseable {
 
   /** The first sample of one instance with data reads, or null. */
   Jmx firstWithReads(String pod, long startTime) {
-    for (Jmx j : of(pod)) {
-      if (j.startTime() == startTime && j.dataReads() > 0) {
-        return j;
-      }
-    }
-    return null;
+    return firstWithReads(pod, startTime, Instant.MIN, 1);
   }
 
   /**

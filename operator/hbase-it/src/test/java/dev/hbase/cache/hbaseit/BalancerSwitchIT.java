@@ -94,12 +94,12 @@ class BalancerSwitchIT {
         try (Connection c = shortTimeouts(hbase);
             Admin raw = c.getAdmin()) {
           raw.isBalancerEnabled(); // the master's stub, ready before the timed part
-          Map<String, ServerId> before = locations(admin.snapshot());
+          Map<String, ServerId> before = admin.snapshot().locations();
           assertThat(admin.balancer(true)).isFalse();
           await("the balancer's first move")
               .atMost(Duration.ofSeconds(90))
               .pollInterval(Duration.ofMillis(250))
-              .until(() -> !locations(admin.snapshot()).equals(before));
+              .until(() -> !admin.snapshot().locations().equals(before));
           Instant moved1 = Instant.now();
 
           Instant t0 = Instant.now();
@@ -134,12 +134,6 @@ class BalancerSwitchIT {
             .flatMap(x -> x.regions().stream())
             .filter(regions::contains)
             .count();
-  }
-
-  private static Map<String, ServerId> locations(ClusterSnapshot s) {
-    Map<String, ServerId> where = new java.util.HashMap<>();
-    s.live().forEach(x -> x.regions().forEach(r -> where.put(r, x.id())));
-    return where;
   }
 
   private static List<String> tableRegions(LocalHBase hbase, String table) throws IOException {

@@ -431,8 +431,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
       cleared.add(id(m));
     }
 
-    Map<String, ServerId> where = new HashMap<>();
-    snap.live().forEach(s -> s.regions().forEach(r -> where.put(r, s.id())));
+    Map<String, ServerId> where = snap.locations();
     List<String> unknown = new ArrayList<>();
     List<String> onServer = new ArrayList<>();
     List<String> elsewhere = new ArrayList<>();

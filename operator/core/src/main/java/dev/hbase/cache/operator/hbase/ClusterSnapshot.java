@@ -110,6 +110,13 @@ public record ClusterSnapshot(
     return live.stream().filter(s -> s.id().equals(id)).findFirst();
   }
 
+  /** Which live server holds each region (encoded name). */
+  public Map<String, ServerId> locations() {
+    Map<String, ServerId> where = new java.util.HashMap<>();
+    live.forEach(s -> s.regions().forEach(r -> where.put(r, s.id())));
+    return where;
+  }
+
   public boolean hostsMeta(ServerId id) {
     return metaServer != null && metaServer.sameEndpoint(id);
   }
