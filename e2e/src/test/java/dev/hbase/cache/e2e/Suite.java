@@ -37,6 +37,15 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
    */
   final List<String> stepTimes = new ArrayList<>();
 
+  /**
+   * Regions per pod around each roll, "| roll | at its end | at the next roll's start |" rows
+   * ({@link KindScenario#regionsPerPod}): where HBase's balancer left them between rolls.
+   */
+  final List<String> balanceRows = new ArrayList<>();
+
+  /** The last roll's row, without its last cell until the next roll starts. */
+  String balanceOpen;
+
   Settings settings;
   KubernetesClient client;
   Cluster cluster;
@@ -168,6 +177,18 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
       summary.forEach(s -> report.line("- %s", s));
       report.line(
           "- suite wall time: %d s", Duration.between(suiteStart, Instant.now()).toSeconds());
+      if (balanceOpen != null) {
+        balanceRows.add(balanceOpen + " (no later roll) |");
+      }
+      report.section("Regions per pod around each roll");
+      report.line(
+          "All regions each RegionServer holds (/jmx), pods in ordinal order; a figure, not asserted:"
+              + " between two rolls HBase's balancer may run (its period is HBase's 5 min on the kind chart;"
+              + " step 6 runs it three times), and the steps that are not rolls (stops, scale-downs,"
+              + " the spread some steps begin with) move regions too.");
+      report.line("| roll | once its windows of reads were over | at the next roll's start |");
+      report.line("|---|---|---|");
+      balanceRows.forEach(report::line);
       report.section("Where the suite's time went");
       report.line(
           "| step | wall time | reader: reads / failed / seconds with no successful read / worst second's p99 | result |");
