@@ -46,6 +46,9 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
   /** The last roll's row, without its last cell until the next roll starts. */
   String balanceOpen;
 
+  /** When that roll ended (not {@link #lastRollEnd}: step 6's balancer runs move that on). */
+  Instant balanceOpenEnd;
+
   Settings settings;
   KubernetesClient client;
   Cluster cluster;
@@ -185,10 +188,14 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
           "All regions each RegionServer holds (/jmx), pods in ordinal order; a figure, not asserted:"
               + " between two rolls HBase's balancer may run (its period is HBase's 5 min on the kind chart;"
               + " step 6 runs it three times), and the steps that are not rolls (stops, scale-downs,"
-              + " the spread some steps begin with) move regions too.");
+              + " the spread some steps begin with) move regions too. A roll whose step failed before its"
+              + " measurement has no row.");
       report.line("| roll | once its windows of reads were over | at the next roll's start |");
       report.line("|---|---|---|");
       balanceRows.forEach(report::line);
+      if (balanceRows.isEmpty()) {
+        report.line("| none | | |");
+      }
       report.section("Where the suite's time went");
       report.line(
           "| step | wall time | reader: reads / failed / seconds with no successful read / worst second's p99 | result |");
