@@ -215,14 +215,13 @@ abstract class KindScenario {
   RollObserver observeRoll(String label) throws InterruptedException {
     String now = regionsPerPod();
     report.line("- regions per pod before the roll: %s", now);
-    if (suite.balanceOpen != null) {
+    if (suite.rollBeforeNext != null) {
       suite.balanceRows.add(
-          String.format(
-              "%s %s, %d s after its end |",
-              suite.balanceOpen,
-              now,
-              Duration.between(suite.balanceOpenEnd, Instant.now()).toSeconds()));
-      suite.balanceOpen = null;
+          suite.rollBeforeNext.row(
+              String.format(
+                  "%s, %d s after its end",
+                  now, Duration.between(suite.rollBeforeNext.end(), Instant.now()).toSeconds())));
+      suite.rollBeforeNext = null;
     }
     // not the reader's own start, not the previous roll
     Instant quiet = suite.readerStart.plusSeconds(20);
@@ -237,8 +236,7 @@ abstract class KindScenario {
     m.report(report);
     String atEnd = regionsPerPod();
     report.line("- regions per pod once the roll's windows of reads were over: %s", atEnd);
-    suite.balanceOpen = String.format("| %s | %s |", m.label(), atEnd);
-    suite.balanceOpenEnd = m.end();
+    suite.rollBeforeNext = new Suite.RollEnd(m.label(), atEnd, m.end());
     var last = cluster.policy().getStatus().getRollout().getLastRoll();
     report.line(
         "- status.rollout.lastRoll (the operator's own figures): %s",

@@ -43,11 +43,18 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
    */
   final List<String> balanceRows = new ArrayList<>();
 
-  /** The last roll's row, without its last cell until the next roll starts. */
-  String balanceOpen;
+  /**
+   * The last roll's label, its regions per pod at its end and when it ended (not {@link
+   * #lastRollEnd}: step 6's balancer runs move that on); its row in {@link #balanceRows} is written
+   * when the next roll starts, or at the suite's end.
+   */
+  record RollEnd(String label, String regions, Instant end) {
+    String row(String next) {
+      return String.format("| %s | %s | %s |", label, regions, next);
+    }
+  }
 
-  /** When that roll ended (not {@link #lastRollEnd}: step 6's balancer runs move that on). */
-  Instant balanceOpenEnd;
+  RollEnd rollBeforeNext;
 
   Settings settings;
   KubernetesClient client;
@@ -180,8 +187,8 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
       summary.forEach(s -> report.line("- %s", s));
       report.line(
           "- suite wall time: %d s", Duration.between(suiteStart, Instant.now()).toSeconds());
-      if (balanceOpen != null) {
-        balanceRows.add(balanceOpen + " (no later roll) |");
+      if (rollBeforeNext != null) {
+        balanceRows.add(rollBeforeNext.row("(no later roll)"));
       }
       report.section("Regions per pod around each roll");
       report.line(
