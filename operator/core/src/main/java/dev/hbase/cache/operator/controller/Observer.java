@@ -372,7 +372,36 @@ final class Observer {
         st == null ? null : st.getPodIP(),
         missingClaimVolumes,
         templateChanged,
-        meta.getDeletionTimestamp() == null ? null : stopCause(p));
+        meta.getDeletionTimestamp() == null ? null : stopCause(p),
+        restartedInPlaceAt(p));
+  }
+
+  /**
+   * When a container of the pod last started again in the same pod (restart count above 0): the
+   * kubelet restarted it after a crash, an OOM kill or a failed liveness probe. Null if none did,
+   * or the time cannot be read.
+   */
+  static java.time.Instant restartedInPlaceAt(Pod p) {
+    var st = p.getStatus();
+    if (st == null || st.getContainerStatuses() == null) {
+      return null;
+    }
+    return st.getContainerStatuses().stream()
+        .filter(c -> c.getRestartCount() != null && c.getRestartCount() > 0)
+        .map(c -> c.getState() == null ? null : c.getState().getRunning())
+        .filter(r -> r != null && r.getStartedAt() != null)
+        .map(r -> parseTime(r.getStartedAt()))
+        .filter(Objects::nonNull)
+        .max(java.util.Comparator.naturalOrder())
+        .orElse(null);
+  }
+
+  private static java.time.Instant parseTime(String rfc3339) {
+    try {
+      return java.time.OffsetDateTime.parse(rfc3339).toInstant();
+    } catch (java.time.format.DateTimeParseException e) {
+      return null;
+    }
   }
 
   /**

@@ -114,7 +114,8 @@ final class RollStep {
         Roller.needsHBase(
             previous,
             java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream()).toList(),
-            p.revision());
+            p.revision(),
+            now);
     ClusterSnapshot hbase =
         ask
             ? snapshot(o, now, login)

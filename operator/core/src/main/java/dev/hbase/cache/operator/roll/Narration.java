@@ -12,7 +12,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
  * What the roll says: the text of its events and of its longer wait and block messages (the status
@@ -83,6 +85,38 @@ final class Narration {
         + (leaving
             ? "; it does not come back (above the replicas)"
             : "; they go back when it returns");
+  }
+
+  /** The RestartedInPlace event: a server back without a pod delete gets its regions back. */
+  static String restartedInPlace(
+      PodView pod, ServerState server, List<String> regions, ClusterSnapshot h) {
+    Map<String, Long> from =
+        regions.stream()
+            .map(h.locations()::get)
+            .filter(java.util.Objects::nonNull)
+            .collect(
+                Collectors.groupingBy(
+                    x -> x.host().split("\\.", 2)[0],
+                    java.util.TreeMap::new,
+                    Collectors.counting()));
+    long cached =
+        server.cachedMb().entrySet().stream()
+            .filter(e -> e.getValue() > 0 && !RollModel.META_REGION.equals(e.getKey()))
+            .count();
+    return pod.name()
+        + "'s RegionServer restarted in its pod (its container, not the pod: a crash, an OOM kill or"
+        + " a failed liveness probe; no preStop hook ran) and serves none of the "
+        + cached
+        + " regions it holds cached: "
+        + regions.size()
+        + " of them go back to it"
+        + (from.isEmpty()
+            ? ""
+            : " ("
+                + from.entrySet().stream()
+                    .map(e -> e.getValue() + " from " + e.getKey())
+                    .collect(Collectors.joining(", "))
+                + ")");
   }
 
   /** A stopped pod whose successor did not serve within podReadyTimeout. */

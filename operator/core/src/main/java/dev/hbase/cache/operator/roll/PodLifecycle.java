@@ -474,6 +474,17 @@ final class PodLifecycle {
     boolean timeUp = t.timedOut(r, s.warmTimeout());
     if ((retainedOk && hitOk) || timeUp) {
       boolean warm = retainedOk && hitOk;
+      t.st.getInFlight().remove(r);
+      if (Homecomings.is(r)) {
+        // not a restart of the roll's or of a stop: no roll figure, no restartedAt
+        t.events.add(
+            new Event(
+                !warm,
+                "RegionsHome",
+                Narration.back(r, t.hbase(), false, null, warm, s.warmTimeout())));
+        t.requeue(Duration.ZERO);
+        return;
+      }
       book.count(r, warm);
       t.restarted.add(
           new Restarted(
@@ -481,7 +492,6 @@ final class PodLifecycle {
               Instant.parse(r.getReadyAt() != null ? r.getReadyAt() : t.now().toString()),
               retained,
               warm));
-      t.st.getInFlight().remove(r);
       t.events.add(
           new Event(
               !warm,

@@ -37,6 +37,10 @@ public final class RollModel {
    * @param stopCause why a terminating pod stops, as its {@code DisruptionTarget} condition says
    *     ({@code EvictionByEvictionAPI}, {@code PreemptionByScheduler}, {@code
    *     DeletionByTaintManager}, ...), else {@code Deleted}; null while the pod is not terminating
+   * @param restartedInPlaceAt when a container of the pod last started again in the same pod (its
+   *     restart count above 0: a crash, an OOM kill, a failed liveness probe; not a pod delete),
+   *     null if none ever did. Its RegionServer may then serve none of the regions it caches
+   *     ({@link Homecomings})
    */
   public record PodView(
       String name,
@@ -49,7 +53,36 @@ public final class RollModel {
       String ip,
       boolean missingClaimVolumes,
       boolean templateChanged,
-      String stopCause) {
+      String stopCause,
+      Instant restartedInPlaceAt) {
+
+    /** A pod whose containers never restarted in place. */
+    public PodView(
+        String name,
+        String uid,
+        int ordinal,
+        String revision,
+        boolean ready,
+        boolean terminating,
+        String stuck,
+        String ip,
+        boolean missingClaimVolumes,
+        boolean templateChanged,
+        String stopCause) {
+      this(
+          name,
+          uid,
+          ordinal,
+          revision,
+          ready,
+          terminating,
+          stuck,
+          ip,
+          missingClaimVolumes,
+          templateChanged,
+          stopCause,
+          null);
+    }
 
     /** A pod as the roller saw it before stops had a cause: a terminating one was "Deleted". */
     public PodView(

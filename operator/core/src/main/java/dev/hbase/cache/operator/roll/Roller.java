@@ -44,6 +44,7 @@ import java.util.stream.Collectors;
  * <ul>
  *   <li>{@link Admission}: which out-of-date pods start their restart now, in which order;
  *   <li>{@link Stops}: pods someone else deletes or evicts, taken in flight to be drained warm;
+ *   <li>{@link Homecomings}: a RegionServer restarted in its pod (no delete) gets its regions back;
  *   <li>{@link PodLifecycle}: a pod in flight, from its drain to the warm gate;
  *   <li>{@link ClusterGate}: may a pod go down now (the cluster's health and the budget);
  *   <li>{@link RollBook}: a roll's start, figures, progress, phase and message;
@@ -96,6 +97,7 @@ public final class Roller {
     PodLifecycle lifecycle = new PodLifecycle(t, gate, book);
     Admission admission = new Admission(t, gate, book, balancer);
     Stops stops = new Stops(t, balancer);
+    Homecomings homecomings = new Homecomings(t, balancer);
 
     boolean newRevision = !Objects.equals(t.st.getRevision(), t.s.revision());
     if (newRevision) {
@@ -124,6 +126,7 @@ public final class Roller {
       lifecycle.advance(r);
     }
     stops.admit(); // before the roll's admission: a stopping pod is the stop's, not the roll's
+    homecomings.admit(); // a server restarted in its pod gets its regions back before a drain
     if (t.blocked() == null) {
       admission.admit();
     }
@@ -150,12 +153,14 @@ public final class Roller {
 
   /**
    * Whether a step needs the HBase master's view (and fresh cache samples): some pod is not at the
-   * revision, some pod is stopping that is not in flight ({@code pods} with the leaving ones), or
-   * the previous roll left work (pods in flight, a balancer to switch back on). An idle cluster is
-   * not asked.
+   * revision, some pod is stopping that is not in flight ({@code pods} with the leaving ones), a
+   * container restarted in its pod lately ({@link Homecomings}), or the previous roll left work
+   * (pods in flight, a balancer to switch back on). An idle cluster is not asked.
    */
-  public static boolean needsHBase(RolloutStatus previous, List<PodView> pods, String revision) {
+  public static boolean needsHBase(
+      RolloutStatus previous, List<PodView> pods, String revision, Instant now) {
     return pods.stream().anyMatch(p -> p.outdated(revision))
+        || Homecomings.recent(pods, now)
         || Stops.pending(previous, pods)
         || Stops.returning(previous, pods)
         || (previous != null

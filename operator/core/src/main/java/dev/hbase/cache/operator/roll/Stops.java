@@ -99,7 +99,8 @@ final class Stops {
     Optional<PodRoll> f =
         t.st.getInFlight().stream().filter(r -> r.getPod().equals(p.name())).findFirst();
     if (f.isEmpty()
-        || f.get().getUid().equals(p.uid())
+        // a homecoming's entry is the same pod instance: its stop takes the regions along too
+        || (f.get().getUid().equals(p.uid()) && !Homecomings.is(f.get()))
         || (f.get().getStep() != Step.Reloading && f.get().getStep() != Step.WarmGate)) {
       return Optional.empty();
     }

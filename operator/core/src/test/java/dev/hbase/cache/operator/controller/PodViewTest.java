@@ -158,4 +158,33 @@ class PodViewTest {
     assertThat(Observer.podView(podAt("rs-7d9"), 1, false, false).outdated("abc")).isFalse();
     assertThat(Observer.podView(podAt("rs-7d9"), 1, false, false).outdated("def")).isTrue();
   }
+
+  @Test
+  void aContainerRestartedInThePodSaysWhenItStartedAgain() {
+    PodView restarted =
+        Observer.podView(
+            pod(
+                "  phase: Running\n  conditions: [{type: Ready, status: 'True'}]\n"
+                    + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 1, image: x, imageID: x,"
+                    + " state: {running: {startedAt: '2026-11-28T15:00:07Z'}},"
+                    + " lastState: {terminated: {exitCode: 137, reason: Error}}}]\n"),
+            1);
+    assertThat(restarted.restartedInPlaceAt()).hasToString("2026-11-28T15:00:07Z");
+    PodView never =
+        Observer.podView(
+            pod(
+                "  phase: Running\n  conditions: [{type: Ready, status: 'True'}]\n"
+                    + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 0, image: x, imageID: x,"
+                    + " state: {running: {startedAt: '2026-11-28T15:00:07Z'}}}]\n"),
+            1);
+    assertThat(never.restartedInPlaceAt()).as("its first start").isNull();
+    PodView waiting =
+        Observer.podView(
+            pod(
+                "  phase: Running\n  conditions: [{type: Ready, status: 'False'}]\n"
+                    + "  containerStatuses: [{name: regionserver, ready: false, restartCount: 3, image: x, imageID: x,"
+                    + " state: {waiting: {reason: CrashLoopBackOff}}}]\n"),
+            1);
+    assertThat(waiting.restartedInPlaceAt()).as("not running again yet").isNull();
+  }
 }

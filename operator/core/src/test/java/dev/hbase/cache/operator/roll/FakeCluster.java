@@ -35,6 +35,9 @@ final class FakeCluster {
     boolean terminating;
     String stuck;
 
+    /** When its container last started again in the pod (a crash restart), else null. */
+    Instant restartedInPlaceAt;
+
     /** When a recreated pod becomes Ready; null when it is not coming back by itself. */
     Instant readyAt;
 
@@ -201,7 +204,8 @@ final class FakeCluster {
                     p.ip(),
                     p.missingClaimVolumes,
                     p.templateChanged,
-                    p.terminating ? (p.stopCause == null ? "Deleted" : p.stopCause) : null))
+                    p.terminating ? (p.stopCause == null ? "Deleted" : p.stopCause) : null,
+                    p.restartedInPlaceAt))
         .toList();
   }
 
@@ -246,6 +250,20 @@ final class FakeCluster {
     p.ready = false;
     p.readyAt = null;
     hbase.unregister(pod);
+  }
+
+  /**
+   * The pod's RegionServer is killed (SIGKILL, an OOM kill) and the kubelet restarts its container
+   * in the same pod: same UID, no preStop hook. The master reassigns its regions; the new instance
+   * registers with its persisted cache {@link #restartTime} later.
+   */
+  void crash(String pod) {
+    Pod p = pods.get(pod);
+    p.ready = false;
+    hbase.unregister(pod);
+    p.readyAt = now.plus(restartTime);
+    p.restartedInPlaceAt = p.readyAt;
+    restarts.merge(p.name, 1, Integer::sum);
   }
 
   /** The StatefulSet controller re-creates the pod from the current template. */

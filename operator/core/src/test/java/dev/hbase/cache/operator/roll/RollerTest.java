@@ -535,7 +535,7 @@ class RollerTest {
         .filteredOn(a -> a instanceof RollModel.Drain)
         .as("drained like any other restart")
         .hasSize(2);
-    assertThat(Roller.needsHBase(end, c.podViews(), NEW)).isFalse();
+    assertThat(Roller.needsHBase(end, c.podViews(), NEW, c.now)).isFalse();
   }
 
   @Test

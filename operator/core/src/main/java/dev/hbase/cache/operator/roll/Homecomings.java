@@ -1,0 +1,194 @@
+package dev.hbase.cache.operator.roll;
+
+import static dev.hbase.cache.operator.roll.RollModel.META_REGION;
+import static dev.hbase.cache.operator.roll.RollModel.serverFor;
+
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll;
+import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
+import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
+import dev.hbase.cache.operator.roll.RollModel.Recommission;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * A RegionServer that came back without a pod delete: the kubelet restarted its container (a crash,
+ * an OOM kill, a failed liveness probe), so no preStop hook ran and nothing drained it. HBase's
+ * master reassigned its regions to the others while it was down, and its persistent cache came back
+ * with it: seen on kind, the server stayed empty (6 / 0 / 2 regions) until the next roll. Here such
+ * a server, once it has reported its cache, gets back regions it holds cached, as a roll's reload
+ * would: taken in flight at the Reloading step (a "stop" with cause {@link #CAUSE}, which holds the
+ * roll's admission until its regions are home), then the warm gate.
+ *
+ * <p>Which regions: the master's view has no record of what the lost instance served, but the new
+ * one's load report lists what its cache holds ({@code regionCachedInfo}, restored from the
+ * persistence file). A region qualifies when this server caches at least as much of it as the
+ * server now serving it; at most this server's share of all regions ({@code ceil(regions /
+ * servers)}) go back, taken first from the servers holding the most. So the cluster ends balanced
+ * and every region that moves goes where its blocks are cached.
+ *
+ * <p>When: the pod is Ready, not stopping, not in flight, below the replicas; its server has
+ * reported, is not decommissioned, and serves none of the regions it caches (a server serving any
+ * of them is where the roll or the balancer left it); nothing is in transition. Only with
+ * DrainAndReload (InPlace leaves placement to HBase). An idle roller does not ask HBase; a
+ * container restart within {@link #WINDOW} makes it ask ({@link #recent}).
+ */
+final class Homecomings {
+  /** {@code stoppedBy} of a homecoming's entry in {@code status.rollout.inFlight}. */
+  static final String CAUSE = "ContainerRestart";
+
+  /** How long after a container restart the roller asks HBase whether its server is empty. */
+  static final Duration WINDOW = Duration.ofMinutes(10);
+
+  /**
+   * How long after a container restart the roller looks every few seconds for its server to report
+   * its cache (then, within {@link #WINDOW}, at the roller's idle pace).
+   */
+  static final Duration SETTLING = Duration.ofMinutes(2);
+
+  private final StepState t;
+  private final BalancerSwitch balancer;
+
+  Homecomings(StepState t, BalancerSwitch balancer) {
+    this.t = t;
+    this.balancer = balancer;
+  }
+
+  static boolean is(PodRoll r) {
+    return CAUSE.equals(r.getStoppedBy());
+  }
+
+  /** Whether some pod's container restarted in place within {@link #WINDOW} of {@code now}. */
+  static boolean recent(List<PodView> pods, Instant now) {
+    return pods.stream()
+        .anyMatch(
+            p ->
+                p.restartedInPlaceAt() != null
+                    && p.restartedInPlaceAt().isAfter(now.minus(WINDOW)));
+  }
+
+  void admit() {
+    ClusterSnapshot h = t.hbase();
+    if (t.s.strategy() != RolloutSpec.Strategy.DrainAndReload
+        || !h.masterReachable()
+        || h.regionsInTransition() > 0) {
+      return;
+    }
+    for (PodView p : t.in.pods()) {
+      if (p.terminating() || p.ordinal() >= t.in.replicas() || t.inFlight(p.name())) {
+        continue;
+      }
+      var server =
+          serverFor(h, p)
+              .filter(ServerState::reported)
+              .filter(s -> !s.decommissioned() && !h.decommissioned().contains(s.id()));
+      if (p.ready() && server.isPresent()) {
+        List<String> regions = claims(h, server.get(), taken());
+        if (!regions.isEmpty()) {
+          start(p, server.get(), regions);
+          continue;
+        }
+      }
+      boolean settling =
+          p.restartedInPlaceAt() != null && p.restartedInPlaceAt().isAfter(t.now().minus(SETTLING));
+      if (settling && (!p.ready() || server.isEmpty() || server.get().cachedMb().isEmpty())) {
+        // back in the pod but not reported yet, or its cache not restored yet: looked at again soon
+        t.requeue(StepState.POLL);
+      }
+    }
+  }
+
+  /** Regions another entry in flight (or a scaled-down pod) will send home: not claimed here. */
+  private Set<String> taken() {
+    var all = new ArrayList<>(t.st.getInFlight());
+    if (t.st.getScaledDown() != null) {
+      all.addAll(t.st.getScaledDown());
+    }
+    return all.stream()
+        .filter(r -> r.getRegions() != null)
+        .flatMap(r -> r.getRegions().stream())
+        .collect(Collectors.toSet());
+  }
+
+  /**
+   * The regions to send to {@code server}: none while it serves any region it caches; else those it
+   * caches at least as much of as their current server, up to its share, from the fullest servers
+   * first (then the most cached here, then by name). Pure.
+   */
+  static List<String> claims(ClusterSnapshot h, ServerState server, Set<String> taken) {
+    Set<String> cached =
+        server.cachedMb().entrySet().stream()
+            .filter(e -> e.getValue() > 0 && !META_REGION.equals(e.getKey()))
+            .map(Map.Entry::getKey)
+            .collect(Collectors.toSet());
+    if (cached.isEmpty() || server.regions().stream().anyMatch(cached::contains)) {
+      return List.of();
+    }
+    Map<String, ServerId> where = h.locations();
+    Map<ServerId, Integer> count = new HashMap<>();
+    Map<ServerId, ServerState> byId = new HashMap<>();
+    h.live().forEach(s -> count.put(s.id(), s.regionCount()));
+    h.live().forEach(s -> byId.put(s.id(), s));
+    int total = count.values().stream().mapToInt(Integer::intValue).sum();
+    int share = (total + h.live().size() - 1) / Math.max(1, h.live().size());
+    List<String> candidates =
+        cached.stream()
+            .filter(r -> !taken.contains(r))
+            .filter(r -> where.containsKey(r) && !where.get(r).equals(server.id()))
+            .filter(r -> server.cachedMb(r) >= byId.get(where.get(r)).cachedMb(r))
+            .collect(Collectors.toCollection(ArrayList::new));
+    List<String> out = new ArrayList<>();
+    int mine = server.regionCount();
+    while (mine < share && !candidates.isEmpty()) {
+      String next =
+          candidates.stream()
+              .min(
+                  Comparator.comparingInt((String r) -> -count.get(where.get(r)))
+                      .thenComparingInt(r -> -server.cachedMb(r))
+                      .thenComparing(r -> r))
+              .orElseThrow();
+      candidates.remove(next);
+      if (count.get(where.get(next)) <= mine + 1) {
+        break; // its server would end up with fewer than this one: the counts are even already
+      }
+      count.merge(where.get(next), -1, Integer::sum);
+      mine++;
+      out.add(next);
+    }
+    return out.stream().sorted().toList();
+  }
+
+  private void start(PodView pod, ServerState server, List<String> regions) {
+    PodRoll r =
+        new PodRoll()
+            .setPod(pod.name())
+            .setUid(pod.uid())
+            .setStoppedBy(CAUSE)
+            .setReason("Restarted in place: its regions go home")
+            .setOldServer(server.id().toString())
+            .setNewServer(server.id().toString())
+            .setReadyAt(t.now().toString())
+            .setRegions(regions);
+    t.st.getInFlight().add(r);
+    balancer.rememberBeforeDrain();
+    t.to(r, Step.Reloading);
+    t.actions.add(new Recommission(server.id(), regions));
+    t.requeue(StepState.FAST);
+    t.events.add(
+        new Event(
+            false,
+            "RestartedInPlace",
+            Narration.restartedInPlace(pod, server, regions, t.hbase())));
+  }
+}

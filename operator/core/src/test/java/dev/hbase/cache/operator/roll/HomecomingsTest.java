@@ -1,0 +1,199 @@
+package dev.hbase.cache.operator.roll;
+
+import static dev.hbase.cache.operator.roll.RollerTest.NEW;
+import static dev.hbase.cache.operator.roll.RollerTest.idle;
+import static dev.hbase.cache.operator.roll.RollerTest.with;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
+import dev.hbase.cache.operator.hbase.ServerId;
+import dev.hbase.cache.operator.roll.RollModel.DeletePod;
+import dev.hbase.cache.operator.roll.RollModel.Drain;
+import dev.hbase.cache.operator.roll.RollModel.Event;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A RegionServer restarted in its pod (SIGKILL, an OOM kill: the kubelet restarts the container, no
+ * preStop hook runs, nothing drains it) gets back the regions it holds cached once it reports
+ * ({@link Homecomings}); seen on kind before: 6 / 0 / 2 regions after such a restart, until the
+ * next roll.
+ */
+class HomecomingsTest {
+
+  /** Three servers at the revision, idle; each caches only its own regions. */
+  static FakeCluster ownCaches() {
+    return new FakeCluster(3, NEW)
+        .regions("rs-0", "a0", "a1", "a2")
+        .regions("rs-1", "b0", "b1", "b2")
+        .regions("rs-2", "c0", "c1")
+        .meta("rs-2");
+  }
+
+  static boolean balanced(FakeCluster c) {
+    List<Integer> counts = c.pods.keySet().stream().map(p -> c.hbase.regionsOf(p).size()).toList();
+    double mean = counts.stream().mapToInt(Integer::intValue).average().orElse(0);
+    return counts.stream().allMatch(n -> Math.abs(n - mean) <= 1.0);
+  }
+
+  @Test
+  void aServerRestartedInItsPodGetsItsCachedRegionsBackAndNothingIsDeleted() {
+    FakeCluster c = ownCaches();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    c.crash("rs-1");
+    assertThat(c.hbase.regionsOf("rs-0").size() + c.hbase.regionsOf("rs-2").size())
+        .as("the master reassigned rs-1's regions")
+        .isEqualTo(9);
+    List<Roller.Decision> log = new ArrayList<>();
+    s =
+        c.run(
+            s,
+            FakeCluster.settings(NEW),
+            200,
+            st -> idle(st) && c.allAt(NEW) && !c.hbase.regionsOf("rs-1").isEmpty(),
+            log);
+    assertThat(c.hbase.regionsOf("rs-1"))
+        .as("rs-1's regions back on it: %s", s.getMessage())
+        .containsExactlyInAnyOrder("b0", "b1", "b2");
+    assertThat(balanced(c)).as("every server within one of the mean").isTrue();
+    assertThat(s.getInFlight()).isEmpty();
+    assertThat(s.getLastRoll()).as("no roll was started").isNull();
+    assertThat(RollStopsTest.actions(log))
+        .noneMatch(a -> a instanceof DeletePod || a instanceof Drain);
+    assertThat(RollStopsTest.events(log))
+        .extracting(Event::reason)
+        .contains("RestartedInPlace", "RegionsHome")
+        .doesNotContain("RollStarted", "PodRestarted");
+    assertThat(RollStopsTest.events(log))
+        .filteredOn(e -> e.reason().equals("RestartedInPlace"))
+        .first()
+        .extracting(Event::message)
+        .asString()
+        .contains("rs-1's RegionServer restarted in its pod", "3 of them go back to it");
+    assertThat(c.hbase.marks()).isEmpty();
+    assertThat(c.hbase.balancerOn).as("the balancer on again").isTrue();
+  }
+
+  @Test
+  void withInPlaceTheRestartedServerStaysAsHBaseLeftIt() {
+    // what the test above guards: the same crash where the roller leaves placement to HBase
+    FakeCluster c = ownCaches();
+    var inPlace = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.InPlace, 1, false);
+    RolloutStatus s = c.run(null, inPlace, 5, RollerTest::idle, null);
+    c.crash("rs-1");
+    c.run(s, inPlace, 20, st -> false, null);
+    assertThat(c.hbase.regionsOf("rs-1")).isEmpty();
+  }
+
+  @Test
+  void aServerKilledAfterItsTurnInARollEndsTheRollWithItsRegions() {
+    // kind's step 10: the roll goes on elsewhere while the master reassigns the killed server's
+    // regions; before, the killed server ended the roll with none
+    FakeCluster c = ownCaches();
+    c.templateRevision = "rev-2";
+    List<Roller.Decision> log = new ArrayList<>();
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings("rev-2"),
+            500,
+            st -> c.restarts.size() == 2, // the second pod's delete: the first is done
+            log);
+    String done =
+        c.pods.values().stream()
+            .filter(p -> "rev-2".equals(p.revision))
+            .map(p -> p.name)
+            .findFirst()
+            .orElseThrow();
+    c.crash(done);
+    s =
+        c.run(
+            s,
+            FakeCluster.settings("rev-2"),
+            2000,
+            st -> idle(st) && c.allAt("rev-2") && !c.hbase.regionsOf(done).isEmpty(),
+            log);
+    assertThat(idle(s)).as("roll over: %s", s.getMessage()).isTrue();
+    assertThat(c.hbase.regionsOf(done)).as("%s's regions after the roll", done).isNotEmpty();
+    assertThat(balanced(c))
+        .as("regions per server: %s", c.pods.keySet().stream().map(c.hbase::regionsOf).toList())
+        .isTrue();
+    assertThat(s.getLastRoll().getRestarts()).as("restarts counted by the roll").isEqualTo(3);
+    assertThat(RollStopsTest.events(log)).extracting(Event::reason).contains("RegionsHome");
+  }
+
+  @Test
+  void theRollerAsksHBaseForTenMinutesAfterAContainerRestart() {
+    FakeCluster c = ownCaches();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    assertThat(Roller.needsHBase(s, c.podViews(), NEW, c.now)).isFalse();
+    c.crash("rs-1");
+    c.tick(c.restartTime);
+    assertThat(Roller.needsHBase(s, c.podViews(), NEW, c.now)).isTrue();
+    assertThat(Roller.needsHBase(s, c.podViews(), NEW, c.now.plus(Homecomings.WINDOW))).isFalse();
+  }
+
+  // ------------------------------------------------------------------ which regions (pure)
+
+  static final Instant T = Instant.parse("2026-11-28T10:00:00Z");
+
+  static ServerState server(String host, List<String> regions, Map<String, Integer> cachedMb) {
+    return new ServerState(
+        new ServerId(host, 16020, 1), 16030, regions, true, false, cachedMb, Map.of());
+  }
+
+  static ClusterSnapshot cluster(ServerState... live) {
+    return new ClusterSnapshot(T, true, null, List.of(live), List.of(), 0, null, List.of(), true);
+  }
+
+  @Test
+  void aServerServingAnyRegionItCachesIsLeftWhereTheRollOrTheBalancerPutIt() {
+    ServerState back = server("rs-1", List.of("b0"), Map.of("b0", 30, "b1", 30));
+    ServerState other = server("rs-0", List.of("a0", "a1", "b1"), Map.of("b1", 30));
+    assertThat(Homecomings.claims(cluster(back, other), back, Set.of())).isEmpty();
+  }
+
+  @Test
+  void aNewServerWithAnEmptyCacheClaimsNothing() {
+    ServerState fresh = server("rs-3", List.of(), Map.of());
+    ServerState other = server("rs-0", List.of("a0", "a1", "a2"), Map.of("a0", 30));
+    assertThat(Homecomings.claims(cluster(fresh, other), fresh, Set.of())).isEmpty();
+  }
+
+  @Test
+  void onlyRegionsCachedHereAtLeastAsMuchAsWhereTheyAreUpToTheShareFromTheFullest() {
+    ServerState back =
+        server(
+            "rs-1",
+            List.of(),
+            Map.of("a0", 30, "a1", 30, "a2", 5, "c0", 30, "c1", 30, "x", 30, "1588230740", 1));
+    ServerState full =
+        server("rs-0", List.of("a0", "a1", "a2", "c1", "1588230740"), Map.of("a2", 30, "a0", 10));
+    ServerState less = server("rs-2", List.of("c0", "c9"), Map.of("c0", 30));
+    // 7 regions over 3 servers: a share of 3. a2 is cached less here than on rs-0; x is nowhere;
+    // hbase:meta never moves this way; c1 is taken by another pod in flight; rs-0 (5) gives two,
+    // and c0 stays, or rs-2 (2) would end with fewer than this server
+    assertThat(Homecomings.claims(cluster(back, full, less), back, Set.of("c1")))
+        .containsExactly("a0", "a1");
+    // rs-2 fuller: it gives c0 too
+    ServerState fuller = server("rs-2", List.of("c0", "c9", "c8", "c7"), Map.of("c0", 30));
+    assertThat(Homecomings.claims(cluster(back, full, fuller), back, Set.of("c1")))
+        .containsExactly("a0", "a1", "c0");
+  }
+
+  @Test
+  void noRegionMovesWhenTheCountsAreEvenAlready() {
+    ServerState back = server("rs-1", List.of("z"), Map.of("a0", 30, "c0", 30));
+    ServerState a = server("rs-0", List.of("a0", "a1"), Map.of());
+    ServerState b = server("rs-2", List.of("c0", "c1"), Map.of());
+    // 5 regions, share 2: rs-1 may take one, but its servers would be left with fewer than it
+    assertThat(Homecomings.claims(cluster(back, a, b), back, Set.of())).isEmpty();
+  }
+}
