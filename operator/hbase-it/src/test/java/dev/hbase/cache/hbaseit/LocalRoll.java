@@ -78,6 +78,9 @@ final class LocalRoll {
   private final String[] revision;
   private final boolean[] terminating;
 
+  /** When each "pod"'s RegionServer last started again in the same pod ({@link #crash}). */
+  private final Instant[] restartedInPlaceAt;
+
   /**
    * How each RegionServer's /jmx is read: plain HTTP, or over HTTPS proving {@link
    * SecureKdc#SERVICE_HOST} with SPNEGO (the probe a policy's {@code spec.hbase.tls} gets).
@@ -116,6 +119,7 @@ final class LocalRoll {
     this.generation = new int[n];
     this.revision = new String[n];
     this.terminating = new boolean[n];
+    this.restartedInPlaceAt = new Instant[n];
     java.util.Arrays.fill(this.revision, revision);
     sampler = new Thread(this::sample, "jmx-sampler");
     sampler.setDaemon(true);
@@ -147,27 +151,144 @@ final class LocalRoll {
    */
   Result roll(String label, String target, Reader reader, Duration timeout) throws Exception {
     Instant start = Instant.now();
-    Instant deadline = start.plus(timeout);
-    RollModel.Settings s =
-        new RollModel.Settings(
-            target,
-            RolloutSpec.Strategy.DrainAndReload,
-            1,
-            false,
-            Duration.ofMinutes(5),
-            0.9,
-            null,
-            Duration.ofMinutes(2),
-            true,
-            false,
-            0); // the planned L2 capacity is not checked here (the servers run the plan)
-    RolloutStatus state = null;
     Map<String, PodRoll> lastSeen = new TreeMap<>();
     List<String> events = new ArrayList<>();
-    while (true) {
-      if (Instant.now().isAfter(deadline)) {
-        throw new AssertionError(label + ": roll not done within " + timeout + "; last " + state);
-      }
+    RolloutStatus state =
+        drive(
+            settings(target),
+            target,
+            start.plus(timeout),
+            events,
+            lastSeen,
+            (st, pods, snap) ->
+                st.getPhase() == Phase.Idle
+                    && pods.stream().allMatch(p -> p.ready() && target.equals(p.revision())));
+    if (state == null) {
+      throw new AssertionError(label + ": roll not done within " + timeout);
+    }
+    Instant end = Instant.now();
+    Thread.sleep(1500); // the counters of the roll's last second reach /jmx
+    Map<String, Double> podSeconds = new TreeMap<>();
+    lastSeen.forEach(
+        (pod, r) -> {
+          if (r.getDeletedAt() != null && r.getHomeAt() != null) {
+            podSeconds.put(
+                pod,
+                Duration.between(Instant.parse(r.getDeletedAt()), Instant.parse(r.getHomeAt()))
+                        .toMillis()
+                    / 1000.0);
+          }
+        });
+    return result(label, start, end, state, podSeconds, reader, events);
+  }
+
+  /**
+   * RegionServer i killed (SIGKILL) and started again in the same "pod", as the kubelet restarts a
+   * killed container: no drain, no graceful stop, the pod's UID unchanged. Once the master has
+   * reassigned its regions (its old instance expired: a short ZooKeeper session, see {@code
+   * WarmRollIT}) the same server starts on the same cache directory; then the roller runs at {@code
+   * revision}, as the operator's reconciles do, until it is Idle with nothing in flight and server
+   * i serves regions again, or until {@code timeout} (the result says which).
+   */
+  Result crash(String label, int i, String revision, Reader reader, Duration timeout)
+      throws Exception {
+    String host = hbase.regionServerHost(i);
+    int port = hbase.regionServerPort(i);
+    int regions = admin.snapshot().live().stream().mapToInt(x -> x.regionCount()).sum();
+    HBaseProcess rs = hbase.regionServer(i);
+    rs.kill();
+    mark("rs-" + i + " killed (SIGKILL)");
+    org.awaitility.Awaitility.await("rs-" + i + "'s regions reassigned by the master")
+        .atMost(Duration.ofMinutes(3))
+        .pollInterval(Duration.ofMillis(500))
+        .until(
+            () -> {
+              ClusterSnapshot s = admin.snapshot();
+              return !rs.alive()
+                  && s.masterReachable()
+                  && s.liveAt(host, port).isEmpty()
+                  && s.regionsInTransition() == 0
+                  && s.live().stream().mapToInt(x -> x.regionCount()).sum() == regions;
+            });
+    mark("rs-" + i + "'s regions reassigned");
+    restartedInPlaceAt[i] = Instant.now();
+    hbase.startRegionServer(i, settings[i]);
+    mark("rs-" + i + " listening (same pod)");
+    List<String> events = new ArrayList<>();
+    RolloutStatus state =
+        drive(
+            settings(revision),
+            revision,
+            Instant.now().plus(timeout),
+            events,
+            new TreeMap<>(),
+            (st, pods, snap) ->
+                st.getPhase() == Phase.Idle
+                    && st.getInFlight().isEmpty()
+                    && pods.stream().allMatch(PodView::ready)
+                    && snap.liveAt(host, port).map(x -> x.regionCount() > 0).orElse(false));
+    Instant end = Instant.now();
+    Thread.sleep(1500);
+    // from the restart on: what sending its regions home costs (the kill's own cost is before)
+    return result(label, restartedInPlaceAt[i], end, state, Map.of(), reader, events);
+  }
+
+  private Result result(
+      String label,
+      Instant start,
+      Instant end,
+      RolloutStatus state,
+      Map<String, Double> podSeconds,
+      Reader reader,
+      List<String> events)
+      throws java.io.IOException {
+    return new Result(
+        label,
+        start,
+        end,
+        state == null ? null : state.getLastRoll(),
+        podSeconds,
+        CacheRatios.servedFromCache(samples, start, end),
+        reader.stats(start, end),
+        events,
+        RegionMoves.read(hbase.dir.resolve("logs").resolve("master.log"), start, end, timeline()));
+  }
+
+  private RollModel.Settings settings(String target) {
+    return new RollModel.Settings(
+        target,
+        RolloutSpec.Strategy.DrainAndReload,
+        1,
+        false,
+        Duration.ofMinutes(5),
+        0.9,
+        null,
+        Duration.ofMinutes(2),
+        true,
+        false,
+        0); // the planned L2 capacity is not checked here (the servers run the plan)
+  }
+
+  /** When the roller's loop may stop: the state after a step, the pods and HBase it saw. */
+  interface Done {
+    boolean test(RolloutStatus state, List<PodView> pods, ClusterSnapshot snap);
+  }
+
+  /**
+   * The operator's loop: step, carry out the actions (a failed one keeps the previous state, as
+   * RollStep does), look again after the requeue delay or when a "pod" changed. Returns the state
+   * once {@code done}, or null at the deadline.
+   */
+  private RolloutStatus drive(
+      RollModel.Settings s,
+      String target,
+      Instant deadline,
+      List<String> events,
+      Map<String, PodRoll> lastSeen,
+      Done done)
+      throws Exception {
+    RolloutStatus state = null;
+    while (Instant.now().isBefore(deadline)) {
       ClusterSnapshot snap = admin.snapshot();
       List<PodView> pods = pods(snap);
       Roller.Decision d =
@@ -185,40 +306,17 @@ final class LocalRoll {
         d.events().forEach(e -> events.add(e.reason() + ": " + e.message()));
         state = d.state();
       }
-      state.getInFlight().forEach(r -> lastSeen.put(r.getPod(), r));
-      boolean done =
-          state.getPhase() == Phase.Idle
-              && pods.stream().allMatch(p -> p.ready() && target.equals(p.revision()));
-      if (done) {
-        break;
+      if (state != null) {
+        state.getInFlight().forEach(r -> lastSeen.put(r.getPod(), r));
+        if (done.test(state, pods, snap)) {
+          return state;
+        }
       }
       synchronized (podEvents) {
         podEvents.wait(Math.max(100, d.requeueAfter().toMillis()));
       }
     }
-    Instant end = Instant.now();
-    Thread.sleep(1500); // the counters of the roll's last second reach /jmx
-    Map<String, Double> podSeconds = new TreeMap<>();
-    lastSeen.forEach(
-        (pod, r) -> {
-          if (r.getDeletedAt() != null && r.getHomeAt() != null) {
-            podSeconds.put(
-                pod,
-                Duration.between(Instant.parse(r.getDeletedAt()), Instant.parse(r.getHomeAt()))
-                        .toMillis()
-                    / 1000.0);
-          }
-        });
-    return new Result(
-        label,
-        start,
-        end,
-        state.getLastRoll(),
-        podSeconds,
-        CacheRatios.servedFromCache(samples, start, end),
-        reader.stats(start, end),
-        events,
-        RegionMoves.read(hbase.dir.resolve("logs").resolve("master.log"), start, end, timeline()));
+    return null;
   }
 
   /** The cluster's share of data reads served from cache over a window (all servers). */
@@ -248,7 +346,9 @@ final class LocalRoll {
               null,
               host,
               false,
-              false));
+              false,
+              terminating[i] ? "Deleted" : null,
+              restartedInPlaceAt[i]));
     }
     return out;
   }

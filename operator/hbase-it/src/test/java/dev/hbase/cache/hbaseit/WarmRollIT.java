@@ -59,13 +59,53 @@ class WarmRollIT {
    */
   static final Duration BALANCE_BOUND = BALANCER_PERIOD.multipliedBy(10);
 
-  /** The figures of one cluster's steady state and two rolls. */
+  /**
+   * The figures of one cluster's steady state and two rolls, and of a RegionServer killed after
+   * them ({@code crash}, null when not asked for).
+   */
   record Run(
       String drain,
       Double steady,
       Reader.Stats steadyReads,
       List<LocalRoll.Result> rolls,
-      List<AfterRoll> afterRolls) {}
+      List<AfterRoll> afterRolls,
+      Crash crash) {}
+
+  /**
+   * A RegionServer killed with SIGKILL and started again in its "pod" (as the kubelet restarts a
+   * killed container), HBase's balancer off: its regions before the kill, the reads from the kill
+   * until its restart (the master reassigning its regions), the roller's loop from the restart on
+   * ({@code result}) and from its first move home on ({@code homeward}, null without one), the
+   * regions per server at the end and those of the victim its cache holds.
+   */
+  record Crash(
+      LocalRoll.Result result,
+      String victim,
+      List<String> before,
+      Map<String, Integer> after,
+      List<String> victimAfter,
+      List<String> victimAfterCached,
+      Reader.Stats untilRestart,
+      Reader.Stats homeward) {
+
+    String summary() {
+      return String.format(
+          Locale.ROOT,
+          "%s: %s held %d regions before the kill; reads from the kill until the master had"
+              + " reassigned them and it was started again: %s; regions per server after: %s; %d"
+              + " of its %d regions at the end are cached there; reads from the first move home on"
+              + " (the reads the kill held end meanwhile): %s; from its restart: %s",
+          result.label(),
+          victim,
+          before.size(),
+          untilRestart.summary(),
+          after,
+          victimAfterCached.size(),
+          victimAfter.size(),
+          homeward == null ? "no move" : homeward.summary(),
+          result.summary());
+    }
+  }
 
   /**
    * After a roll: the regions per server at its end and once balanced (or at {@link
@@ -134,7 +174,24 @@ class WarmRollIT {
 
   @Test
   void fromTheSecondRollOnTheClustersReadsStayCachedAndNoneFails() throws Exception {
-    Run run = run(Drain.TARGETS_WARM);
+    Run run = run(Drain.TARGETS_WARM, true);
+    // a RegionServer restarted in its pod without a delete (SIGKILL): HBase's master reassigned
+    // its regions and its balancer is off, so only the roller can have sent them back
+    Crash crash = run.crash();
+    assertThat(crash.victimAfter())
+        .as("regions on the killed server once the roller settled: %s", crash.summary())
+        .isNotEmpty();
+    assertThat(crash.victimAfterCached())
+        .as("each region sent back is cached there: %s", crash.summary())
+        .containsExactlyInAnyOrderElementsOf(crash.victimAfter());
+    assertThat(AfterRoll.balanced(crash.after()))
+        .as("every server within one region of the mean: %s", crash.summary())
+        .isTrue();
+    assertThat(crash.result().events())
+        .as("the roller's events: %s", crash.summary())
+        .anyMatch(e -> e.startsWith("RestartedInPlace: "))
+        .anyMatch(e -> e.startsWith("RegionsHome: "))
+        .noneMatch(e -> e.startsWith("RestartingPod: "));
     LocalRoll.Result first = run.rolls().get(0);
     LocalRoll.Result second = run.rolls().get(1);
     for (LocalRoll.Result r : run.rolls()) {
@@ -169,7 +226,13 @@ class WarmRollIT {
 
   /** Three RegionServers, a table warm in their caches, a reader, then two rolls. */
   static Run run(Drain variant) throws Exception {
-    return run(variant, LocalHBase.Security.NONE);
+    return run(variant, false);
+  }
+
+  /** Same, and a RegionServer killed after the rolls when {@code crash}. */
+  static Run run(Drain variant, boolean crash) throws Exception {
+    return run(
+        variant, LocalHBase.Security.NONE, new JmxScraper(Duration.ofSeconds(3))::scrape, crash);
   }
 
   /** Same, on a cluster secured as {@code security} says, /jmx read over plain HTTP. */
@@ -182,6 +245,11 @@ class WarmRollIT {
    * {@code spec.hbase.tls} reads it).
    */
   static Run run(Drain variant, LocalHBase.Security security, CacheProbe probe) throws Exception {
+    return run(variant, security, probe, false);
+  }
+
+  static Run run(Drain variant, LocalHBase.Security security, CacheProbe probe, boolean crash)
+      throws Exception {
     String drain =
         variant.label + (security == LocalHBase.Security.NONE ? "" : ", Kerberos-secured");
     // the master as the operator configures it for PersistentFile (masterRef set)
@@ -200,11 +268,15 @@ class WarmRollIT {
       AdminHBaseCluster admin =
           hbase.admin(AdminHBaseCluster.Options.defaults().withMoves(variant.moves));
       for (int i = 0; i < SERVERS; i++) {
-        settings[i] =
+        LocalHBase.RegionServerSettings planned =
             Plans.settings(
                 Plans.plan(
                     CacheMode.PersistentFile,
                     Files.createDirectories(hbase.dir.resolve("cache-rs" + i))));
+        Map<String, String> site = new TreeMap<>(planned.site());
+        // a killed server's instance expires 10 s after the kill (ZooKeeper's session), not 40
+        site.put("zookeeper.session.timeout", "10000");
+        settings[i] = new LocalHBase.RegionServerSettings(planned.env(), site);
         hbase.startRegionServer(i, settings[i]);
       }
       for (int i = 0; i < SERVERS; i++) {
@@ -297,11 +369,69 @@ class WarmRollIT {
           System.out.println("RESULT " + a.summary());
           afterRolls.add(a);
         }
-        return new Run(drain, steady, steadyReads, rolls, afterRolls);
+        return new Run(
+            drain,
+            steady,
+            steadyReads,
+            rolls,
+            afterRolls,
+            crash ? crash(hbase, admin, roll, reader) : null);
       } finally {
         roll.close();
       }
     }
+  }
+
+  /**
+   * After the rolls: HBase's balancer off (so that only the roller can send regions back), a
+   * RegionServer that does not host hbase:meta killed and started again in its "pod".
+   */
+  static Crash crash(LocalHBase hbase, AdminHBaseCluster admin, LocalRoll roll, Reader reader)
+      throws Exception {
+    admin.balancer(false);
+    ClusterSnapshot before = admin.snapshot();
+    int victim =
+        java.util.stream.IntStream.range(0, SERVERS)
+            .filter(
+                i ->
+                    before
+                        .liveAt(hbase.regionServerHost(i), hbase.regionServerPort(i))
+                        .map(x -> !before.hostsMeta(x.id()))
+                        .orElse(false))
+            .findFirst()
+            .orElseThrow();
+    String host = hbase.regionServerHost(victim);
+    int port = hbase.regionServerPort(victim);
+    List<String> regionsBefore = before.liveAt(host, port).orElseThrow().regions();
+    Instant killed = Instant.now();
+    LocalRoll.Result r =
+        roll.crash(
+            "a RegionServer killed (SIGKILL) and restarted in its pod",
+            victim,
+            "rev-2",
+            reader,
+            Duration.ofMinutes(3));
+    ClusterSnapshot after = admin.snapshot();
+    var server = after.liveAt(host, port);
+    List<String> victimAfter = server.map(x -> x.regions()).orElse(List.of());
+    Crash c =
+        new Crash(
+            r,
+            "rs-" + victim,
+            regionsBefore,
+            regionsPerServer(after),
+            victimAfter,
+            victimAfter.stream().filter(x -> server.get().cachedMb(x) > 0).toList(),
+            reader.stats(killed, r.start()),
+            r.moves().stream()
+                .map(m -> m.finished().minusMillis(m.millis()))
+                .min(Instant::compareTo)
+                .map(from -> reader.stats(from, r.end()))
+                .orElse(null));
+    System.out.println("RESULT " + c.summary());
+    r.events().forEach(e -> System.out.println("  event " + e));
+    roll.timeline().forEach(e -> System.out.println("  at " + e));
+    return c;
   }
 
   /** How many regions are on another server in {@code later} than in {@code before}. */

@@ -87,6 +87,11 @@ final class Narration {
             : "; they go back when it returns");
   }
 
+  /** A pod's host name without its domain (an IP address whole). */
+  static String shortHost(String host) {
+    return host.matches("[0-9.]+") ? host : host.split("\\.", 2)[0];
+  }
+
   /** The RestartedInPlace event: a server back without a pod delete gets its regions back. */
   static String restartedInPlace(
       PodView pod, ServerState server, List<String> regions, ClusterSnapshot h) {
@@ -96,9 +101,7 @@ final class Narration {
             .filter(java.util.Objects::nonNull)
             .collect(
                 Collectors.groupingBy(
-                    x -> x.host().split("\\.", 2)[0],
-                    java.util.TreeMap::new,
-                    Collectors.counting()));
+                    x -> shortHost(x.host()), java.util.TreeMap::new, Collectors.counting()));
     long cached =
         server.cachedMb().entrySet().stream()
             .filter(e -> e.getValue() > 0 && !RollModel.META_REGION.equals(e.getKey()))

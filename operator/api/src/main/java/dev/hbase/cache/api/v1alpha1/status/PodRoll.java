@@ -67,14 +67,17 @@ public class PodRoll {
   /**
    * Set when the pod was not deleted by the roll but by someone else (a delete, an eviction, a
    * scale-down): what stopped it. Its regions are moved off it warm while its preStop hook waits,
-   * and sent back when a pod of the same ordinal returns.
+   * and sent back when a pod of the same ordinal returns. {@code ContainerRestart}: a RegionServer
+   * restarted in its pod, whose cached regions are sent back ({@code Homecomings}).
    */
   @JsonPropertyDescription(
       "Set when someone else stopped the pod (not the roll): the cause, from its DisruptionTarget"
           + " condition (EvictionByEvictionAPI, PreemptionByScheduler, DeletionByTaintManager, ...),"
           + " Deleted for a plain delete, ScaledDown for a pod at or above the replicas. Its regions"
           + " are moved to where their blocks are cached before it stops, and sent back when a pod"
-          + " of the same ordinal returns.")
+          + " of the same ordinal returns. ContainerRestart: its RegionServer restarted in the same"
+          + " pod (an OOM kill, a crash, SIGKILL; nothing ran before it stopped), and the regions"
+          + " its cache holds are sent back to it.")
   private String stoppedBy;
 
   /** The RegionServer before the restart: host,port,startcode. */
