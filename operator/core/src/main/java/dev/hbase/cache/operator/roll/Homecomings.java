@@ -38,11 +38,22 @@ import java.util.stream.Collectors;
  * servers)}) go back, taken first from the servers holding the most. So the cluster ends balanced
  * and every region that moves goes where its blocks are cached.
  *
- * <p>When: the pod is Ready, not stopping, not in flight, below the replicas; its server has
- * reported, is not decommissioned, and serves none of the regions it caches (a server serving any
- * of them is where the roll or the balancer left it); nothing is in transition. Only with
- * DrainAndReload (InPlace leaves placement to HBase). An idle roller does not ask HBase; a
- * container restart within {@link #WINDOW} makes it ask ({@link #recent}).
+ * <p>When: a container of the pod started again in it within {@link #WINDOW}, and the pod's server
+ * started with it (its start code not older than that restart: a sidecar's restart is none); the
+ * pod is Ready, not stopping, not in flight, below the replicas; its server has reported, no mark
+ * and no dead instance is listed at its host and port (an administrator's decommission, the master
+ * still recovering the killed instance), and it serves none of the regions it caches (a server
+ * serving any of them is where the roll or the balancer left it); nothing is in transition; the
+ * roll is not paused. Regions come only from this policy's servers. Only with DrainAndReload
+ * (InPlace leaves placement to HBase). An idle roller does not ask HBase; a container restart
+ * within {@link #WINDOW} makes it ask ({@link #recent}). A container restarting again and again is
+ * not taken (the Observer gives no restart time for it: a crash loop would pull regions onto a
+ * server that dies).
+ *
+ * <p>Meanwhile the pod is in flight like a roll's reload: the phase is Rolling, HBase's balancer
+ * off until its regions are home, and the roll's next pod waits. A homecoming that cannot finish
+ * (its server gone again, marked meanwhile, or its regions not home within podReadyTimeout) ends
+ * with a Warning event and blocks nothing ({@link #end}).
  */
 final class Homecomings {
   /** {@code stoppedBy} of a homecoming's entry in {@code status.rollout.inFlight}. */
@@ -56,6 +67,12 @@ final class Homecomings {
    * its cache (then, within {@link #WINDOW}, at the roller's idle pace).
    */
   static final Duration SETTLING = Duration.ofMinutes(2);
+
+  /**
+   * The RegionServer's start code is read off its JVM's clock, the restart off the kubelet's (the
+   * same node's): an instance older than the restart by more than this did not start with it.
+   */
+  static final Duration CLOCK_SLACK = Duration.ofSeconds(5);
 
   private final StepState t;
   private final BalancerSwitch balancer;
@@ -81,32 +98,87 @@ final class Homecomings {
   void admit() {
     ClusterSnapshot h = t.hbase();
     if (t.s.strategy() != RolloutSpec.Strategy.DrainAndReload
+        || t.s.paused()
         || !h.masterReachable()
         || h.regionsInTransition() > 0) {
       return;
     }
+    Set<ServerId> ours =
+        t.in.pods().stream()
+            .flatMap(p -> serverFor(h, p).stream())
+            .map(ServerState::id)
+            .collect(Collectors.toSet());
     for (PodView p : t.in.pods()) {
-      if (p.terminating() || p.ordinal() >= t.in.replicas() || t.inFlight(p.name())) {
+      Instant restarted = p.restartedInPlaceAt();
+      if (restarted == null
+          || !restarted.isAfter(t.now().minus(WINDOW))
+          || p.terminating()
+          || p.ordinal() >= t.in.replicas()
+          || t.inFlight(p.name())) {
         continue;
       }
       var server =
           serverFor(h, p)
               .filter(ServerState::reported)
-              .filter(s -> !s.decommissioned() && !h.decommissioned().contains(s.id()));
+              // the instance the restart started (not one from before it: a sidecar's restart)
+              .filter(s -> s.id().startCode() >= restarted.minus(CLOCK_SLACK).toEpochMilli())
+              // an administrator's mark on this endpoint, or the master still recovering an
+              // instance of it: left alone
+              .filter(s -> !s.decommissioned() && !markedOrDead(h, s.id()));
       if (p.ready() && server.isPresent()) {
-        List<String> regions = claims(h, server.get(), taken());
+        List<String> regions = claims(h, server.get(), taken(), ours::contains);
         if (!regions.isEmpty()) {
           start(p, server.get(), regions);
           continue;
         }
       }
-      boolean settling =
-          p.restartedInPlaceAt() != null && p.restartedInPlaceAt().isAfter(t.now().minus(SETTLING));
+      boolean settling = restarted.isAfter(t.now().minus(SETTLING));
       if (settling && (!p.ready() || server.isEmpty() || server.get().cachedMb().isEmpty())) {
         // back in the pod but not reported yet, or its cache not restored yet: looked at again soon
         t.requeue(StepState.POLL);
       }
     }
+  }
+
+  /** A decommission mark, or a dead instance, at {@code id}'s host and port. */
+  static boolean markedOrDead(ClusterSnapshot h, ServerId id) {
+    return java.util.stream.Stream.concat(h.decommissioned().stream(), h.dead().stream())
+        .anyMatch(x -> x.host().equals(id.host()) && x.port() == id.port());
+  }
+
+  /**
+   * A homecoming that cannot go on (its server gone again, a mark set on it, its regions not home
+   * within podReadyTimeout): it leaves the flight with an event; the regions stay where they are,
+   * no mark is touched, nothing blocks. A next restart of the container starts a new one.
+   */
+  static void end(StepState t, PodRoll r, String why) {
+    t.st.getInFlight().remove(r);
+    t.events.add(new Event(true, "HomecomingEnded", Narration.homecomingEnded(r, why)));
+    t.requeue(Duration.ZERO);
+  }
+
+  /**
+   * Whether a homecoming ended here: its server went away again (a container restart keeps the pod,
+   * so there is no new pod to wait for: the next restart starts a homecoming of its own), or a mark
+   * was set on it meanwhile (an administrator's: never cleared by a resend). Nothing blocks; the
+   * regions stay where they are.
+   */
+  static boolean ends(
+      StepState t, PodRoll r, ClusterSnapshot h, java.util.Optional<ServerState> now) {
+    ServerId id = ServerId.parse(r.getNewServer());
+    String why =
+        now.isEmpty()
+            ? "its RegionServer went away again"
+            : now.get().decommissioned()
+                    || h.decommissioned().stream()
+                        .anyMatch(x -> x.host().equals(id.host()) && x.port() == id.port())
+                ? "its RegionServer was decommissioned meanwhile"
+                : null;
+    if (why == null) {
+      return false;
+    }
+    end(t, r, why);
+    return true;
   }
 
   /** Regions another entry in flight (or a scaled-down pod) will send home: not claimed here. */
@@ -127,6 +199,15 @@ final class Homecomings {
    * first (then the most cached here, then by name). Pure.
    */
   static List<String> claims(ClusterSnapshot h, ServerState server, Set<String> taken) {
+    return claims(h, server, taken, x -> true);
+  }
+
+  /** Same, taking regions only from the servers {@code mayGive} accepts (this policy's pods). */
+  static List<String> claims(
+      ClusterSnapshot h,
+      ServerState server,
+      Set<String> taken,
+      java.util.function.Predicate<ServerId> mayGive) {
     Set<String> cached =
         server.cachedMb().entrySet().stream()
             .filter(e -> e.getValue() > 0 && !META_REGION.equals(e.getKey()))
@@ -146,6 +227,7 @@ final class Homecomings {
         cached.stream()
             .filter(r -> !taken.contains(r))
             .filter(r -> where.containsKey(r) && !where.get(r).equals(server.id()))
+            .filter(r -> mayGive.test(where.get(r)))
             .filter(r -> server.cachedMb(r) >= byId.get(where.get(r)).cachedMb(r))
             .collect(Collectors.toCollection(ArrayList::new));
     List<String> out = new ArrayList<>();

@@ -87,6 +87,15 @@ final class Narration {
             : "; they go back when it returns");
   }
 
+  /** The HomecomingEnded event: a homecoming that could not finish, and why. */
+  static String homecomingEnded(PodRoll r, String why) {
+    return "the regions of "
+        + r.getPod()
+        + " (restarted in its pod) stop going home: "
+        + why
+        + "; the regions stay where they are, nothing waits on it";
+  }
+
   /** A pod's host name without its domain (an IP address whole). */
   static String shortHost(String host) {
     return host.matches("[0-9.]+") ? host : host.split("\\.", 2)[0];

@@ -410,6 +410,9 @@ final class PodLifecycle {
       return;
     }
     Optional<ServerState> now = h.live(ServerId.parse(r.getNewServer()));
+    if (Homecomings.is(r) && Homecomings.ends(t, r, h, now)) {
+      return;
+    }
     if (now.isEmpty()) {
       // The new instance went away again: wait for the next one.
       t.to(r, Step.WaitingReady);
@@ -427,6 +430,12 @@ final class PodLifecycle {
       // (homeAt), which the gate's step would otherwise take out of the roll with the pod
       t.to(r, Step.WarmGate);
       t.requeue(StepState.FAST);
+      return;
+    }
+    if (t.timedOut(r, t.s.podReadyTimeout()) && Homecomings.is(r)) {
+      // not the roll's restart: nothing to block on
+      Homecomings.end(
+          t, r, stragglers.size() + " regions did not come within " + t.s.podReadyTimeout());
       return;
     }
     if (t.timedOut(r, t.s.podReadyTimeout())) {

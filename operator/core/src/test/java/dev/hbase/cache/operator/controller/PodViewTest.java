@@ -187,4 +187,31 @@ class PodViewTest {
             1);
     assertThat(waiting.restartedInPlaceAt()).as("not running again yet").isNull();
   }
+
+  @Test
+  void aContainerThatKeepsDyingGivesNoRestartTime() {
+    // its run before this one lasted 3 minutes, and it had restarted before that: regions sent
+    // back to it would move again at its next death
+    PodView looping =
+        Observer.podView(
+            pod(
+                "  phase: Running\n  conditions: [{type: Ready, status: 'True'}]\n"
+                    + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 2, image: x, imageID: x,"
+                    + " state: {running: {startedAt: '2026-11-28T15:03:07Z'}},"
+                    + " lastState: {terminated: {exitCode: 137, reason: OOMKilled,"
+                    + " startedAt: '2026-11-28T15:00:07Z', finishedAt: '2026-11-28T15:03:05Z'}}}]\n"),
+            1);
+    assertThat(looping.restartedInPlaceAt()).as("a crash loop").isNull();
+    // the same second restart after a run of an hour is no loop
+    PodView once =
+        Observer.podView(
+            pod(
+                "  phase: Running\n  conditions: [{type: Ready, status: 'True'}]\n"
+                    + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 2, image: x, imageID: x,"
+                    + " state: {running: {startedAt: '2026-11-28T16:00:07Z'}},"
+                    + " lastState: {terminated: {exitCode: 137, reason: OOMKilled,"
+                    + " startedAt: '2026-11-28T15:00:07Z', finishedAt: '2026-11-28T16:00:05Z'}}}]\n"),
+            1);
+    assertThat(once.restartedInPlaceAt()).hasToString("2026-11-28T16:00:07Z");
+  }
 }

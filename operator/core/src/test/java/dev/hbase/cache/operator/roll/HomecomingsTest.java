@@ -79,6 +79,106 @@ class HomecomingsTest {
         .contains("rs-1's RegionServer restarted in its pod", "3 of them go back to it");
     assertThat(c.hbase.marks()).isEmpty();
     assertThat(c.hbase.balancerOn).as("the balancer on again").isTrue();
+    // once home, it stays done: no second homecoming in the rest of the window
+    c.run(s, FakeCluster.settings(NEW), 100, st -> false, log);
+    assertThat(RollStopsTest.events(log))
+        .filteredOn(e -> e.reason().equals("RestartedInPlace"))
+        .hasSize(1);
+  }
+
+  /** rs-1's regions moved to rs-0 by someone else (an administrator's unload): cached on rs-1. */
+  static void unloaded(FakeCluster c) {
+    var rs1 = c.hbase.servers.get("rs-1");
+    c.hbase.servers.get("rs-0").regions.addAll(rs1.regions);
+    rs1.regions.clear();
+  }
+
+  @Test
+  void aServerEmptiedWithoutARestartOfItsRegionServerIsLeftAlone() {
+    // no restart at all, then a sidecar's restart (the RegionServer started before it): the empty
+    // server is not the master's reassignment after a kill, and nothing is sent to it
+    FakeCluster c = ownCaches();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    unloaded(c);
+    List<Roller.Decision> log = new ArrayList<>();
+    s = c.run(s, FakeCluster.settings(NEW), 50, st -> false, log);
+    c.pods.get("rs-1").restartedInPlaceAt = c.now;
+    c.tick(java.time.Duration.ofSeconds(30));
+    c.run(s, FakeCluster.settings(NEW), 50, st -> false, log);
+    assertThat(c.hbase.regionsOf("rs-1")).isEmpty();
+    assertThat(RollStopsTest.events(log))
+        .extracting(Event::reason)
+        .doesNotContain("RestartedInPlace");
+  }
+
+  @Test
+  void pausedNothingMovesAndUnpausedTheRegionsGoHome() {
+    FakeCluster c = ownCaches();
+    var paused = with(FakeCluster.settings(NEW), RolloutSpec.Strategy.DrainAndReload, 1, true);
+    RolloutStatus s = c.run(null, paused, 5, st -> false, null);
+    c.crash("rs-1");
+    Instant crashed = c.now;
+    // two minutes: its server back and reported long since
+    s = c.run(s, paused, 500, st -> c.now.isAfter(crashed.plus(Homecomings.SETTLING)), null);
+    assertThat(c.hbase.registered("rs-1")).isTrue();
+    assertThat(c.hbase.regionsOf("rs-1")).as("paused").isEmpty();
+    // unpaused within the ten minutes after the restart
+    assertThat(c.now).isBefore(crashed.plus(Homecomings.WINDOW));
+    s =
+        c.run(
+            s,
+            FakeCluster.settings(NEW),
+            200,
+            st -> idle(st) && !c.hbase.regionsOf("rs-1").isEmpty(),
+            null);
+    assertThat(c.hbase.regionsOf("rs-1")).containsExactlyInAnyOrder("b0", "b1", "b2");
+  }
+
+  @Test
+  void anAdministratorsMarkOnTheServerIsKeptAndItGetsNothing() {
+    // rs-1 decommissioned by hand, then killed: its new instance at the same host and port is the
+    // administrator's to give regions to
+    FakeCluster c = ownCaches();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    ServerId marked = c.hbase.servers.get("rs-1").id;
+    c.hbase.decommissioned.add(marked);
+    c.crash("rs-1");
+    List<Roller.Decision> log = new ArrayList<>();
+    c.run(s, FakeCluster.settings(NEW), 100, st -> false, log);
+    assertThat(c.hbase.regionsOf("rs-1")).isEmpty();
+    assertThat(c.hbase.marks()).containsExactly(marked);
+    assertThat(RollStopsTest.events(log))
+        .extracting(Event::reason)
+        .doesNotContain("RestartedInPlace");
+  }
+
+  @Test
+  void aServerKilledAgainOnItsWayHomeEndsThatHomecomingAndTheNextRestartBringsItsRegions() {
+    FakeCluster c = ownCaches();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    c.crash("rs-1");
+    List<Roller.Decision> log = new ArrayList<>();
+    s =
+        c.run(
+            s,
+            FakeCluster.settings(NEW),
+            200,
+            st -> st.getInFlight().stream().anyMatch(Homecomings::is),
+            log);
+    c.crash("rs-1");
+    s =
+        c.run(
+            s,
+            FakeCluster.settings(NEW),
+            400,
+            st -> idle(st) && !c.hbase.regionsOf("rs-1").isEmpty(),
+            log);
+    assertThat(s.getPhase()).isNotEqualTo(RolloutStatus.Phase.Blocked);
+    assertThat(c.hbase.regionsOf("rs-1")).containsExactlyInAnyOrder("b0", "b1", "b2");
+    assertThat(RollStopsTest.events(log))
+        .extracting(Event::reason)
+        .containsSubsequence(
+            "RestartedInPlace", "HomecomingEnded", "RestartedInPlace", "RegionsHome");
   }
 
   @Test
