@@ -99,6 +99,7 @@ final class Homecomings {
     ClusterSnapshot h = t.hbase();
     if (t.s.strategy() != RolloutSpec.Strategy.DrainAndReload
         || t.s.paused()
+        || !recent(t.in.pods(), t.now())
         || !h.masterReachable()
         || h.regionsInTransition() > 0) {
       return;
@@ -143,7 +144,7 @@ final class Homecomings {
   /** A decommission mark, or a dead instance, at {@code id}'s host and port. */
   static boolean markedOrDead(ClusterSnapshot h, ServerId id) {
     return java.util.stream.Stream.concat(h.decommissioned().stream(), h.dead().stream())
-        .anyMatch(x -> x.host().equals(id.host()) && x.port() == id.port());
+        .anyMatch(id::sameEndpoint);
   }
 
   /**
@@ -169,9 +170,7 @@ final class Homecomings {
     String why =
         now.isEmpty()
             ? "its RegionServer went away again"
-            : now.get().decommissioned()
-                    || h.decommissioned().stream()
-                        .anyMatch(x -> x.host().equals(id.host()) && x.port() == id.port())
+            : now.get().decommissioned() || h.decommissioned().stream().anyMatch(id::sameEndpoint)
                 ? "its RegionServer was decommissioned meanwhile"
                 : null;
     if (why == null) {

@@ -56,34 +56,6 @@ public final class RollModel {
       String stopCause,
       Instant restartedInPlaceAt) {
 
-    /** A pod whose containers never restarted in place. */
-    public PodView(
-        String name,
-        String uid,
-        int ordinal,
-        String revision,
-        boolean ready,
-        boolean terminating,
-        String stuck,
-        String ip,
-        boolean missingClaimVolumes,
-        boolean templateChanged,
-        String stopCause) {
-      this(
-          name,
-          uid,
-          ordinal,
-          revision,
-          ready,
-          terminating,
-          stuck,
-          ip,
-          missingClaimVolumes,
-          templateChanged,
-          stopCause,
-          null);
-    }
-
     /** A pod as the roller saw it before stops had a cause: a terminating one was "Deleted". */
     public PodView(
         String name,
@@ -107,7 +79,8 @@ public final class RollModel {
           ip,
           missingClaimVolumes,
           templateChanged,
-          terminating ? "Deleted" : null);
+          terminating ? "Deleted" : null,
+          null);
     }
 
     /**
