@@ -173,9 +173,9 @@ final class Observer {
         base.get(),
         container.get(),
         configVolume.get(),
-        podViews(in.pods(), sts, ns),
+        podViews(in.pods(), sts, ns, container.get().getName()),
         cacheMapRemovals(in.pods(), sts, ns),
-        leaving(in.pods(), sts, ns));
+        leaving(in.pods(), sts, ns, container.get().getName()));
   }
 
   /**
@@ -245,8 +245,11 @@ final class Observer {
 
   /** The StatefulSet's pods below its replicas, as the roller sees them, by ordinal. */
   static List<PodView> podViews(
-      InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
-    return podViews(pods, sts, ns, false);
+      InformerEventSource<Pod, BlockCachePolicy> pods,
+      StatefulSet sts,
+      String ns,
+      String regionServer) {
+    return podViews(pods, sts, ns, regionServer, false);
   }
 
   /**
@@ -254,14 +257,18 @@ final class Observer {
    * ordinal: their regions go to the others before they stop, and no region is drained to them.
    */
   static List<PodView> leaving(
-      InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
-    return podViews(pods, sts, ns, true);
+      InformerEventSource<Pod, BlockCachePolicy> pods,
+      StatefulSet sts,
+      String ns,
+      String regionServer) {
+    return podViews(pods, sts, ns, regionServer, true);
   }
 
   private static List<PodView> podViews(
       InformerEventSource<Pod, BlockCachePolicy> pods,
       StatefulSet sts,
       String ns,
+      String regionServer,
       boolean aboveReplicas) {
     String name = sts.getMetadata().getName();
     int replicas = Observation.replicas(sts);
@@ -269,7 +276,13 @@ final class Observer {
     for (Pod p : pods.list(ns, p -> true).toList()) {
       int ordinal = Informers.ordinal(p, name);
       if (ordinal >= 0 && (ordinal < replicas) != aboveReplicas) {
-        out.add(podView(p, ordinal, missingClaimVolumes(sts, p, ordinal), templateChanged(sts, p)));
+        out.add(
+            podView(
+                p,
+                ordinal,
+                missingClaimVolumes(sts, p, ordinal),
+                templateChanged(sts, p),
+                regionServer));
       }
     }
     out.sort(Comparator.comparingInt(PodView::ordinal));
@@ -332,6 +345,19 @@ final class Observer {
   }
 
   static PodView podView(Pod p, int ordinal, boolean missingClaimVolumes, boolean templateChanged) {
+    return podView(p, ordinal, missingClaimVolumes, templateChanged, null);
+  }
+
+  /**
+   * The pod as the roller sees it; {@code regionServer} names the RegionServer container (only its
+   * restarts count for {@link PodView#restartedInPlaceAt()}; null: any container's).
+   */
+  static PodView podView(
+      Pod p,
+      int ordinal,
+      boolean missingClaimVolumes,
+      boolean templateChanged,
+      String regionServer) {
     var meta = p.getMetadata();
     String revision =
         meta.getAnnotations() == null ? null : meta.getAnnotations().get(Desired.HASH_ANNOTATION);
@@ -373,20 +399,22 @@ final class Observer {
         missingClaimVolumes,
         templateChanged,
         meta.getDeletionTimestamp() == null ? null : stopCause(p),
-        restartedInPlaceAt(p));
+        restartedInPlaceAt(p, regionServer));
   }
 
   /**
-   * When a container of the pod last started again in the same pod (restart count above 0): the
-   * kubelet restarted it after a crash, an OOM kill or a failed liveness probe. Null if none did,
-   * or the time cannot be read.
+   * When the RegionServer container {@code regionServer} (null: any container) last started again
+   * in the same pod (restart count above 0): the kubelet restarted it after a crash, an OOM kill or
+   * a failed liveness probe. A sidecar's restart is none: the roller would ask HBase for nothing.
+   * Null if none did, or the time cannot be read.
    */
-  static java.time.Instant restartedInPlaceAt(Pod p) {
+  static java.time.Instant restartedInPlaceAt(Pod p, String regionServer) {
     var st = p.getStatus();
     if (st == null || st.getContainerStatuses() == null) {
       return null;
     }
     return st.getContainerStatuses().stream()
+        .filter(c -> regionServer == null || regionServer.equals(c.getName()))
         .filter(c -> c.getRestartCount() != null && c.getRestartCount() > 0)
         .filter(c -> !crashLooping(c))
         .map(c -> c.getState() == null ? null : c.getState().getRunning())

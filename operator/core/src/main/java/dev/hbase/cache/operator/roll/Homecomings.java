@@ -38,17 +38,18 @@ import java.util.stream.Collectors;
  * servers)}) go back, taken first from the servers holding the most. So the cluster ends balanced
  * and every region that moves goes where its blocks are cached.
  *
- * <p>When: a container of the pod started again in it within {@link #WINDOW}, and the pod's server
- * started with it (its start code not older than that restart: a sidecar's restart is none); the
- * pod is Ready, not stopping, not in flight, below the replicas; its server has reported, no mark
- * and no dead instance is listed at its host and port (an administrator's decommission, the master
- * still recovering the killed instance), and it serves none of the regions it caches (a server
- * serving any of them is where the roll or the balancer left it); nothing is in transition; the
- * roll is not paused. Regions come only from this policy's servers. Only with DrainAndReload
- * (InPlace leaves placement to HBase). An idle roller does not ask HBase; a container restart
- * within {@link #WINDOW} makes it ask ({@link #recent}). A container restarting again and again is
- * not taken (the Observer gives no restart time for it: a crash loop would pull regions onto a
- * server that dies).
+ * <p>When: the pod's RegionServer container started again in it within {@link #WINDOW} (a sidecar's
+ * restart is none: the Observer reads only that container's), and the pod's server started with it
+ * (its start code not older than that restart); the pod is Ready, not stopping, not in flight,
+ * below the replicas; its server has reported, no mark and no dead instance is listed at its host
+ * and port (an administrator's decommission, the master still recovering the killed instance), and
+ * it serves none of the regions it caches (a server serving any of them is where the roll or the
+ * balancer left it); nothing is in transition (while something is, during the first {@link
+ * #SETTLING}, it is looked at again every few seconds); the roll is not paused. Regions come only
+ * from this policy's servers. Only with DrainAndReload (InPlace leaves placement to HBase). An idle
+ * roller does not ask HBase; a container restart within {@link #WINDOW} makes it ask ({@link
+ * #recent}). A container restarting again and again is not taken (the Observer gives no restart
+ * time for it: a crash loop would pull regions onto a server that dies).
  *
  * <p>Meanwhile the pod is in flight like a roll's reload: the phase is Rolling, HBase's balancer
  * off until its regions are home, and the roll's next pod waits. A homecoming that cannot finish
@@ -95,13 +96,27 @@ final class Homecomings {
                     && p.restartedInPlaceAt().isAfter(now.minus(WINDOW)));
   }
 
+  /** Whether some pod's container restarted in place within {@link #SETTLING} of {@code now}. */
+  static boolean settling(List<PodView> pods, Instant now) {
+    return pods.stream()
+        .anyMatch(
+            p ->
+                p.restartedInPlaceAt() != null
+                    && p.restartedInPlaceAt().isAfter(now.minus(SETTLING)));
+  }
+
   void admit() {
     ClusterSnapshot h = t.hbase();
     if (t.s.strategy() != RolloutSpec.Strategy.DrainAndReload
         || t.s.paused()
-        || !recent(t.in.pods(), t.now())
-        || !h.masterReachable()
-        || h.regionsInTransition() > 0) {
+        || !recent(t.in.pods(), t.now())) {
+      return;
+    }
+    if (!h.masterReachable() || h.regionsInTransition() > 0) {
+      // the master recovering the killed instance: looked at again soon while a restart is fresh
+      if (settling(t.in.pods(), t.now())) {
+        t.requeue(StepState.POLL);
+      }
       return;
     }
     Set<ServerId> ours =

@@ -189,6 +189,22 @@ class PodViewTest {
   }
 
   @Test
+  void aSidecarsRestartIsNoRestartOfTheRegionServer() {
+    // a metrics sidecar restarted, the RegionServer did not: nothing for the roller to look at
+    Pod p =
+        pod(
+            "  phase: Running\n  conditions: [{type: Ready, status: 'True'}]\n"
+                + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 0, image: x, imageID: x,"
+                + " state: {running: {startedAt: '2026-11-28T14:00:00Z'}}},"
+                + " {name: exporter, ready: true, restartCount: 1, image: x, imageID: x,"
+                + " state: {running: {startedAt: '2026-11-28T15:00:07Z'}},"
+                + " lastState: {terminated: {exitCode: 137, reason: Error}}}]\n");
+    assertThat(Observer.podView(p, 1, false, false, "regionserver").restartedInPlaceAt()).isNull();
+    assertThat(Observer.podView(p, 1, false, false, "exporter").restartedInPlaceAt())
+        .hasToString("2026-11-28T15:00:07Z");
+  }
+
+  @Test
   void aContainerThatKeepsDyingGivesNoRestartTime() {
     // its run before this one lasted 3 minutes, and it had restarted before that: regions sent
     // back to it would move again at its next death

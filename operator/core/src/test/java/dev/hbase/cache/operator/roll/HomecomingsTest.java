@@ -182,6 +182,38 @@ class HomecomingsTest {
   }
 
   @Test
+  void aDeleteDuringAHomecomingDrainsTheServerAndItsRegionsGoHomeWhenThePodReturns() {
+    // the same pod instance (a container restart keeps the UID) is deleted while its regions come
+    // home: the stop takes the homecoming over (Stops.stopsAgain), drains it warm, and sends the
+    // regions home once the pod is back
+    FakeCluster c = ownCaches();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    c.crash("rs-1");
+    List<Roller.Decision> log = new ArrayList<>();
+    s =
+        c.run(
+            s,
+            FakeCluster.settings(NEW),
+            200,
+            st -> st.getInFlight().stream().anyMatch(Homecomings::is),
+            log);
+    assertThat(s.getInFlight()).as("a homecoming in flight").anyMatch(Homecomings::is);
+    c.stopByOther("rs-1", "Deleted");
+    s = c.run(s, FakeCluster.settings(NEW), 500, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).as("the stop is over: %s", s.getMessage()).isTrue();
+    assertThat(c.closedCold).as("regions rs-1 still held when its RegionServer stopped").isZero();
+    assertThat(c.hbase.regionsOf("rs-1"))
+        .as("rs-1's regions home once more")
+        .containsExactlyInAnyOrder("b0", "b1", "b2");
+    assertThat(RollStopsTest.events(log))
+        .extracting(Event::reason)
+        .contains("RestartedInPlace", "WarmStop")
+        .doesNotContain("HomecomingEnded");
+    assertThat(c.hbase.marks()).isEmpty();
+    assertThat(c.hbase.balancerOn).isTrue();
+  }
+
+  @Test
   void withInPlaceTheRestartedServerStaysAsHBaseLeftIt() {
     // what the test above guards: the same crash where the roller leaves placement to HBase
     FakeCluster c = ownCaches();
@@ -238,6 +270,35 @@ class HomecomingsTest {
     c.tick(c.restartTime);
     assertThat(Roller.needsHBase(s, c.podViews(), NEW, c.now)).isTrue();
     assertThat(Roller.needsHBase(s, c.podViews(), NEW, c.now.plus(Homecomings.WINDOW))).isFalse();
+  }
+
+  @Test
+  void whileTheMasterStillHasRegionsInTransitionTheRestartIsLookedAtAgainWithinSeconds() {
+    // the master's recovery of the killed instance outlasts the new one's start: once it is over,
+    // the homecoming starts at the 5 s pace, not at the idle roller's 60 s (nor the pod's next
+    // event)
+    FakeCluster c = ownCaches();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    c.crash("rs-1");
+    c.hbase.regionsInTransition = 2;
+    Instant clearedAt = c.now.plus(c.restartTime).plus(java.time.Duration.ofSeconds(25));
+    List<Roller.Decision> log = new ArrayList<>();
+    Instant started = null;
+    for (int i = 0; i < 100 && started == null; i++) {
+      if (!c.now.isBefore(clearedAt)) {
+        c.hbase.regionsInTransition = 0;
+      }
+      Instant at = c.now;
+      s = c.run(s, FakeCluster.settings(NEW), 1, st -> false, log);
+      if (log.get(log.size() - 1).events().stream()
+          .anyMatch(e -> e.reason().equals("RestartedInPlace"))) {
+        started = at;
+      }
+    }
+    assertThat(started).as("a homecoming started").isNotNull();
+    assertThat(java.time.Duration.between(clearedAt, started))
+        .as("from the end of the transitions to the homecoming")
+        .isLessThanOrEqualTo(StepState.POLL);
   }
 
   // ------------------------------------------------------------------ which regions (pure)
