@@ -10,6 +10,7 @@ import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
 import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.EventReason;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.RollModel.Recommission;
 import java.time.Duration;
@@ -169,7 +170,7 @@ final class Homecomings {
    */
   static void end(StepState t, PodRoll r, String why) {
     t.st.getInFlight().remove(r);
-    t.events.add(new Event(true, "HomecomingEnded", Narration.homecomingEnded(r, why)));
+    t.events.add(new Event(true, EventReason.HomecomingEnded, Narration.homecomingEnded(r, why)));
     t.requeue(Duration.ZERO);
   }
 
@@ -284,7 +285,7 @@ final class Homecomings {
     t.events.add(
         new Event(
             false,
-            "RestartedInPlace",
+            EventReason.RestartedInPlace,
             Narration.restartedInPlace(pod, server, regions, t.hbase())));
   }
 }

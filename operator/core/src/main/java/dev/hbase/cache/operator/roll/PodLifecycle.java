@@ -11,6 +11,7 @@ import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.DeletePod;
 import dev.hbase.cache.operator.roll.RollModel.Drain;
 import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.EventReason;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.RollModel.Reason;
 import dev.hbase.cache.operator.roll.RollModel.Recommission;
@@ -261,7 +262,7 @@ final class PodLifecycle {
         return;
       }
       t.actions.add(new DeletePod(r.getPod(), r.getUid()));
-      t.events.add(new Event(false, "RestartingPod", Narration.restarting(r)));
+      t.events.add(new Event(false, EventReason.RestartingPod, Narration.restarting(r)));
     }
     if (r.getDeletedAt() == null) {
       r.setDeletedAt(t.now().toString());
@@ -311,7 +312,7 @@ final class PodLifecycle {
     }
     if (RollModel.isStop(r) && t.timedOut(r, t.s.podReadyTimeout())) {
       // not the roll's restart: nothing to block on, the regions stay where the drain sent them
-      leave(r, "StoppedPodNotBack", Narration.stoppedNotBack(r, t.s.podReadyTimeout()));
+      leave(r, EventReason.StoppedPodNotBack, Narration.stoppedNotBack(r, t.s.podReadyTimeout()));
       return;
     }
     if (t.timedOut(r, t.s.podReadyTimeout())) {
@@ -360,11 +361,11 @@ final class PodLifecycle {
         t.st.getScaledDown().remove(0); // the oldest: its regions have long been elsewhere
       }
     }
-    leave(r, "ScaledDown", Narration.scaledDown(r, t.in.replicas(), kept));
+    leave(r, EventReason.ScaledDown, Narration.scaledDown(r, t.in.replicas(), kept));
   }
 
   /** The pod leaves the roll without coming back: its decommission mark goes, an event says why. */
-  private void leave(PodRoll r, String reason, String message) {
+  private void leave(PodRoll r, EventReason reason, String message) {
     // the mark goes once the instance is gone; a live one keeps it (a pod stuck Terminating on a
     // node cut off from the API server but not from HBase): unmarked, the balancer would give it
     // regions, and the roll would take it as a stop again
@@ -374,7 +375,7 @@ final class PodLifecycle {
       t.actions.add(new Recommission(ServerId.parse(r.getOldServer()), List.of()));
     }
     t.st.getInFlight().remove(r);
-    t.events.add(new Event(!"ScaledDown".equals(reason), reason, message));
+    t.events.add(new Event(reason != EventReason.ScaledDown, reason, message));
     t.requeue(Duration.ZERO);
   }
 
@@ -489,7 +490,7 @@ final class PodLifecycle {
         t.events.add(
             new Event(
                 !warm,
-                "RegionsHome",
+                EventReason.RegionsHome,
                 Narration.back(r, t.hbase(), false, null, warm, s.warmTimeout())));
         t.requeue(Duration.ZERO);
         return;
@@ -504,7 +505,7 @@ final class PodLifecycle {
       t.events.add(
           new Event(
               !warm,
-              warm ? "PodRestarted" : "PodRestartedCold",
+              warm ? EventReason.PodRestarted : EventReason.PodRestartedCold,
               Narration.back(r, t.hbase(), s.cacheReset(), retained, warm, s.warmTimeout())));
       t.requeue(Duration.ZERO);
       return;

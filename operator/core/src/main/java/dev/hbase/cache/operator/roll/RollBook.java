@@ -5,6 +5,7 @@ import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.EventReason;
 import dev.hbase.cache.operator.roll.RollModel.Reason;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,7 +39,9 @@ final class RollBook {
           t.in.pods().stream()
               .filter(p -> p.templateChanged() && Objects.equals(p.revision(), t.s.revision()))
               .count();
-      t.events.add(new Event(false, "RollStarted", Narration.rollStarted(t.s.revision(), drifted)));
+      t.events.add(
+          new Event(
+              false, EventReason.RollStarted, Narration.rollStarted(t.s.revision(), drifted)));
     }
     st.setPhase(Phase.Rolling);
   }
@@ -122,7 +125,7 @@ final class RollBook {
         t.events.add(
             new Event(
                 false,
-                "RollFinished",
+                EventReason.RollFinished,
                 Narration.rollFinished(t.in.pods().size(), t.s.revision(), done)));
       }
     }

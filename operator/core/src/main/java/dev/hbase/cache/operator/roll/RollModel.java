@@ -203,8 +203,52 @@ public final class RollModel {
   /** Deletes the pod only if it is still the instance with this UID. */
   public record DeletePod(String pod, String uid) implements Action {}
 
-  /** An event for the policy: Normal or Warning. */
-  public record Event(boolean warning, String reason, String message) {}
+  /**
+   * An event for the policy: Normal or Warning, its reason one of {@link EventReason} (sent as its
+   * name).
+   */
+  public record Event(boolean warning, EventReason why, String message) {
+    /** The reason as sent: the enum's name. */
+    public String reason() {
+      return why.name();
+    }
+  }
+
+  /**
+   * The reasons of the roller's events, each sent as its name. Tests, the kind suite and users'
+   * alerts match on these names: a name here is part of the operator's interface (docs/operations
+   * lists them). The controller's own reasons are {@code controller.Reason}.
+   */
+  public enum EventReason {
+    /** A roll to a new revision started (Normal). */
+    RollStarted,
+    /** Every pod at the revision, the roll is over (Normal). */
+    RollFinished,
+    /** The roll's next pod is drained and deleted (Normal). */
+    RestartingPod,
+    /** A pod back with its regions home and its cache warm (Normal). */
+    PodRestarted,
+    /** A pod back, its cache not warm within warmTimeout (Warning). */
+    PodRestartedCold,
+    /** A stop the operator did not make (delete, eviction, scale-down): drained warm (Normal). */
+    WarmStop,
+    /** A scaled-down pod left with its regions moved, its cache volume as the policy says. */
+    ScaledDown,
+    /** A scaled-down pod exists again: its regions go back to it (Normal). */
+    ScaledUp,
+    /** A stopped pod did not serve again within podReadyTimeout (Warning). */
+    StoppedPodNotBack,
+    /** The roll cannot go on until something changes (Warning). */
+    RollBlocked,
+    /** The roll is held while the policy cannot be applied (Warning). */
+    RollHeld,
+    /** A RegionServer restarted in its pod gets its cached regions back (Normal). */
+    RestartedInPlace,
+    /** A homecoming's regions are home (Normal; Warning when not warm within warmTimeout). */
+    RegionsHome,
+    /** A homecoming that could not finish: nothing blocks (Warning). */
+    HomecomingEnded
+  }
 
   /** What happened to a pod whose restart completed. */
   public record Restarted(String pod, Instant readyAt, Double retainedFraction, boolean warm) {}

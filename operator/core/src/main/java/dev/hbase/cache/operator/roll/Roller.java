@@ -9,6 +9,7 @@ import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.roll.RollModel.Action;
 import dev.hbase.cache.operator.roll.RollModel.Blocked;
 import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.EventReason;
 import dev.hbase.cache.operator.roll.RollModel.Input;
 import dev.hbase.cache.operator.roll.RollModel.Outcome;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
@@ -234,7 +235,7 @@ public final class Roller {
     }
     String message = Narration.held(why, balancerBackOn, returned);
     if (!actions.isEmpty()) {
-      events.add(new Event(true, "RollHeld", message));
+      events.add(new Event(true, EventReason.RollHeld, message));
     }
     st.setPhase(Phase.Blocked);
     st.setMessage(message);

@@ -9,6 +9,7 @@ import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.roll.RollModel.Action;
 import dev.hbase.cache.operator.roll.RollModel.Blocked;
 import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.EventReason;
 import dev.hbase.cache.operator.roll.RollModel.Input;
 import dev.hbase.cache.operator.roll.RollModel.Outcome;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
@@ -98,7 +99,7 @@ final class StepState {
     if (blocked == null) {
       blocked = new Blocked(reason, message);
       if (!message.equals(st.getMessage())) {
-        events.add(new Event(true, "RollBlocked", message));
+        events.add(new Event(true, EventReason.RollBlocked, message));
       }
     }
     requeue(BLOCKED);

@@ -9,6 +9,7 @@ import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.EventReason;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import java.time.Duration;
 import java.util.List;
@@ -82,7 +83,7 @@ final class Stops {
         balancer.rememberBeforeDrain();
         t.to(r, Step.WaitingReady);
         t.requeue(Duration.ZERO);
-        t.events.add(new Event(false, "ScaledUp", Narration.returned(r)));
+        t.events.add(new Event(false, EventReason.ScaledUp, Narration.returned(r)));
       }
     }
     if (parked.isEmpty()) {
@@ -140,7 +141,8 @@ final class Stops {
     t.to(r, Step.Draining);
     t.requeue(Duration.ZERO);
     t.events.add(
-        new Event(false, "WarmStop", Narration.warmStop(pod.name(), cause, server, leaving)));
+        new Event(
+            false, EventReason.WarmStop, Narration.warmStop(pod.name(), cause, server, leaving)));
   }
 
   private static boolean homeOf(PodRoll f, String region) {

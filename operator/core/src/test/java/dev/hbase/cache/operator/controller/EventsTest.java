@@ -95,10 +95,16 @@ class EventsTest {
   @Test
   void anotherMessageReasonOrPolicyIsAnotherEvent() {
     BlockCachePolicy p = policy("distinct");
-    events.record(client, p, new RollModel.Event(false, "PodRestarted", "rs-0 back"));
-    events.record(client, p, new RollModel.Event(false, "PodRestarted", "rs-1 back"));
-    events.record(client, p, new RollModel.Event(false, "RollFinished", "rs-1 back"));
-    events.record(client, policy("other"), new RollModel.Event(false, "PodRestarted", "rs-0 back"));
+    events.record(
+        client, p, new RollModel.Event(false, RollModel.EventReason.PodRestarted, "rs-0 back"));
+    events.record(
+        client, p, new RollModel.Event(false, RollModel.EventReason.PodRestarted, "rs-1 back"));
+    events.record(
+        client, p, new RollModel.Event(false, RollModel.EventReason.RollFinished, "rs-1 back"));
+    events.record(
+        client,
+        policy("other"),
+        new RollModel.Event(false, RollModel.EventReason.PodRestarted, "rs-0 back"));
 
     assertThat(eventsOf("distinct"))
         .extracting(e -> e.getReason() + ": " + e.getMessage() + " x" + e.getCount())
@@ -205,8 +211,14 @@ class EventsTest {
       assertTimeoutPreemptively(
           Duration.ofSeconds(10),
           () -> {
-            events.record(api.client, p, new RollModel.Event(false, "RollStarted", "first"));
-            events.record(api.client, p, new RollModel.Event(false, "PodRestarted", "second"));
+            events.record(
+                api.client,
+                p,
+                new RollModel.Event(false, RollModel.EventReason.RollStarted, "first"));
+            events.record(
+                api.client,
+                p,
+                new RollModel.Event(false, RollModel.EventReason.PodRestarted, "second"));
           },
           "record() waited for the API server's answer");
       assertThat(api.arrived.await(10, TimeUnit.SECONDS))
@@ -230,13 +242,17 @@ class EventsTest {
   void pastTheQueueEventsAreDropped() throws Exception {
     try (HeldApiServer api = new HeldApiServer()) {
       BlockCachePolicy p = policy("flood");
-      events.record(api.client, p, new RollModel.Event(false, "PodRestarted", "e0"));
+      events.record(
+          api.client, p, new RollModel.Event(false, RollModel.EventReason.PodRestarted, "e0"));
       assertThat(api.arrived.await(10, TimeUnit.SECONDS)).isTrue(); // e0 in flight, held
       assertTimeoutPreemptively(
           Duration.ofSeconds(10),
           () -> {
             for (int i = 1; i <= Events.QUEUE + 1; i++) {
-              events.record(api.client, p, new RollModel.Event(false, "PodRestarted", "e" + i));
+              events.record(
+                  api.client,
+                  p,
+                  new RollModel.Event(false, RollModel.EventReason.PodRestarted, "e" + i));
             }
           },
           "record() blocked on a full queue");
@@ -279,7 +295,8 @@ class EventsTest {
             .build()) {
       MDCUtils.addResourceInfo(p);
       try {
-        events.record(down, p, new RollModel.Event(true, "ActionFailed", "lost"));
+        events.record(
+            down, p, new RollModel.Event(true, RollModel.EventReason.RollBlocked, "lost"));
       } finally {
         MDCUtils.removeResourceInfo();
       }
@@ -288,7 +305,7 @@ class EventsTest {
       logger.detachAppender(lines);
     }
     assertThat(lines.list)
-        .filteredOn(e -> e.getFormattedMessage().startsWith("could not record event ActionFailed"))
+        .filteredOn(e -> e.getFormattedMessage().startsWith("could not record event RollBlocked"))
         .singleElement()
         .satisfies(
             e -> {
