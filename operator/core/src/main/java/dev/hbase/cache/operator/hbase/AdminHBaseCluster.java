@@ -351,11 +351,24 @@ public final class AdminHBaseCluster implements HBaseCluster {
    * failed one is logged and sent again by the roller, which finds the region still where it was).
    */
   private void send(ServerId target, List<String> regions) throws HBaseClusterException {
+    send(target, regions, false);
+  }
+
+  /**
+   * {@link #send(ServerId, List)}; {@code fresh}: the target has just started (a reload), and its
+   * first region goes alone ({@link WarmMoves#sendFirstAlone}).
+   */
+  private void send(ServerId target, List<String> regions, boolean fresh)
+      throws HBaseClusterException {
     if (regions.isEmpty()) {
       return;
     }
     if (warm != null) {
-      warm.send(target, regions);
+      if (fresh) {
+        warm.sendFirstAlone(target, regions);
+      } else {
+        warm.send(target, regions);
+      }
       return;
     }
     call(
@@ -456,7 +469,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
           admin.recommissionRegionServer(targetName, List.of());
           return null;
         });
-    send(target.id(), batch);
+    send(target.id(), batch, true);
     if (snap.decommissioned().contains(target.id())) {
       cleared.add(target.id());
     }

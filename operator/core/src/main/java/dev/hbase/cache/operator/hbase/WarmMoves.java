@@ -77,6 +77,9 @@ final class WarmMoves implements AutoCloseable {
   private final ExecutorService threads;
   private final Map<String, Pending> pending = new ConcurrentHashMap<>();
 
+  /** RegionServer instances a move has opened a region on: no longer fresh. */
+  private final Set<ServerId> opened = ConcurrentHashMap.newKeySet();
+
   WarmMoves(Master master) {
     this(() -> true, master);
   }
@@ -99,25 +102,86 @@ final class WarmMoves implements AutoCloseable {
   void send(ServerId target, List<String> regions) throws HBaseClusterException {
     for (String region : regions) {
       Pending p = new Pending(target);
+      if (pending.putIfAbsent(region, p) == null) {
+        queue(region, p, () -> {});
+      }
+    }
+  }
+
+  /**
+   * Like {@link #send}, onto a RegionServer that has just started (a reload, a homecoming): the
+   * first region goes alone, the rest once it is open there. A fresh JVM's first open is its
+   * slowest (classes loaded, code not compiled yet): alone, only that region's reads wait for it,
+   * not those of {@link #THREADS} regions closed at once. The rest are reserved at once (a resend
+   * does not queue them beside the first; a drain given up cancels them as queued moves). Once a
+   * move to this instance has ended, its moves go {@link #THREADS} at once.
+   */
+  void sendFirstAlone(ServerId target, List<String> regions) throws HBaseClusterException {
+    if (regions.size() < 2 || opened.contains(target)) {
+      send(target, regions);
+      return;
+    }
+    List<String> rest = new ArrayList<>();
+    List<Pending> held = new ArrayList<>();
+    String first = null;
+    Pending firstMove = null;
+    for (String region : regions) {
+      Pending p = new Pending(target);
       if (pending.putIfAbsent(region, p) != null) {
-        continue;
+        continue; // queued or moving already
       }
-      try {
-        threads.execute(
-            LogContext.carry(
-                () -> {
-                  try {
-                    if (p.claim()) { // else cancelled while queued
-                      moveNow(region, target);
-                    }
-                  } finally {
-                    pending.remove(region, p);
+      if (first == null) {
+        first = region;
+        firstMove = p;
+      } else {
+        rest.add(region);
+        held.add(p);
+      }
+    }
+    if (first == null) {
+      return;
+    }
+    Runnable release =
+        () -> {
+          for (int i = 0; i < rest.size(); i++) {
+            try {
+              queue(rest.get(i), held.get(i), () -> {});
+            } catch (HBaseClusterException e) {
+              LOG.info("not moving {} to {}: {}", rest.get(i), target, e.getMessage());
+            }
+          }
+        };
+    try {
+      queue(first, firstMove, release);
+    } catch (HBaseClusterException e) {
+      for (int i = 0; i < rest.size(); i++) {
+        pending.remove(rest.get(i), held.get(i));
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Runs the move on a pool thread unless it is cancelled first; {@code then} runs after it, on the
+   * same thread, whatever its outcome.
+   */
+  private void queue(String region, Pending p, Runnable then) throws HBaseClusterException {
+    try {
+      threads.execute(
+          LogContext.carry(
+              () -> {
+                try {
+                  if (p.claim()) { // else cancelled while queued
+                    moveNow(region, p.target);
                   }
-                }));
-      } catch (RejectedExecutionException e) {
-        pending.remove(region, p);
-        throw new HBaseClusterException("move " + region + " to " + target + ": closed", e);
-      }
+                } finally {
+                  pending.remove(region, p);
+                  then.run();
+                }
+              }));
+    } catch (RejectedExecutionException e) {
+      pending.remove(region, p);
+      throw new HBaseClusterException("move " + region + " to " + p.target + ": closed", e);
     }
   }
 
@@ -132,6 +196,10 @@ final class WarmMoves implements AutoCloseable {
         return;
       }
       master.move(region, target);
+      if (opened.size() > 1000) {
+        opened.clear(); // one entry per RegionServer instance moved to: bounded
+      }
+      opened.add(target);
     } catch (IOException | RuntimeException e) {
       LOG.info("move of {} to {} failed: {}", region, target, e.toString());
     }

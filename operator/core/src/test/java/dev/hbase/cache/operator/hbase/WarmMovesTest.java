@@ -126,6 +126,38 @@ class WarmMovesTest {
   }
 
   @Test
+  void ontoAServerJustStartedTheFirstRegionGoesAloneAndTheRestOnceItIsOpen() throws Exception {
+    moves.sendFirstAlone(TARGET, List.of("a", "b", "c", "d", "e", "f"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.started.contains("a"));
+    // the roller sends the same regions again meanwhile: nothing is queued beside the first
+    moves.sendFirstAlone(TARGET, List.of("a", "b", "c", "d", "e", "f"));
+    moves.send(TARGET, List.of("b", "c"));
+    await()
+        .during(Duration.ofMillis(700))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> master.started.size() == 1);
+    assertThat(moves.regions())
+        .as("the rest reserved")
+        .containsExactlyInAnyOrder("a", "b", "c", "d", "e", "f");
+    master.gate.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.done.size() == 6);
+    assertThat(master.started).as("the first alone, then the rest").startsWith("a").hasSize(6);
+    assertThat(master.mostAtOnce.get()).isLessThanOrEqualTo(WarmMoves.THREADS);
+  }
+
+  @Test
+  void aFreshServersHeldRegionsAreCancelledLikeQueuedOnes() throws Exception {
+    moves.sendFirstAlone(TARGET, List.of("a", "b", "c"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.started.contains("a"));
+    assertThat(moves.cancelUnlessTo(SOURCE, List.of("a", "b", "c")))
+        .as("the held ones; the running first is not stopped")
+        .containsExactlyInAnyOrder("b", "c");
+    master.gate.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> moves.regions().isEmpty());
+    assertThat(master.started).containsExactly("a");
+  }
+
+  @Test
   void aDrainGivenUpCancelsItsQueuedMovesNotTheRunningOnes() throws Exception {
     moves.send(TARGET, List.of("a", "b", "c", "d", "e", "f"));
     await().atMost(Duration.ofSeconds(10)).until(() -> master.started.size() == WarmMoves.THREADS);
