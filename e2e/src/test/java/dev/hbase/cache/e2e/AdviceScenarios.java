@@ -31,7 +31,7 @@ class AdviceScenarios extends KindScenario {
   static final String ADVICE_POLICY = "lru-advice";
 
   @Test
-  @Order(21)
+  @Order(22)
   void aWorkingSetThatOutgrowsTheLruGetsAnOffheapRecommendation() {
     step(
         "19. sizing advice from real RegionServers: an LRU the reader's working set outgrows gets an Offheap recommendation",

@@ -151,7 +151,22 @@ class DisruptionScenarios extends FaultScenario {
           Pod before = client.pods().inNamespace(cluster.ns).withName(victim).get();
           String uid = before.getMetadata().getUid();
           int restartsBefore = containerRestarts(before);
-          Map<String, Long> counts = regionCounts();
+          // every count read (a /jmx that does not answer, or answers without its Server bean,
+          // would make the others hold "all" at once, and the kill land inside the session)
+          Map<String, Long> counts = new java.util.TreeMap<>();
+          for (int i = 0; i < REPLICAS; i++) {
+            counts.put(
+                Cluster.pod(i),
+                Jmx.awaitUntil(
+                        client,
+                        cluster.ns,
+                        Cluster.pod(i),
+                        "regions on " + Cluster.pod(i) + " in its /jmx",
+                        Duration.ofMinutes(2),
+                        Duration.ofSeconds(2),
+                        j -> j.regionCount() > 0)
+                    .regionCount());
+          }
           long total = counts.values().stream().mapToLong(Long::longValue).sum();
           watch.reset();
           Instant frozen = Instant.now();
@@ -162,18 +177,32 @@ class DisruptionScenarios extends FaultScenario {
           Shell.Result stop = onNode(regionServerPid(victim) + " && kill -STOP $pid && echo $pid");
           assertThat(stop.code()).as("SIGSTOP of %s: %s", victim, stop.output()).isZero();
           String pid = stop.output().strip().replaceAll("(?s).*\\n", "");
-          await("the master reassigned " + victim + "'s regions to the others")
-              .atMost(Duration.ofMinutes(3))
-              .pollInterval(Duration.ofSeconds(2))
-              .until(() -> regionsOnOthers(victim) >= total);
-          Instant reassigned = Instant.now();
-          Shell.Result kill = onNode("kill -9 " + pid);
-          assertThat(kill.code()).as("SIGKILL of %s: %s", victim, kill.output()).isZero();
-          Instant killed = Instant.now();
+          assertThat(pid).as("the frozen RegionServer's PID: %s", stop.output()).matches("[0-9]+");
+          // SIGKILL only to the process still frozen (state T): not one the kubelet started since
+          String stillFrozen = "[ \"$(awk '{print $3}' /proc/" + pid + "/stat 2>/dev/null)\" = T ]";
+          Instant killed;
+          Instant reassigned;
+          try {
+            await("the master reassigned " + victim + "'s regions to the others")
+                .atMost(Duration.ofMinutes(3))
+                .pollInterval(Duration.ofSeconds(2))
+                .until(() -> regionsOnOthers(victim) >= total);
+            reassigned = Instant.now();
+            Shell.Result kill = onNode(stillFrozen + " && kill -9 " + pid);
+            assertThat(kill.code())
+                .as("SIGKILL of %s's frozen RegionServer (PID %s): %s", victim, pid, kill.output())
+                .isZero();
+            killed = Instant.now();
+          } finally {
+            onNode(stillFrozen + " && kill -CONT " + pid); // a step that failed frozen: let it go
+          }
+          // the homecoming's events name the pod (RestartedInPlace, RegionsHome: first; the end of
+          // one that could not finish: "the regions of <pod> ...")
+          java.util.regex.Pattern named =
+              java.util.regex.Pattern.compile(
+                  "\\b" + java.util.regex.Pattern.quote(victim) + "\\b");
           Predicate<io.fabric8.kubernetes.api.model.Event> mine =
-              e ->
-                  e.getMessage().startsWith(victim + " ")
-                      || e.getMessage().startsWith(victim + "'s ");
+              e -> e.getMessage() != null && named.matcher(e.getMessage()).find();
           await(victim + "'s regions home (RegionsHome) or its homecoming ended")
               .atMost(Duration.ofMinutes(6))
               .pollInterval(Duration.ofSeconds(2))
@@ -209,6 +238,18 @@ class DisruptionScenarios extends FaultScenario {
           Map<String, Long> countsAfter = regionCounts();
           Workload.Stats frozenStats = Workload.stats(workload.log(READER), frozen, killed);
           Workload.Stats homeward = Workload.stats(workload.log(READER), killed, home);
+          // a read begun while the server was frozen may still fail up to the reader's operation
+          // timeout (30 s) after the kill: those are the freeze's. The moves home are checked from
+          // then on, to 10 s after the regions are home
+          Instant settled = killed.plus(READER_OPERATION_TIMEOUT).plusSeconds(1);
+          Instant checkedUntil = home.plusSeconds(10);
+          await("the reader's log past " + checkedUntil)
+              .atMost(Duration.ofSeconds(30))
+              .pollInterval(Duration.ofSeconds(1))
+              .until(() -> Instant.now().isAfter(checkedUntil.plusSeconds(2)));
+          Workload.Stats moves =
+              Workload.stats(
+                  workload.log(READER), settled.isBefore(home) ? settled : home, checkedUntil);
           report.line(
               "- `%s` frozen at %s; the master had its regions elsewhere after %d s; SIGKILL at %s;"
                   + " RegionsHome after %d s; container restarts %d -> %d; regions per pod %s -> %s",
@@ -223,6 +264,10 @@ class DisruptionScenarios extends FaultScenario {
               countsAfter.values());
           report.line("- reader while frozen: %s", frozenStats.summary());
           report.line("- reader from the kill to its regions home: %s", homeward.summary());
+          report.line(
+              "- reader from %s (the kill + the reader's operation timeout, or RegionsHome if"
+                  + " sooner) to 10 s after RegionsHome: %s",
+              settled.isBefore(home) ? settled : home, moves.summary());
           assertThat(after.getMetadata().getUid()).as("%s not deleted", victim).isEqualTo(uid);
           assertThat(containerRestarts(after))
               .as("%s's container restarted once (the kill)", victim)
@@ -236,7 +281,9 @@ class DisruptionScenarios extends FaultScenario {
           assertThat(watch.maxDown())
               .as("RegionServers down at once (%s)", watch.maxDownAt())
               .isLessThanOrEqualTo(1);
-          assertThat(homeward.fail()).as("reads failed while its regions went home").isZero();
+          assertThat(moves.fail())
+              .as("reads failed while its regions went home and just after")
+              .isZero();
           summary.add(
               String.format(
                   "RegionServer restarted in its pod (frozen %d s, then SIGKILL): regions home %d s after"
@@ -270,6 +317,9 @@ class DisruptionScenarios extends FaultScenario {
     }
     return sum;
   }
+
+  /** The e2e reader's hbase.client.operation.timeout (workload/Workload.java). */
+  static final Duration READER_OPERATION_TIMEOUT = Duration.ofSeconds(30);
 
   static Instant eventTime(io.fabric8.kubernetes.api.model.Event e) {
     String at =

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 @Order(9)
 class NamespaceInstallScenario extends KindScenario {
   @Test
-  @Order(20)
+  @Order(21)
   @Tag("namespace")
   void aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly() {
     step(

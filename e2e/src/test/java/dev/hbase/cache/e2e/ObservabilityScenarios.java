@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 @Order(8)
 class ObservabilityScenarios extends KindScenario {
   @Test
-  @Order(19)
+  @Order(20)
   void prometheusAnswersEveryDashboardQueryFromTheRun() {
     step(
         "17. Prometheus scraped the operator and the RegionServers: every query of the chart's Grafana dashboard has series",

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 @Order(7)
 class PolicyLifecycleScenarios extends FaultScenario {
   @Test
-  @Order(17)
+  @Order(18)
   @Tag("fault")
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
     step(
@@ -172,7 +172,7 @@ class PolicyLifecycleScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(18)
+  @Order(19)
   @Tag("fault")
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
     step(

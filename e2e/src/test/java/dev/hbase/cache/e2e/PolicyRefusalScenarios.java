@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 @Order(6)
 class PolicyRefusalScenarios extends FaultScenario {
   @Test
-  @Order(14)
+  @Order(15)
   @Tag("fault")
   void aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing() {
     step(
@@ -118,7 +118,7 @@ class PolicyRefusalScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(15)
+  @Order(16)
   @Tag("fault")
   void aPolicyThatCannotBePlannedChangesNothing() {
     step(
@@ -213,7 +213,7 @@ class PolicyRefusalScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(16)
+  @Order(17)
   @Tag("fault")
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
     step(

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 @Order(5)
 class WarmStopScenarios extends FaultScenario {
   @Test
-  @Order(12)
+  @Order(13)
   @Tag("fault")
   void aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack() {
     // every stop a warm stop: the operator drains an evicted or deleted server while its preStop
@@ -168,7 +168,7 @@ class WarmStopScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(13)
+  @Order(14)
   @Tag("fault")
   void aScaleDownMovesTheRemovedServersRegionsAndAScaleUpBringsThemBack() {
     step(

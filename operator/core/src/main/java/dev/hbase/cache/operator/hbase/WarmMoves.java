@@ -146,8 +146,9 @@ final class WarmMoves implements AutoCloseable {
           for (int i = 0; i < rest.size(); i++) {
             try {
               queue(rest.get(i), held.get(i), () -> {});
-            } catch (HBaseClusterException e) {
-              LOG.info("not moving {} to {}: {}", rest.get(i), target, e.getMessage());
+            } catch (HBaseClusterException | RuntimeException e) {
+              pending.remove(rest.get(i), held.get(i)); // not left reserved: a resend sends it
+              LOG.info("not moving {} to {}: {}", rest.get(i), target, e.toString());
             }
           }
         };

@@ -37,10 +37,10 @@ public final class RollModel {
    * @param stopCause why a terminating pod stops, as its {@code DisruptionTarget} condition says
    *     ({@code EvictionByEvictionAPI}, {@code PreemptionByScheduler}, {@code
    *     DeletionByTaintManager}, ...), else {@code Deleted}; null while the pod is not terminating
-   * @param restartedInPlaceAt when a container of the pod last started again in the same pod (its
-   *     restart count above 0: a crash, an OOM kill, a failed liveness probe; not a pod delete),
-   *     null if none ever did. Its RegionServer may then serve none of the regions it caches
-   *     ({@link Homecomings})
+   * @param restartedInPlaceAt when the RegionServer container last started again in the same pod
+   *     (its restart count above 0; a sidecar's restart is none: a crash, an OOM kill, a failed
+   *     liveness probe; not a pod delete), null if none ever did. Its RegionServer may then serve
+   *     none of the regions it caches ({@link Homecomings})
    */
   public record PodView(
       String name,
@@ -216,8 +216,9 @@ public final class RollModel {
 
   /**
    * The reasons of the roller's events, each sent as its name. Tests, the kind suite and users'
-   * alerts match on these names: a name here is part of the operator's interface (docs/operations
-   * lists them). The controller's own reasons are {@code controller.Reason}.
+   * alerts match on these names: a name here is part of the operator's interface
+   * (docs/reference/reasons.md lists them). The controller's own reasons are {@code
+   * controller.Reason}.
    */
   public enum EventReason {
     /** A roll to a new revision started (Normal). */
