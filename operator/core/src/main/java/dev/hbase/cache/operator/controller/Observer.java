@@ -399,61 +399,7 @@ final class Observer {
         missingClaimVolumes,
         templateChanged,
         meta.getDeletionTimestamp() == null ? null : stopCause(p),
-        restartedInPlaceAt(p, regionServer));
-  }
-
-  /**
-   * When the RegionServer container {@code regionServer} (null: any container) last started again
-   * in the same pod (restart count above 0): the kubelet restarted it after a crash, an OOM kill or
-   * a failed liveness probe. A sidecar's restart is none: the roller would ask HBase for nothing.
-   * Null if none did, or the time cannot be read.
-   */
-  static java.time.Instant restartedInPlaceAt(Pod p, String regionServer) {
-    var st = p.getStatus();
-    if (st == null || st.getContainerStatuses() == null) {
-      return null;
-    }
-    return st.getContainerStatuses().stream()
-        .filter(c -> regionServer == null || regionServer.equals(c.getName()))
-        .filter(c -> c.getRestartCount() != null && c.getRestartCount() > 0)
-        .filter(c -> !crashLooping(c))
-        .map(c -> c.getState() == null ? null : c.getState().getRunning())
-        .filter(r -> r != null && r.getStartedAt() != null)
-        .map(r -> parseTime(r.getStartedAt()))
-        .filter(Objects::nonNull)
-        .max(java.util.Comparator.naturalOrder())
-        .orElse(null);
-  }
-
-  /**
-   * A container restarted more than once whose run before this one lasted under {@link
-   * #CRASH_LOOP}: it keeps dying (an OOM kill at load, say), and regions sent back to it would move
-   * again when it dies next. Such a restart is not reported.
-   */
-  static boolean crashLooping(io.fabric8.kubernetes.api.model.ContainerStatus c) {
-    var last = c.getLastState() == null ? null : c.getLastState().getTerminated();
-    if (c.getRestartCount() < 2 || last == null) {
-      return false;
-    }
-    java.time.Instant from = parseTime(last.getStartedAt());
-    java.time.Instant to = parseTime(last.getFinishedAt());
-    return from != null
-        && to != null
-        && java.time.Duration.between(from, to).compareTo(CRASH_LOOP) < 0;
-  }
-
-  /** See {@link #crashLooping}. */
-  static final java.time.Duration CRASH_LOOP = java.time.Duration.ofMinutes(10);
-
-  private static java.time.Instant parseTime(String rfc3339) {
-    if (rfc3339 == null) {
-      return null;
-    }
-    try {
-      return java.time.OffsetDateTime.parse(rfc3339).toInstant();
-    } catch (java.time.format.DateTimeParseException e) {
-      return null;
-    }
+        ContainerRestarts.restartedInPlaceAt(p, regionServer));
   }
 
   /**
