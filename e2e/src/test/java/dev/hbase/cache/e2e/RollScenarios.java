@@ -255,6 +255,7 @@ class RollScenarios extends FaultScenario {
                   "a pod in flight", ro -> ro.getInFlight() != null && !ro.getInFlight().isEmpty());
           assertThat(mid).as("a pod in flight (the roll finished first)").isNotNull();
           Boolean balancerRolling = cluster.balancerOn();
+          String rollingUnread = cluster.balancerUnread;
           Instant t0 = Instant.now();
           cluster.editPolicy(x -> x.getSpec().getMemory().setBucketCache(new Quantity("64Gi")));
           BlockCachePolicy held =
@@ -273,6 +274,7 @@ class RollScenarios extends FaultScenario {
                   : cluster.policy();
           assertThat(held).as("the roll held (it finished first)").isNotNull();
           Boolean balancerHeld = cluster.balancerOn();
+          String heldUnread = cluster.balancerUnread;
           List<Event> heldEvents = cluster.policyEvents(Set.of("RollHeld"), l -> !l.isEmpty());
           report.line(
               "- `%s` at step %s when memory.bucketCache went to 64Gi; held after %d s: phase %s, in flight %s, message: %s",
@@ -288,8 +290,12 @@ class RollScenarios extends FaultScenario {
               balancerHeld,
               heldEvents.isEmpty() ? "none" : heldEvents.get(heldEvents.size() - 1).getMessage());
           assertThat(heldEvents).as("a RollHeld event").isNotEmpty();
-          assertThat(balancerRolling).as("the balancer is off while the roll drains").isFalse();
-          assertThat(balancerHeld).as("the balancer is on while the roll is held").isTrue();
+          assertThat(balancerRolling)
+              .as("the balancer is off while the roll drains %s", rollingUnread)
+              .isFalse();
+          assertThat(balancerHeld)
+              .as("the balancer is on while the roll is held %s", heldUnread)
+              .isTrue();
           // the operator killed while the roll holds a pod in flight: its successor takes the roll
           // from status.rollout (the only place it lives) and the finished roll restarted every pod
           // once, one at a time (assertOneAtATimeWithTheCacheKept below)
