@@ -90,20 +90,16 @@ final class Homecomings {
 
   /** Whether some pod's container restarted in place within {@link #WINDOW} of {@code now}. */
   static boolean recent(List<PodView> pods, Instant now) {
-    return pods.stream()
-        .anyMatch(
-            p ->
-                p.restartedInPlaceAt() != null
-                    && p.restartedInPlaceAt().isAfter(now.minus(WINDOW)));
+    return restartedWithin(pods, now, WINDOW);
   }
 
-  /** Whether some pod's container restarted in place within {@link #SETTLING} of {@code now}. */
-  static boolean settling(List<PodView> pods, Instant now) {
+  /** Whether some pod's container restarted in place within {@code window} of {@code now}. */
+  private static boolean restartedWithin(List<PodView> pods, Instant now, Duration window) {
     return pods.stream()
         .anyMatch(
             p ->
                 p.restartedInPlaceAt() != null
-                    && p.restartedInPlaceAt().isAfter(now.minus(SETTLING)));
+                    && p.restartedInPlaceAt().isAfter(now.minus(window)));
   }
 
   void admit() {
@@ -115,7 +111,7 @@ final class Homecomings {
     }
     if (!h.masterReachable() || h.regionsInTransition() > 0) {
       // the master recovering the killed instance: looked at again soon while a restart is fresh
-      if (settling(t.in.pods(), t.now())) {
+      if (restartedWithin(t.in.pods(), t.now(), SETTLING)) {
         t.requeue(StepState.POLL);
       }
       return;

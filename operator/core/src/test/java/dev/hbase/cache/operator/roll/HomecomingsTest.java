@@ -301,6 +301,65 @@ class HomecomingsTest {
         .isLessThanOrEqualTo(StepState.POLL);
   }
 
+  @Test
+  void whileTheMasterIsUnreachableAfterARestartTheRestartIsLookedAtAgainWithinSeconds() {
+    // the master itself away for a while (restarting, its host lost) when the container restarts:
+    // once it answers, the homecoming starts at the 5 s pace, not at the idle roller's 60 s
+    FakeCluster c = ownCaches();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    c.crash("rs-1");
+    c.hbase.masterReachable = false;
+    // back 45 s after the restart: not on the idle pace's 60 s (a look then would pass unaided)
+    Instant backAt = c.now.plus(c.restartTime).plus(java.time.Duration.ofSeconds(45));
+    List<Roller.Decision> log = new ArrayList<>();
+    Instant started = null;
+    for (int i = 0; i < 100 && started == null; i++) {
+      if (!c.now.isBefore(backAt)) {
+        c.hbase.masterReachable = true;
+      }
+      Instant at = c.now;
+      s = c.run(s, FakeCluster.settings(NEW), 1, st -> false, log);
+      if (log.get(log.size() - 1).events().stream()
+          .anyMatch(e -> e.reason().equals("RestartedInPlace"))) {
+        started = at;
+      }
+    }
+    assertThat(started).as("a homecoming started").isNotNull();
+    assertThat(started).as("not before the master answers").isAfterOrEqualTo(backAt);
+    assertThat(java.time.Duration.between(backAt, started))
+        .as("from the master's return to the homecoming")
+        .isLessThanOrEqualTo(StepState.POLL);
+  }
+
+  @Test
+  void pastTheSettlingMinutesARestartIsLookedAtAtTheIdlePace() {
+    // the master's transitions never end: the 5 s looks last SETTLING, then the roller asks HBase
+    // at its idle pace until WINDOW is over (a master stuck for minutes is not polled every 5 s)
+    FakeCluster c = ownCaches();
+    RolloutStatus s = c.run(null, FakeCluster.settings(NEW), 5, RollerTest::idle, null);
+    c.crash("rs-1");
+    Instant restarted = c.now.plus(c.restartTime);
+    c.hbase.regionsInTransition = 2;
+    List<java.time.Duration> early = new ArrayList<>();
+    List<java.time.Duration> late = new ArrayList<>();
+    while (c.now.isBefore(restarted.plus(Homecomings.WINDOW))) {
+      Instant at = c.now;
+      List<Roller.Decision> log = new ArrayList<>();
+      s = c.run(s, FakeCluster.settings(NEW), 1, st -> false, log);
+      java.time.Duration next = log.get(0).requeueAfter();
+      if (at.isAfter(restarted) && at.isBefore(restarted.plus(Homecomings.SETTLING))) {
+        early.add(next);
+      } else if (at.isAfter(restarted.plus(Homecomings.SETTLING))) {
+        late.add(next);
+      }
+    }
+    assertThat(early).as("requeues while settling").isNotEmpty();
+    assertThat(early).allSatisfy(d -> assertThat(d).isLessThanOrEqualTo(StepState.POLL));
+    assertThat(late).as("requeues after settling").isNotEmpty();
+    assertThat(late).allSatisfy(d -> assertThat(d).isEqualTo(StepState.IDLE));
+    assertThat(s.getInFlight()).as("no homecoming while the transitions last").isEmpty();
+  }
+
   // ------------------------------------------------------------------ which regions (pure)
 
   static final Instant T = Instant.parse("2026-11-28T10:00:00Z");
