@@ -177,6 +177,12 @@ bench-roll: hbase-lib ## two rolls of three real RegionServers, HBase's drain vs
 	  -Dtest=RollBench -Dsurefire.failIfNoSpecifiedTests=false
 	cp operator/hbase-it/target/bench/roll.md docs/bench-roll.md
 
+.PHONY: bench-scale-up
+bench-scale-up: hbase-lib ## a fourth RegionServer with an empty cache joins three warm ones, HBase's balancer as planned, paced, without prefetch (~12 min, not a test): docs/bench-scale-up.md
+	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
+	  -Dtest=ScaleUpBench -Dsurefire.failIfNoSpecifiedTests=false
+	cp operator/hbase-it/target/bench/scale-up.md docs/bench-scale-up.md
+
 .PHONY: bench-roll-secured
 bench-roll-secured: hbase-lib ## WarmRollIT's two rolls on an unsecured cluster and on a Kerberos-secured one with HTTPS+SPNEGO info servers, one after the other (~7 min, not a test): RESULT lines in target/bench-roll-secured.txt
 	@mkdir -p target

@@ -8,6 +8,7 @@ import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.metrics.CacheProbe;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
@@ -268,15 +269,7 @@ class WarmRollIT {
       AdminHBaseCluster admin =
           hbase.admin(AdminHBaseCluster.Options.defaults().withMoves(variant.moves));
       for (int i = 0; i < SERVERS; i++) {
-        LocalHBase.RegionServerSettings planned =
-            Plans.settings(
-                Plans.plan(
-                    CacheMode.PersistentFile,
-                    Files.createDirectories(hbase.dir.resolve("cache-rs" + i))));
-        Map<String, String> site = new TreeMap<>(planned.site());
-        // a killed server's instance expires 10 s after the kill (ZooKeeper's session), not 40
-        site.put("zookeeper.session.timeout", "10000");
-        settings[i] = new LocalHBase.RegionServerSettings(planned.env(), site);
+        settings[i] = planned(hbase, i);
         hbase.startRegionServer(i, settings[i]);
       }
       for (int i = 0; i < SERVERS; i++) {
@@ -380,6 +373,22 @@ class WarmRollIT {
         roll.close();
       }
     }
+  }
+
+  /**
+   * RegionServer {@code i}'s settings as the operator renders them for PersistentFile (the
+   * planner's env and site keys, its cache file under the cluster's directory), with a 10 s
+   * ZooKeeper session: a killed server's instance expires 10 s after the kill, not 40.
+   */
+  static LocalHBase.RegionServerSettings planned(LocalHBase hbase, int i) throws IOException {
+    LocalHBase.RegionServerSettings planned =
+        Plans.settings(
+            Plans.plan(
+                CacheMode.PersistentFile,
+                Files.createDirectories(hbase.dir.resolve("cache-rs" + i))));
+    Map<String, String> site = new TreeMap<>(planned.site());
+    site.put("zookeeper.session.timeout", "10000");
+    return new LocalHBase.RegionServerSettings(planned.env(), site);
   }
 
   /**

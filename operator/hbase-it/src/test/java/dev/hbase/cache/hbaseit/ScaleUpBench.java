@@ -1,0 +1,299 @@
+package dev.hbase.cache.hbaseit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ServerId;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code make bench-scale-up}: a RegionServer of an ordinal never seen before joins a warm cluster
+ * (a StatefulSet scaled 3 -> 4), with a reader over the whole table throughout. Its cache is empty,
+ * so no region is cached there: the operator claims nothing for it (a homecoming needs cached
+ * regions) and HBase's balancer, configured as the planner configures it for PersistentFile (the
+ * {@code CacheAwareLoadBalancer}), gives it its share. Measured, per variant on a fresh cluster:
+ * how long until its first region and until every server holds the mean within one, how many
+ * regions moved and how long each move took (the master's log), the cluster's reads from cache and
+ * the reader's worst second from the new server's report to three balancer periods after balanced,
+ * and how many of its regions its cache then holds (prefetch on open). Variants: the planner's
+ * settings; the same with one region in transition at a time ({@code
+ * hbase.master.balancer.maxRitPercent}); the same without prefetch on open. Writes {@code
+ * target/bench/scale-up.md} (the make target copies it to {@code docs/bench-scale-up.md}). Not a
+ * test: it asserts only that it measured (no read failed, the new server got regions).
+ */
+class ScaleUpBench {
+  static final int SERVERS = 3;
+  static final int REGIONS = 12;
+
+  /** The balancer's period here, as in {@link WarmRollIT} (HBase's default is 5 min). */
+  static final Duration PERIOD = WarmRollIT.BALANCER_PERIOD;
+
+  /** How long after the new server's report the bench waits for balance: 20 periods. */
+  static final Duration BOUND = PERIOD.multipliedBy(20);
+
+  enum Variant {
+    PLANNED("the planner's settings", Map.of(), true),
+    ONE_AT_A_TIME(
+        "one region in transition at a time",
+        Map.of("hbase.master.balancer.maxRitPercent", "0.0001"),
+        true),
+    NO_PREFETCH("without prefetch on open", Map.of(), false);
+
+    final String label;
+    final Map<String, String> master;
+    final boolean prefetch;
+
+    Variant(String label, Map<String, String> master, boolean prefetch) {
+      this.label = label;
+      this.master = master;
+      this.prefetch = prefetch;
+    }
+  }
+
+  /** One variant's figures. */
+  record Result(
+      Variant variant,
+      Double steady,
+      Reader.Stats steadyReads,
+      Duration firstRegionAfter,
+      Duration balancedAfter,
+      Map<String, Integer> before,
+      Map<String, Integer> after,
+      long moved,
+      RegionMoves.Summary moves,
+      int newServerRegions,
+      int newServerCached,
+      Double servedFromCache,
+      Reader.Stats reads) {}
+
+  @Test
+  void aFourthRegionServerJoinsAWarmCluster() throws Exception {
+    List<Result> results = new ArrayList<>();
+    for (Variant v : Variant.values()) {
+      Result r = run(v);
+      results.add(r);
+      assertThat(r.reads().failed()).as("failed reads, %s: %s", v.label, r.reads()).isZero();
+      assertThat(r.newServerRegions()).as("regions on the new server, %s", v.label).isPositive();
+    }
+    String md = report(results);
+    Path out = Path.of("target/bench/scale-up.md");
+    Files.createDirectories(out.getParent());
+    Files.writeString(out, md);
+    System.out.println(md);
+  }
+
+  static Result run(Variant v) throws Exception {
+    Map<String, String> master =
+        new TreeMap<>(
+            Plans.plan(CacheMode.PersistentFile, Files.createTempDirectory("plan")).masterSite());
+    master.put("hbase.balancer.period", Long.toString(PERIOD.toMillis()));
+    master.putAll(v.master);
+    String name = "scaleup-" + v.name().toLowerCase(Locale.ROOT);
+    try (LocalHBase hbase = LocalHBase.start(name, SERVERS + 1, master).withHostPerRegionServer()) {
+      AdminHBaseCluster admin = hbase.admin();
+      LocalHBase.RegionServerSettings[] settings = new LocalHBase.RegionServerSettings[SERVERS + 1];
+      for (int i = 0; i <= SERVERS; i++) {
+        settings[i] = settings(hbase, i, v.prefetch);
+      }
+      for (int i = 0; i < SERVERS; i++) {
+        hbase.startRegionServer(i, settings[i]);
+      }
+      for (int i = 0; i < SERVERS; i++) {
+        hbase.awaitRegionServerReported(admin, i, Duration.ofSeconds(120));
+      }
+      admin.balancer(true);
+      TestTable table = TestTable.create(hbase.connection(), "scaleup", WarmRollIT.ROWS, REGIONS);
+      assertThat(table.scanAll()).isEqualTo(WarmRollIT.ROWS);
+      // the sampler of every server's /jmx (the new one's answers once it is up); nothing is rolled
+      LocalRoll sampler = new LocalRoll(hbase, admin, settings, "rev-0");
+      try (Reader reader =
+          new Reader(
+              hbase.connection(), table, WarmRollIT.READS_PER_SECOND, 4, Duration.ofMinutes(20))) {
+        Thread.sleep(15_000); // every block read once at least (prefetch, the scan and the reader)
+        Instant steadyFrom = Instant.now();
+        Thread.sleep(WarmRollIT.STEADY.toMillis());
+        Instant steadyTo = Instant.now();
+        ClusterSnapshot before = admin.snapshot();
+        hbase.startRegionServer(SERVERS, settings[SERVERS]);
+        ServerId joined = hbase.awaitRegionServerReported(admin, SERVERS, Duration.ofSeconds(120));
+        Instant reported = Instant.now();
+        Instant firstRegion = null;
+        Instant balancedAt = null;
+        ClusterSnapshot now = admin.snapshot();
+        while (true) {
+          int onNew = regionsOn(now, joined);
+          if (firstRegion == null && onNew > 0) {
+            firstRegion = Instant.now();
+          }
+          if (balancedAt == null && onNew > 0 && balanced(WarmRollIT.regionsPerServer(now))) {
+            balancedAt = Instant.now();
+          }
+          Instant t = Instant.now();
+          if ((balancedAt != null && t.isAfter(balancedAt.plus(PERIOD.multipliedBy(3))))
+              || t.isAfter(reported.plus(BOUND))) {
+            break;
+          }
+          Thread.sleep(1000);
+          now = admin.snapshot();
+        }
+        Instant end = Instant.now();
+        var server = now.live(joined);
+        List<String> mine = server.map(ClusterSnapshot.ServerState::regions).orElse(List.of());
+        int cached = (int) mine.stream().filter(x -> server.get().cachedMb(x) > 0).count();
+        Result r =
+            new Result(
+                v,
+                sampler.servedFromCache(steadyFrom, steadyTo),
+                reader.stats(steadyFrom, steadyTo),
+                firstRegion == null ? null : Duration.between(reported, firstRegion),
+                balancedAt == null ? null : Duration.between(reported, balancedAt),
+                WarmRollIT.regionsPerServer(before),
+                WarmRollIT.regionsPerServer(now),
+                WarmRollIT.moved(before, now),
+                RegionMoves.summary(
+                    RegionMoves.read(
+                        hbase.dir.resolve("logs").resolve("master.log"), reported, end, List.of()),
+                    false),
+                mine.size(),
+                cached,
+                sampler.servedFromCache(reported, end),
+                reader.stats(reported, end));
+        System.out.println("RESULT " + line(r));
+        reader
+            .slowSeconds(reported, end, 200_000)
+            .forEach(e -> System.out.println("  slow second " + e));
+        return r;
+      } finally {
+        sampler.close();
+      }
+    }
+  }
+
+  /** RegionServer {@code i} as the operator renders it, with or without prefetch on open. */
+  private static LocalHBase.RegionServerSettings settings(LocalHBase hbase, int i, boolean prefetch)
+      throws java.io.IOException {
+    if (prefetch) {
+      return WarmRollIT.planned(hbase, i);
+    }
+    Path dir = Files.createDirectories(hbase.dir.resolve("cache-rs" + i));
+    LocalHBase.RegionServerSettings planned =
+        Plans.settings(Plans.planWithoutPrefetch(CacheMode.PersistentFile, dir));
+    Map<String, String> site = new TreeMap<>(planned.site());
+    site.put("zookeeper.session.timeout", "10000");
+    return new LocalHBase.RegionServerSettings(planned.env(), site);
+  }
+
+  static int regionsOn(ClusterSnapshot s, ServerId id) {
+    return s.live(id).map(ClusterSnapshot.ServerState::regionCount).orElse(0);
+  }
+
+  /** Every server within one region of the mean (the Balanced condition), four servers. */
+  static boolean balanced(Map<String, Integer> counts) {
+    double mean = counts.values().stream().mapToInt(Integer::intValue).average().orElse(0);
+    return counts.size() == SERVERS + 1
+        && counts.values().stream().allMatch(c -> Math.abs(c - mean) <= 1.0);
+  }
+
+  static String seconds(Duration d) {
+    return d == null ? "not within " + BOUND.toSeconds() + " s" : d.toMillis() / 1000.0 + " s";
+  }
+
+  static String line(Result r) {
+    return String.format(
+        Locale.ROOT,
+        "%s: first region on the new server %s after its report, balanced %s after it; regions"
+            + " per server %s -> %s (%d moved; moves %s); %d of its %d regions cached there at"
+            + " the end; data reads from cache, all servers, from its report to 3 periods after"
+            + " balanced: %s; reads: %s",
+        r.variant().label,
+        seconds(r.firstRegionAfter()),
+        seconds(r.balancedAfter()),
+        r.before(),
+        r.after(),
+        r.moved(),
+        r.moves(),
+        r.newServerCached(),
+        r.newServerRegions(),
+        r.servedFromCache() == null
+            ? "n/a"
+            : String.format(Locale.ROOT, "%.4f", r.servedFromCache()),
+        r.reads().summary());
+  }
+
+  static String report(List<Result> results) throws java.io.IOException {
+    StringBuilder md =
+        new StringBuilder(
+            "# A RegionServer never seen before joins a warm cluster\n\n"
+                + "`make bench-scale-up` (operator/hbase-it `ScaleUpBench`): three local"
+                + " RegionServers (PersistentFile, the planner's settings for a 2 GiB container)"
+                + " serve a table whose blocks they cache; a client reads random rows of the whole"
+                + " table throughout. A fourth RegionServer, with an empty cache, starts (a"
+                + " StatefulSet scaled 3 -> 4 to an ordinal it never had). The operator claims no"
+                + " region for it (a homecoming needs regions cached there); HBase's balancer,"
+                + " configured as the planner configures it for PersistentFile and running every "
+                + PERIOD.toSeconds()
+                + " s here (HBase's default is 5 min), gives it its share. Measured from the new"
+                + " server's first report to the master until three balancer periods after every"
+                + " server held the mean number of regions within one. A region move's time is the"
+                + " master's own (close on one server to open on the other, what a read of the"
+                + " region waits). Each variant on a fresh cluster.\n\n");
+    md.append(
+        String.format(
+            Locale.ROOT,
+            "Machine: %d cores, %s; load average at the end %s; HBase 2.6.4, %d rows x 1000 B in %d"
+                + " regions, a reader of random rows at %d/s (4 threads; latency from each read's"
+                + " scheduled time).%n%n",
+            Runtime.getRuntime().availableProcessors(),
+            System.getProperty("os.name") + " " + System.getProperty("os.version"),
+            Files.readString(Path.of("/proc/loadavg")).trim(),
+            WarmRollIT.ROWS,
+            REGIONS,
+            WarmRollIT.READS_PER_SECOND));
+    md.append(
+        "| variant | steady: from cache / worst second's p99 | first region (s) | balanced (s) |"
+            + " regions per server before -> after | moved | moves | new server's regions cached"
+            + " there | data reads from cache, all servers | reads | over 100 ms | p99 | worst"
+            + " second's p99 | max | seconds with p99 > 200 ms | failed |\n"
+            + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (Result r : results) {
+      md.append(
+          String.format(
+              Locale.ROOT,
+              "| %s | %.4f / %.0f ms | %s | %s | %s -> %s | %d | %s | %d of %d | %s | %d | %d | %.0f"
+                  + " ms | %.0f ms | %.0f ms | %d | %d |%n",
+              r.variant().label,
+              r.steady(),
+              r.steadyReads().worstSecondP99Micros() / 1000.0,
+              r.firstRegionAfter() == null ? "-" : r.firstRegionAfter().toMillis() / 1000.0,
+              r.balancedAfter() == null ? "-" : r.balancedAfter().toMillis() / 1000.0,
+              r.before().values(),
+              r.after().values(),
+              r.moved(),
+              r.moves(),
+              r.newServerCached(),
+              r.newServerRegions(),
+              r.servedFromCache() == null
+                  ? "n/a"
+                  : String.format(Locale.ROOT, "%.4f", r.servedFromCache()),
+              r.reads().reads(),
+              r.reads().slow(),
+              r.reads().p99Micros() / 1000.0,
+              r.reads().worstSecondP99Micros() / 1000.0,
+              r.reads().maxMicros() / 1000.0,
+              r.reads().secondsOverTarget(),
+              r.reads().failed()));
+    }
+    return md.toString();
+  }
+}
