@@ -354,7 +354,7 @@ class HomecomingsTest {
       }
     }
     assertThat(early).as("requeues while settling").isNotEmpty();
-    assertThat(early).allSatisfy(d -> assertThat(d).isLessThanOrEqualTo(StepState.POLL));
+    assertThat(early).allSatisfy(d -> assertThat(d).isEqualTo(StepState.POLL));
     assertThat(late).as("requeues after settling").isNotEmpty();
     assertThat(late).allSatisfy(d -> assertThat(d).isEqualTo(StepState.IDLE));
     assertThat(s.getInFlight()).as("no homecoming while the transitions last").isEmpty();
