@@ -446,34 +446,47 @@ final class Cluster {
         "http://127.0.0.1:16010" + path);
   }
 
-  /** Why the last {@link #balancerOn()} could not read the switch ("" when it could). */
+  /**
+   * The failed tries of the last {@link #balancerOn} ("" when its first try read the switch): how
+   * many, and what the last one saw.
+   */
   volatile String balancerUnread = "";
+
+  /** {@link #balancerOn(Duration)} with 30 s of patience. */
+  Boolean balancerOn() {
+    return balancerOn(Duration.ofSeconds(30));
+  }
 
   /**
    * HBase's balancer switch as the master's status page shows it (a warning while it is off), or
-   * null when the page cannot be read in 30 s. A failed read is tried again every 2 s: the page
-   * failed once in CI a few seconds into a roll (step 9, 2026-11-28; the read is an observation,
-   * a null is not an answer). {@link #balancerUnread} keeps what the last failed try saw.
+   * null when the page cannot be read within {@code patience} (one try when zero). A failed read is
+   * tried again every 2 s: the page failed once in CI a few seconds into a roll (step 9,
+   * 2026-11-28; the read is an observation, a null is not an answer). {@link #balancerUnread} keeps
+   * the failed tries, also when a later one read it.
    */
-  Boolean balancerOn() {
-    Instant until = Instant.now().plusSeconds(30);
+  Boolean balancerOn(Duration patience) {
+    Instant until = Instant.now().plus(patience);
+    balancerUnread = "";
     for (int attempt = 1; ; attempt++) {
       Shell.Result r = masterInfo("/master-status");
       if (r.code() == 0 && r.output().contains("Region Servers")) {
-        balancerUnread = "";
+        if (attempt > 1) {
+          balancerUnread = "read at try " + attempt + "; " + balancerUnread;
+        }
         return !r.output().contains("The Load Balancer is not enabled");
       }
+      String text = r.output().replaceAll("(?s)<script.*?</script>", "").replaceAll("<[^>]*>", " ");
+      text = text.replaceAll("\\s+", " ").trim();
       balancerUnread =
           String.format(
-              "the master's status page, try %d: curl exit %d, %s",
-              attempt,
-              r.code(),
-              r.output().length() > 300 ? r.output().substring(0, 300) + "..." : r.output());
-      if (Instant.now().isAfter(until)) {
+              "the master's status page unread at try %d: curl exit %d, %s",
+              attempt, r.code(), text.length() > 300 ? text.substring(0, 300) + "..." : text);
+      long left = Duration.between(Instant.now(), until).toMillis();
+      if (left <= 0) {
         return null;
       }
       try {
-        Thread.sleep(2000);
+        Thread.sleep(Math.min(2000, left));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return null;

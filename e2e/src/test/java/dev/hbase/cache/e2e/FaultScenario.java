@@ -41,7 +41,8 @@ abstract class FaultScenario extends KindScenario {
           .pollInterval(Duration.ofSeconds(1))
           .until(
               () -> {
-                Boolean on = cluster.balancerOn();
+                Boolean on = cluster.balancerOn(Duration.ZERO); // this poll is the retry
+                String unread = cluster.balancerUnread;
                 String marks = cluster.drainingRegionServers();
                 String from = "the master's /jmx";
                 if (marks == null) { // not in this HBase's metrics: ask through the Admin API
@@ -51,8 +52,8 @@ abstract class FaultScenario extends KindScenario {
                 }
                 seen.set(
                     String.format(
-                        "HBase's balancer on: %s; decommissioned RegionServers (%s): [%s]",
-                        on, from, marks));
+                        "HBase's balancer on: %s%s; decommissioned RegionServers (%s): [%s]",
+                        on, unread.isEmpty() ? "" : " (" + unread + ")", from, marks));
                 return Boolean.TRUE.equals(on) && marks.isBlank();
               });
       report.line(

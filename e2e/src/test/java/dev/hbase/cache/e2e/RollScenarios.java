@@ -285,9 +285,11 @@ class RollScenarios extends FaultScenario {
               held.getStatus().getRollout().getInFlight().stream().map(PodRoll::getPod).toList(),
               held.getStatus().getRollout().getMessage());
           report.line(
-              "- HBase's balancer (the master's status page): %s while rolling, %s while held; events RollHeld: %s",
+              "- HBase's balancer (the master's status page): %s while rolling%s, %s while held%s; events RollHeld: %s",
               balancerRolling,
+              rollingUnread.isEmpty() ? "" : " (" + rollingUnread + ")",
               balancerHeld,
+              heldUnread.isEmpty() ? "" : " (" + heldUnread + ")",
               heldEvents.isEmpty() ? "none" : heldEvents.get(heldEvents.size() - 1).getMessage());
           assertThat(heldEvents).as("a RollHeld event").isNotEmpty();
           assertThat(balancerRolling)
