@@ -178,7 +178,7 @@ bench-roll: hbase-lib ## two rolls of three real RegionServers, HBase's drain vs
 	cp operator/hbase-it/target/bench/roll.md docs/bench-roll.md
 
 .PHONY: bench-scale-up
-bench-scale-up: hbase-lib ## a fourth RegionServer with an empty cache joins three warm ones, HBase's balancer as planned, paced, without prefetch (~18 min, not a test): docs/bench-scale-up.md
+bench-scale-up: hbase-lib ## a fourth RegionServer with an empty cache joins three warm ones, HBase's balancer as planned (paced), unpaced, and without prefetch on open (~18 min, not a test): docs/bench-scale-up.md
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
 	  -Dtest=ScaleUpBench -Dsurefire.failIfNoSpecifiedTests=false
 	cp operator/hbase-it/target/bench/scale-up.md docs/bench-scale-up.md
