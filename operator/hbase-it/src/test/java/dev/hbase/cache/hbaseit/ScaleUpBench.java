@@ -128,7 +128,7 @@ class ScaleUpBench {
       AdminHBaseCluster admin = hbase.admin();
       LocalHBase.RegionServerSettings[] settings = new LocalHBase.RegionServerSettings[SERVERS + 1];
       for (int i = 0; i <= SERVERS; i++) {
-        settings[i] = settings(hbase, i, v.prefetch);
+        settings[i] = WarmRollIT.planned(hbase, i, v.prefetch);
       }
       for (int i = 0; i < SERVERS; i++) {
         hbase.startRegionServer(i, settings[i]);
@@ -233,20 +233,6 @@ class ScaleUpBench {
     }
   }
 
-  /** RegionServer {@code i} as the operator renders it, with or without prefetch on open. */
-  private static LocalHBase.RegionServerSettings settings(LocalHBase hbase, int i, boolean prefetch)
-      throws java.io.IOException {
-    if (prefetch) {
-      return WarmRollIT.planned(hbase, i);
-    }
-    Path dir = Files.createDirectories(hbase.dir.resolve("cache-rs" + i));
-    LocalHBase.RegionServerSettings planned =
-        Plans.settings(Plans.planWithoutPrefetch(CacheMode.PersistentFile, dir));
-    Map<String, String> site = new TreeMap<>(planned.site());
-    site.put("zookeeper.session.timeout", "10000");
-    return new LocalHBase.RegionServerSettings(planned.env(), site);
-  }
-
   static int regionsOn(ClusterSnapshot s, ServerId id) {
     return s.live(id).map(ClusterSnapshot.ServerState::regionCount).orElse(0);
   }
@@ -256,6 +242,10 @@ class ScaleUpBench {
     double mean = counts.values().stream().mapToInt(Integer::intValue).average().orElse(0);
     return counts.size() == SERVERS + 1
         && counts.values().stream().allMatch(c -> Math.abs(c - mean) <= 1.0);
+  }
+
+  static String ratio(Double r) {
+    return r == null ? "n/a" : String.format(Locale.ROOT, "%.4f", r);
   }
 
   /** Whole seconds: the looks are a second apart. */
@@ -281,9 +271,7 @@ class ScaleUpBench {
         r.newServerCached(),
         r.newServerRegions(),
         WINDOW.toSeconds(),
-        r.servedFromCache() == null
-            ? "n/a"
-            : String.format(Locale.ROOT, "%.4f", r.servedFromCache()),
+        ratio(r.servedFromCache()),
         r.reads().summary());
   }
 
@@ -354,9 +342,7 @@ class ScaleUpBench {
               r.moves(),
               r.newServerCached(),
               r.newServerRegions(),
-              r.servedFromCache() == null
-                  ? "n/a"
-                  : String.format(Locale.ROOT, "%.4f", r.servedFromCache()),
+              ratio(r.servedFromCache()),
               r.reads().reads(),
               r.reads().slow(),
               r.reads().p99Micros() / 1000.0,

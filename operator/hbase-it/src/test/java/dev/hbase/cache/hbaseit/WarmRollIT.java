@@ -10,6 +10,7 @@ import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.metrics.CacheProbe;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -381,11 +382,18 @@ class WarmRollIT {
    * ZooKeeper session: a killed server's instance expires 10 s after the kill, not 40.
    */
   static LocalHBase.RegionServerSettings planned(LocalHBase hbase, int i) throws IOException {
+    return planned(hbase, i, true);
+  }
+
+  /** Same, without prefetch on open when not {@code prefetch}. */
+  static LocalHBase.RegionServerSettings planned(LocalHBase hbase, int i, boolean prefetch)
+      throws IOException {
+    Path dir = Files.createDirectories(hbase.dir.resolve("cache-rs" + i));
     LocalHBase.RegionServerSettings planned =
         Plans.settings(
-            Plans.plan(
-                CacheMode.PersistentFile,
-                Files.createDirectories(hbase.dir.resolve("cache-rs" + i))));
+            prefetch
+                ? Plans.plan(CacheMode.PersistentFile, dir)
+                : Plans.planWithoutPrefetch(CacheMode.PersistentFile, dir));
     Map<String, String> site = new TreeMap<>(planned.site());
     site.put("zookeeper.session.timeout", "10000");
     return new LocalHBase.RegionServerSettings(planned.env(), site);

@@ -282,19 +282,7 @@ class HomecomingsTest {
     c.crash("rs-1");
     c.hbase.regionsInTransition = 2;
     Instant clearedAt = c.now.plus(c.restartTime).plus(java.time.Duration.ofSeconds(25));
-    List<Roller.Decision> log = new ArrayList<>();
-    Instant started = null;
-    for (int i = 0; i < 100 && started == null; i++) {
-      if (!c.now.isBefore(clearedAt)) {
-        c.hbase.regionsInTransition = 0;
-      }
-      Instant at = c.now;
-      s = c.run(s, FakeCluster.settings(NEW), 1, st -> false, log);
-      if (log.get(log.size() - 1).events().stream()
-          .anyMatch(e -> e.reason().equals("RestartedInPlace"))) {
-        started = at;
-      }
-    }
+    Instant started = homecomingStart(c, s, clearedAt, () -> c.hbase.regionsInTransition = 0);
     assertThat(started).as("a homecoming started").isNotNull();
     assertThat(java.time.Duration.between(clearedAt, started))
         .as("from the end of the transitions to the homecoming")
@@ -311,24 +299,33 @@ class HomecomingsTest {
     c.hbase.masterReachable = false;
     // back 45 s after the restart: not on the idle pace's 60 s (a look then would pass unaided)
     Instant backAt = c.now.plus(c.restartTime).plus(java.time.Duration.ofSeconds(45));
-    List<Roller.Decision> log = new ArrayList<>();
-    Instant started = null;
-    for (int i = 0; i < 100 && started == null; i++) {
-      if (!c.now.isBefore(backAt)) {
-        c.hbase.masterReachable = true;
-      }
-      Instant at = c.now;
-      s = c.run(s, FakeCluster.settings(NEW), 1, st -> false, log);
-      if (log.get(log.size() - 1).events().stream()
-          .anyMatch(e -> e.reason().equals("RestartedInPlace"))) {
-        started = at;
-      }
-    }
+    Instant started = homecomingStart(c, s, backAt, () -> c.hbase.masterReachable = true);
     assertThat(started).as("a homecoming started").isNotNull();
     assertThat(started).as("not before the master answers").isAfterOrEqualTo(backAt);
     assertThat(java.time.Duration.between(backAt, started))
         .as("from the master's return to the homecoming")
         .isLessThanOrEqualTo(StepState.POLL);
+  }
+
+  /**
+   * Steps the roller at its own requeue pace, {@code recover} run once the clock reaches {@code
+   * recoverAt}; when the step that sent RestartedInPlace ran (null: none in 100 steps).
+   */
+  static Instant homecomingStart(
+      FakeCluster c, RolloutStatus s, Instant recoverAt, Runnable recover) {
+    List<Roller.Decision> log = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      if (!c.now.isBefore(recoverAt)) {
+        recover.run();
+      }
+      Instant at = c.now;
+      s = c.run(s, FakeCluster.settings(NEW), 1, st -> false, log);
+      if (log.get(log.size() - 1).events().stream()
+          .anyMatch(e -> e.reason().equals("RestartedInPlace"))) {
+        return at;
+      }
+    }
+    return null;
   }
 
   @Test
