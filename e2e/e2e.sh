@@ -25,13 +25,16 @@
 # cold Maven caches and the offline node image excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
 # E2E_MVN_ARGS (e.g. -Dtest=SetupScenarios,RollScenarios: the setup steps, then steps 6-9).
 #
-# .ci/run prepares phases 1-3 beside make test-hbase and runs the suite after it, with two knobs:
+# .ci/run runs this beside make test and make test-hbase (phases 1-3 niced, the suite at normal
+# priority as soon as they are done), with these knobs:
 #   E2E_SUITE_GATE=FILE  after phase 3, write FILE.prepared (the seconds phases 1-3 took) and wait
 #                        until FILE exists: "go" runs the suite, anything else ends the run there
 #                        (failed, the cluster deleted), and so does the end of the process
 #                        E2E_GATE_PID when set (the caller). At "go" this script goes back to
 #                        normal CPU and I/O priority (the caller started it niced), so that what
 #                        the suite starts does too. The report's phases table shows the wait.
+#   E2E_BESIDE_DIR=DIR   a file per part of .ci/run running now: the report's step table names
+#                        those seen during each step (e2e Beside)
 #   E2E_CPU_SHARES=N     the kind node at that CPU weight (docker update --cpu-shares, against the
 #                        other containers; Docker's default 1024) until the suite starts, which then
 #                        runs at 1024.

@@ -5,7 +5,7 @@
 #      kind-offline/node:$K8S_VERSION, built by its build-node-image.sh when missing (after the
 #      Kubernetes build `make test` did for kube-api-test: ~6 min; without it ~19 min; seconds warm);
 #   3. else nothing: kind's own default (kindest/node, pulled from Docker Hub).
-# cluster-up.sh uses it; .ci/run runs it beside make test-hbase, so make e2e finds the image built.
+# cluster-up.sh uses it; .ci/run builds it beside make test, so make e2e finds the image built.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 image=${KIND_NODE_IMAGE:-}
 if [ -z "$image" ] && offline_kit; then

@@ -100,10 +100,12 @@ install_monitoring_crds() {
 }
 
 want=${*:-kind helm}
-# one installer at a time in ./bin (the lanes of .ci/run install into the same one)
-exec 8>>"$BIN_DIR/.tools.lock"
-flock -n 8 || { log "waiting for another tools.sh installing into $BIN_DIR"; flock 8; }
+# one installer at a time per tool in ./bin (.ci/run's jobs install into the same one): a lock per
+# tool, not one for the whole list, so that a job asking for kind does not wait while another builds
+# helm-unittest (on a new machine that wait was minutes of the kind images' critical path)
 for t in $want; do
+  exec 8>>"$BIN_DIR/.tools.$t.lock"
+  flock -n 8 || { log "waiting for another tools.sh installing $t into $BIN_DIR"; flock 8; }
   case $t in
     kind) install_kind ;;
     helm) install_helm ;;
@@ -113,8 +115,8 @@ for t in $want; do
     monitoring-crds) install_monitoring_crds ;;
     *) die "unknown tool $t (kind|helm|helm-unittest|prometheus|registry|monitoring-crds)" ;;
   esac
+  exec 8>&-
 done
-exec 8>&-
 for t in $want; do
   case $t in
     kind) "$BIN_DIR/kind" version ;;

@@ -137,18 +137,20 @@ abstract class KindScenario {
       report.line("- PASSED, wall time %d s", Duration.between(t0, Instant.now()).toSeconds());
       suite.stepTimes.add(
           String.format(
-              "| %s | %d s | %s | passed |",
+              "| %s | %d s | %s | passed | %s |",
               name.replaceFirst(":.*", "").replace("|", "/"),
               Duration.between(t0, Instant.now()).toSeconds(),
-              readerOver(t0)));
+              readerOver(t0),
+              suite.beside.since(t0)));
     } catch (Throwable t) {
       suite.failed = true;
       suite.stepTimes.add(
           String.format(
-              "| %s | %d s | %s | FAILED |",
+              "| %s | %d s | %s | FAILED | %s |",
               name.replaceFirst(":.*", "").replace("|", "/"),
               Duration.between(t0, Instant.now()).toSeconds(),
-              readerOver(t0)));
+              readerOver(t0),
+              suite.beside.since(t0)));
       report.line(
           "- FAILED after %d s: %s",
           Duration.between(t0, Instant.now()).toSeconds(),

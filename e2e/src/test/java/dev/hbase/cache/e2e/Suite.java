@@ -64,6 +64,7 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
   JmxSampler sampler;
   Prometheus prometheus;
   Workload workload;
+  Beside beside;
   boolean failed;
   Instant readerStart;
   Instant lastRollEnd;
@@ -107,6 +108,7 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
   }
 
   private void setUp() throws Exception {
+    beside = Beside.fromEnvironment();
     settings = Settings.load(repo);
     client =
         new KubernetesClientBuilder().withConfig(Config.autoConfigure(settings.context())).build();
@@ -205,10 +207,18 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
       }
       report.section("Where the suite's time went");
       report.line(
-          "| step | wall time | reader: reads / failed / seconds with no successful read / worst second's p99 | result |");
-      report.line("|---|---:|---|---|");
+          "The last column: the parts of .ci/run seen running beside the step (sampled every 5 s;"
+              + " none outside .ci/run) and the highest 1-minute load average on this machine's"
+              + " %d cores meanwhile. The step's figures were measured under that load.",
+          Runtime.getRuntime().availableProcessors());
+      report.line(
+          "| step | wall time | reader: reads / failed / seconds with no successful read / worst second's p99 | result | beside it |");
+      report.line("|---|---:|---|---|---|");
       stepTimes.forEach(report::line);
     } finally {
+      if (beside != null) {
+        beside.close();
+      }
       if (sampler != null) {
         sampler.close();
       }
