@@ -13,7 +13,6 @@ import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.hbase.RecommissionResult;
-import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.metrics.InfoServers;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.plan.Durations;
@@ -255,24 +254,20 @@ final class RollStep {
       return;
     }
     RolloutStatus r = policy.getStatus().getRollout();
-
     ConfigMap base = c.configMap(policy.getSpec().getHbaseSiteConfigMap()).orElse(null);
-    if (Boolean.TRUE.equals(r.getBalancerWasOn())) {
+    for (RollModel.Action a : Roller.release(r)) {
       bestEffort(
           policy,
-          "switch the balancer back on",
-          () -> clusters.of(policy.getSpec(), base, login).balancer(true));
-    }
-    for (var f : r.getInFlight()) {
-      if (f.getOldServer() != null) {
-        bestEffort(
-            policy,
-            "clear the decommission mark of " + f.getOldServer(),
-            () ->
-                clusters
-                    .of(policy.getSpec(), base, login)
-                    .recommission(ServerId.parse(f.getOldServer()), List.of()));
-      }
+          a.toString(),
+          () -> {
+            HBaseCluster cluster = clusters.of(policy.getSpec(), base, login);
+            if (a instanceof RollModel.SwitchBalancer b) {
+              return cluster.balancer(b.on());
+            } else if (a instanceof RollModel.Recommission m) {
+              return cluster.recommission(m.oldServer(), m.regions());
+            }
+            throw new IllegalStateException("not a release action: " + a);
+          });
     }
   }
 

@@ -85,6 +85,17 @@ final class BalancerSwitch {
   }
 
   /**
+   * The policy is deleted mid-roll ({@link Roller#release}): back on if it was on before the roll.
+   * HBase is not asked first: the operator forgets the roll with the policy, so this is its last
+   * word, and switching on a balancer that is on changes nothing.
+   */
+  static void backOnWhenReleased(RolloutStatus st, List<Action> actions) {
+    if (Boolean.TRUE.equals(st.getBalancerWasOn())) {
+      actions.add(new SwitchBalancer(true));
+    }
+  }
+
+  /**
    * The roll holds or is blocked: back on if the roll switched it off (it was on before the roll
    * and is off now). Whether it was switched.
    */

@@ -181,6 +181,29 @@ public final class Roller {
   }
 
   /**
+   * The policy is deleted mid-roll: what HBase gets back, as a roll would leave it. The balancer as
+   * before the roll ({@link BalancerSwitch}, its one owner), first, as it matters most; then each
+   * drained server's decommission mark cleared (its regions stay where the drain put them: the
+   * operator that would send them home is going). The caller carries each out on its own, best
+   * effort. Empty when the roll left HBase as it found it.
+   */
+  public static List<Action> release(RolloutStatus previous) {
+    List<Action> actions = new ArrayList<>();
+    if (previous == null) {
+      return actions;
+    }
+    BalancerSwitch.backOnWhenReleased(previous, actions);
+    if (previous.getInFlight() != null) {
+      for (PodRoll f : previous.getInFlight()) {
+        if (f.getOldServer() != null) {
+          actions.add(new Recommission(ServerId.parse(f.getOldServer()), List.of()));
+        }
+      }
+    }
+    return actions;
+  }
+
+  /**
    * The policy can no longer be applied (its plan refused, its target gone) while a roll is under
    * way: the cluster returns to normal operation until it can. The balancer goes back on if it was
    * on before the roll (the roll switches it off again when it goes on); a server drained but not

@@ -539,6 +539,30 @@ class RollerTest {
   }
 
   @Test
+  void aPolicyDeletedMidRollGivesTheBalancerBackFirstThenTheDrainedServersMark() {
+    FakeCluster c = threeServers();
+    RollModel.Settings s = FakeCluster.settings(NEW);
+    RolloutStatus mid = c.run(null, s, 100, st -> drainedNotDeleted(c, st), null);
+    PodRoll drained = mid.getInFlight().get(0);
+    assertThat(c.hbase.balancerOn).isFalse();
+
+    List<RollModel.Action> release = Roller.release(mid);
+    release.forEach(c::apply);
+    assertThat(release)
+        .containsExactly(
+            new RollModel.SwitchBalancer(true),
+            new RollModel.Recommission(ServerId.parse(drained.getOldServer()), List.of()));
+    assertThat(c.hbase.balancerOn).as("the balancer as before the roll").isTrue();
+    assertThat(c.hbase.decommissioned).as("no mark left").isEmpty();
+
+    // a roll that found the balancer off leaves it off; one that left nothing changed gives nothing
+    mid.setBalancerWasOn(false);
+    assertThat(Roller.release(mid)).doesNotHaveAnyElementsOfTypes(RollModel.SwitchBalancer.class);
+    assertThat(Roller.release(new RolloutStatus())).isEmpty();
+    assertThat(Roller.release(null)).isEmpty();
+  }
+
+  @Test
   void aPolicyThatCannotBeAppliedMidRollGivesTheClusterBackThenTheRollGoesOn() {
     FakeCluster c = threeServers();
     RollModel.Settings s = FakeCluster.settings(NEW);
