@@ -63,10 +63,20 @@ abstract class KindScenario {
   static final Duration NO_ROLL_AFTER_REVERT = Duration.ofSeconds(15);
 
   /**
-   * Data reads served from cache during a roll, all RegionServers, from the second roll with data
-   * on.
+   * The goal for the data reads served from cache during a roll, all RegionServers (issue 28): a
+   * performance figure, reported in the e2e report (a roll below it says so) and judged in
+   * docs/measurements.md, never a failure here.
    */
   static final double CLUSTER_CACHED = 0.98;
+
+  /**
+   * What the suite asserts of that figure, from the second roll with data on: the caches were kept
+   * (at most 10% of the cluster's data reads missed, about six times the most measured, 1.6% in a
+   * roll beside make test-hbase); a roll that lost a server's cache misses far more while that
+   * server's regions warm again. The per-pod checks (retained L2, hit ratio right after the
+   * restart) say which pod.
+   */
+  static final double CLUSTER_CACHED_FLOOR = 0.90;
 
   /**
    * Data-block reads a restarted pod's window must hold for its hit ratio right after the restart
@@ -367,11 +377,24 @@ abstract class KindScenario {
         .as(
             "data reads served from cache, all RegionServers, during the roll (this suite's /jmx samples)")
         .isNotNull()
-        .isGreaterThanOrEqualTo(CLUSTER_CACHED);
+        .isGreaterThanOrEqualTo(CLUSTER_CACHED_FLOOR);
     assertThat(m.operatorCached())
         .as("status.rollout.lastRoll.cachedReadRatio")
         .isNotNull()
-        .isGreaterThanOrEqualTo(CLUSTER_CACHED);
+        .isGreaterThanOrEqualTo(CLUSTER_CACHED_FLOOR);
+    belowTheGoal("the roll", Math.min(m.clusterCached(), m.operatorCached()));
+  }
+
+  /**
+   * A report line when a figure the suite asserts only loosely is under its goal ({@link
+   * #CLUSTER_CACHED}).
+   */
+  void belowTheGoal(String what, double cached) {
+    if (cached < CLUSTER_CACHED) {
+      report.line(
+          "  - below the goal: %s kept %.4f of the cluster's data reads from cache, under %.2f (a figure, judged in docs/measurements.md; asserted here: >= %.2f)",
+          what, cached, CLUSTER_CACHED, CLUSTER_CACHED_FLOOR);
+    }
   }
 
   void assertEveryPodHomeWithin(RollMeasurement m) {

@@ -49,6 +49,15 @@ class WarmRollIT {
   static final int REGIONS = 9;
   static final int READS_PER_SECOND = 200;
 
+  /**
+   * What this test asserts of the cluster's data reads from cache during the second roll and while
+   * the balancer runs: the caches were kept (at most 10% missed; a roll that lost a server's cache
+   * misses far more). The goal, 0.98, is a performance figure: printed here (RESULT lines) and by
+   * {@code make bench-roll} (docs/bench-roll.md), judged in docs/measurements.md, never a failure
+   * of {@code make test-hbase}.
+   */
+  static final double CLUSTER_CACHED_FLOOR = 0.90;
+
   /** The reader's steady window before the rolls. */
   static final Duration STEADY = Duration.ofSeconds(10);
 
@@ -208,7 +217,7 @@ class WarmRollIT {
         .as(
             "the cluster's data reads served from cache during the second roll (first: %s)",
             first.servedFromCache())
-        .isGreaterThanOrEqualTo(0.98);
+        .isGreaterThanOrEqualTo(CLUSTER_CACHED_FLOOR);
     for (AfterRoll a : run.afterRolls()) {
       assertThat(a.reads().failed()).as("failed reads: %s", a.summary()).isZero();
       assertThat(a.balancerOn()).as("HBase's balancer on: %s", a.summary()).isTrue();
@@ -223,7 +232,7 @@ class WarmRollIT {
     }
     assertThat(run.afterRolls().get(1).servedFromCache())
         .as("reads from cache while the balancer ran: %s", run.afterRolls().get(1).summary())
-        .isGreaterThanOrEqualTo(0.98);
+        .isGreaterThanOrEqualTo(CLUSTER_CACHED_FLOOR);
   }
 
   /** Three RegionServers, a table warm in their caches, a reader, then two rolls. */
