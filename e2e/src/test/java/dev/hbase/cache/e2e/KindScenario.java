@@ -138,6 +138,17 @@ abstract class KindScenario {
     void run() throws Exception;
   }
 
+  /** The step's row in the report's table of where the suite's time went. */
+  private String stepRow(String name, Instant t0, String result) {
+    return String.format(
+        "| %s | %d s | %s | %s | %s |",
+        name.replaceFirst(":.*", "").replace("|", "/"),
+        Duration.between(t0, Instant.now()).toSeconds(),
+        readerOver(t0),
+        result,
+        suite.beside.since(t0));
+  }
+
   void step(String name, Body body) {
     Assumptions.assumeFalse(suite.failed, "an earlier step failed");
     report.section(name);
@@ -145,22 +156,10 @@ abstract class KindScenario {
     try {
       body.run();
       report.line("- PASSED, wall time %d s", Duration.between(t0, Instant.now()).toSeconds());
-      suite.stepTimes.add(
-          String.format(
-              "| %s | %d s | %s | passed | %s |",
-              name.replaceFirst(":.*", "").replace("|", "/"),
-              Duration.between(t0, Instant.now()).toSeconds(),
-              readerOver(t0),
-              suite.beside.since(t0)));
+      suite.stepTimes.add(stepRow(name, t0, "passed"));
     } catch (Throwable t) {
       suite.failed = true;
-      suite.stepTimes.add(
-          String.format(
-              "| %s | %d s | %s | FAILED | %s |",
-              name.replaceFirst(":.*", "").replace("|", "/"),
-              Duration.between(t0, Instant.now()).toSeconds(),
-              readerOver(t0),
-              suite.beside.since(t0)));
+      suite.stepTimes.add(stepRow(name, t0, "FAILED"));
       report.line(
           "- FAILED after %d s: %s",
           Duration.between(t0, Instant.now()).toSeconds(),
