@@ -63,8 +63,8 @@ write_phases() {
     echo "|---|---|"
     printf '%s\n' "${phases[@]}"
     echo "| total | $((SECONDS - t_all)) s |"
-    # .ci/run says when other work shared the machine's cores with this run (its jvm lane): the
-    # figures above (seconds per pod, p99s) were measured under that load
+    # .ci/run says when other work shared the machine's cores with this run (the other parts, or
+    # its jvm lane): the figures above (seconds per pod, p99s) were measured under that load
     # (an if, not `[ ] &&`: as the group's last command a false test would make it fail, and
     # under set -e the EXIT trap would exit 1 after a green suite)
     if [ -n "${CI_E2E_BESIDE:-}" ]; then
@@ -131,8 +131,9 @@ cpu_shares() { # cpu_shares N: the kind node's CPU weight (the pods' cgroups are
 }
 
 await_gate() {
-  # E2E_SUITE_GATE: phases 1-3 are done; the caller says when the suite may run (and its figures
-  # are then measured without the caller's other work beside them)
+  # E2E_SUITE_GATE: phases 1-3 are done; the caller says when the suite may run (.ci/run opens it
+  # before this starts: the gate then only times phases 1-3 and puts the suite back at normal
+  # priority)
   # (written whole: the caller may read it at any moment)
   echo "$((SECONDS - t_all))" >"$E2E_SUITE_GATE.prepared.tmp" && mv -f "$E2E_SUITE_GATE.prepared.tmp" "$E2E_SUITE_GATE.prepared"
   log "cluster, images and charts/hbase ready in $((SECONDS - t_all))s; waiting for $E2E_SUITE_GATE"
@@ -143,7 +144,7 @@ await_gate() {
   done
   local word; word=$(cat "$E2E_SUITE_GATE")
   [ "$word" = go ] || die "not running the suite: $E2E_SUITE_GATE says '$word'"
-  # as the caller's other work has ended: back to normal priority (root may lower its nice)
+  # the suite at normal priority (root may lower its nice)
   renice -n 0 -p $$ >/dev/null 2>&1 || log "could not renice to 0 (the suite runs at nice $(nice))"
   ionice -c2 -n4 -p $$ 2>/dev/null || true
 }

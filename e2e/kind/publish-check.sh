@@ -9,8 +9,8 @@
 # pod's image digest is the one Jib pushed, the chart's CRD is served, and the operator reconciles
 # a policy (its status written). Report: target/publish-check.md. KEEP_CLUSTER=1 keeps the cluster
 # and the registry. PUBLISH_CPU_SHARES=N gives its containers (the kind node, the registry) that CPU
-# weight (docker update --cpu-shares; 1024 is Docker's default): .ci/run runs this beside make
-# test-hbase and gives them 128, as it nices the job's own processes.
+# weight (docker update --cpu-shares; 1024 is Docker's default): .ci/run runs this after make
+# test-hbase, beside the kind suite, and gives them 128, as it nices the job's own processes.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export KIND_CLUSTER=${PUBLISH_CLUSTER:-hbase-cache-oci}
 KUBE_CONTEXT=kind-$KIND_CLUSTER
