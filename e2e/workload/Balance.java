@@ -22,7 +22,14 @@ final class Balance {
    * runs" or "not balanced after RUNS runs". A run with the switch off does nothing (HBase returns
    * "not ran").
    */
-  static void run(Configuration conf, int runs, int pauseSeconds) throws Exception {
+  static void run(Configuration base, int runs, int pauseSeconds) throws Exception {
+    // A balancer run returns once its moves are done (the cache-aware balancer paces them). Beside
+    // make test-hbase that took longer than the reader's 10 s RPC timeout (kind step 6 of a .ci/run
+    // of 76b44d3: "Call[methodName=Balance] ... rpcTimeout=9665ms"): the admin's calls get minutes,
+    // several times what a run takes alone (seconds).
+    Configuration conf = new Configuration(base);
+    conf.setInt("hbase.rpc.timeout", 120_000);
+    conf.setInt("hbase.client.operation.timeout", 300_000);
     try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
       System.out.printf("balancer on: %s%n", admin.isBalancerEnabled());
       Map<String, Integer> counts = regionCounts(admin);

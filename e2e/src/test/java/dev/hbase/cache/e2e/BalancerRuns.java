@@ -31,7 +31,7 @@ final class BalancerRuns {
   /** The summary's words. */
   static String afterTheRoll(KindScenario s) {
     Instant from = Instant.now();
-    Workload.Run r = s.workload.run("e2e-balance", Duration.ofMinutes(4), "balance", "3", "10");
+    Workload.Run r = s.workload.run("e2e-balance", Duration.ofMinutes(10), "balance", "3", "10");
     assertThat(r.phase()).as("workload balance: %s", r.log()).isEqualTo("Succeeded");
     r.log()
         .lines()
