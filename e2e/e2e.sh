@@ -35,6 +35,9 @@
 #                        the suite starts does too. The report's phases table shows the wait.
 #   E2E_BESIDE_DIR=DIR   a file per part of .ci/run running now: the report's step table names
 #                        those seen during each step (e2e Beside)
+# make e2e-secured sets E2E_SECURED=1: the KDC image is built too, e2e/kind/kdc-up.sh makes a
+# Kerberos realm (KDC pod, keytabs as Secrets, krb5.conf) before charts/hbase is installed with
+# security.kerberos.enabled, and the suite acts as the keytabs' principals (Settings.secured).
 #   E2E_CPU_SHARES=N     the kind node at that CPU weight (docker update --cpu-shares, against the
 #                        other containers; Docker's default 1024) until the suite starts, which then
 #                        runs at 1024.
@@ -67,6 +70,10 @@ write_phases() {
     # its jvm lane): the figures above (seconds per pod, p99s) were measured under that load
     # (an if, not `[ ] &&`: as the group's last command a false test would make it fail, and
     # under set -e the EXIT trap would exit 1 after a green suite)
+    if [ "${E2E_SECURED:-0}" = 1 ]; then
+      echo
+      echo "HBase was Kerberos-secured (make e2e-secured): realm $KERBEROS_REALM, RPC at hbase.rpc.protection=privacy, ZooKeeper over SASL, HBase ACLs."
+    fi
     if [ -n "${CI_E2E_BESIDE:-}" ]; then
       echo
       echo "Ran beside: $CI_E2E_BESIDE."
@@ -156,6 +163,7 @@ images() {
   else
     "$E2E_KIND_DIR/hbase-image.sh" >/dev/null
     "$E2E_KIND_DIR/operator-image.sh" >/dev/null
+    [ "${E2E_SECURED:-0}" != 1 ] || "$E2E_KIND_DIR/kdc-image.sh" >/dev/null
   fi
   # loaded into kind by hbase-up.sh and (from the suite) operator-up.sh
 }
@@ -173,13 +181,24 @@ hbase_and_client_side() {
   # charts/hbase mostly waits (image load, pods starting): the client side builds meanwhile. Both
   # run to their end, and the phase fails if either did (each one's own output says which).
   local hbase_rc=0 client_rc=0 t0=$SECONDS
-  "$E2E_KIND_DIR/hbase-up.sh" &
+  hbase_up &
   local hbase_pid=$!
   client_side || client_rc=$?
   log "workload client, API jar and the suite compiled in $((SECONDS - t0))s (rc=$client_rc), beside charts/hbase"
   wait "$hbase_pid" || hbase_rc=$?
   [ "$hbase_rc" = 0 ] || log "charts/hbase did not get Ready (rc=$hbase_rc)"
   [ "$hbase_rc" = 0 ] && [ "$client_rc" = 0 ]
+}
+
+hbase_up() {
+  if [ "${E2E_SECURED:-0}" = 1 ]; then
+    # the realm first: the chart's pods mount its keytab Secret and krb5 ConfigMap
+    "$E2E_KIND_DIR/kdc-up.sh"
+    HELM_ARGS="${HELM_ARGS:-} --set security.kerberos.enabled=true --set security.kerberos.realm=$KERBEROS_REALM
+      --set security.kerberos.superusers=e2e-workload" "$E2E_KIND_DIR/hbase-up.sh"
+  else
+    "$E2E_KIND_DIR/hbase-up.sh"
+  fi
 }
 
 suite() {

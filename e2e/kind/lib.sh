@@ -34,6 +34,11 @@ HBASE_RELEASE=${HBASE_RELEASE:-hbase}
 OPERATOR_NAMESPACE=${OPERATOR_NAMESPACE:-hbase-cache-system}
 OPERATOR_RELEASE=${OPERATOR_RELEASE:-hbase-cache-operator}
 export KIND_CLUSTER HBASE_IMAGE OPERATOR_IMAGE HBASE_NAMESPACE HBASE_RELEASE OPERATOR_NAMESPACE OPERATOR_RELEASE
+# Kerberos (make e2e-secured: kdc-up.sh): the demo KDC's image, namespace and realm
+KDC_IMAGE=${KDC_IMAGE:-hbase-cache/kdc:1}
+KDC_NAMESPACE=${KDC_NAMESPACE:-hbase-kdc}
+KERBEROS_REALM=${KERBEROS_REALM:-EXAMPLE.COM}
+export KDC_IMAGE KDC_NAMESPACE KERBEROS_REALM
 
 # The offline tooling of this workplace, when it sits next to the repo (../shared/kind-offline).
 KIND_OFFLINE_DIR=${KIND_OFFLINE_DIR:-$(cd "$REPO_ROOT/.." && pwd)/shared/kind-offline}

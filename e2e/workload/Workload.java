@@ -57,7 +57,8 @@ import org.apache.hadoop.hbase.client.TableDescriptorBuilder;
  *
  * <p>{@code spread TABLE} gives a server with none of TABLE's regions its share, then scans the
  * moved regions once; the administrator's commands ({@code decommission}, {@code recommission},
- * {@code decommissioned}) are here too; {@code balance} is {@code Balance.java}. Over ~400
+ * {@code decommissioned}) are here too; {@code balance} is {@code Balance.java}; on a
+ * Kerberos-secured cluster, the login and {@code grant USER ACTIONS} are {@code Secured.java}. Over ~400
  * lines because each command is a few static methods over one connection set-up and one output
  * format, which the suite parses.
  */
@@ -112,13 +113,14 @@ public class Workload {
     if (args.length == 0) {
       System.err.println("usage: Workload load TABLE ROWS VALUE_BYTES REGIONS | read TABLE ROWS THREADS RATE SECONDS"
           + " | decommission HOST_PREFIX... | recommission HOST_PREFIX... | decommissioned | spread TABLE"
-          + " | balance RUNS PAUSE_SECONDS");
+          + " | balance RUNS PAUSE_SECONDS | grant USER ACTIONS");
       System.exit(2);
     }
     Configuration conf = HBaseConfiguration.create();
     // Fail a read within 30 s instead of HBase's 20 minutes: a failure must show up as a failure.
     conf.setInt("hbase.client.operation.timeout", 30_000);
     conf.setInt("hbase.rpc.timeout", 10_000);
+    Secured.loginIfAsked(conf);
     switch (args[0]) {
       case "load" -> load(conf, TableName.valueOf(args[1]), Long.parseLong(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]));
       case "read" -> read(conf, TableName.valueOf(args[1]), Long.parseLong(args[2]), Integer.parseInt(args[3]),
@@ -126,6 +128,13 @@ public class Workload {
       case "decommission", "recommission", "decommissioned" -> marks(conf, args[0], Arrays.copyOfRange(args, 1, args.length));
       case "spread" -> spread(conf, TableName.valueOf(args[1]));
       case "balance" -> Balance.run(conf, Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+      case "grant" -> {
+        try {
+          Secured.grant(conf, args[1], args[2]);
+        } catch (Throwable t) {
+          throw new IOException("grant " + args[1] + " " + args[2] + " failed", t);
+        }
+      }
       default -> {
         System.err.println("unknown command " + args[0]);
         System.exit(2);

@@ -77,9 +77,85 @@ under its stable DNS name rather than its IP. Call with (list . "<headless servi
   value: "$(POD_NAME).{{ index . 1 }}.$(POD_NAMESPACE).svc.{{ $.Values.clusterDomain }}"
 - name: HBASE_DNS_TTL
   value: {{ $.Values.dnsCacheTtlSeconds | quote }}
-{{- with $.Values.hbaseOpts }}
+{{- with include "hbase.opts" $ }}
 - name: HBASE_OPTS
   value: {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{/*
+HBASE_OPTS: with Kerberos, where the JVM finds the realm, and the ZooKeeper server's principal
+named outright (the ZooKeeper client would otherwise build it from a reverse DNS answer for the
+pod's IP), then the user's hbaseOpts.
+*/}}
+{{- define "hbase.opts" -}}
+{{- $k := .Values.security.kerberos -}}
+{{- $opts := list -}}
+{{- if $k.enabled -}}
+{{- $opts = append $opts "-Djava.security.krb5.conf=/etc/krb5/krb5.conf" -}}
+{{- $opts = append $opts (printf "-Dzookeeper.server.principal=%s" (include "hbase.zookeeperPrincipal" .)) -}}
+{{- $opts = append $opts "-Dzookeeper.sasl.client.canonicalize.hostname=false" -}}
+{{- end -}}
+{{- with .Values.hbaseOpts }}{{ $opts = append $opts . }}{{ end -}}
+{{- join " " $opts -}}
+{{- end -}}
+
+{{/* Kerberos principals and keytab path */}}
+{{- define "hbase.zookeeperPrincipal" -}}
+zookeeper/{{ include "hbase.zookeeperQuorum" . }}@{{ .Values.security.kerberos.realm }}
+{{- end -}}
+{{- define "hbase.keytabPath" -}}/etc/security/keytabs/{{ .Values.security.kerberos.keytabKey }}{{- end -}}
+
+{{/* hbase-site keys of the master and the RegionServers with Kerberos (a dict, as JSON) */}}
+{{- define "hbase.kerberosSite" -}}
+{{- $k := .Values.security.kerberos -}}
+{{- $hbase := printf "hbase/_HOST@%s" $k.realm -}}
+{{- $keytab := include "hbase.keytabPath" . -}}
+{{- $s := dict
+  "hadoop.security.authentication" "kerberos"
+  "hbase.security.authentication" "kerberos"
+  "hbase.security.authorization" "true"
+  "hbase.rpc.protection" $k.rpcProtection
+  "hbase.master.kerberos.principal" $hbase
+  "hbase.regionserver.kerberos.principal" $hbase
+  "hbase.master.keytab.file" $keytab
+  "hbase.regionserver.keytab.file" $keytab
+  "hbase.zookeeper.client.kerberos.principal" $hbase
+  "hbase.zookeeper.client.keytab.file" $keytab
+  "hbase.coprocessor.master.classes" "org.apache.hadoop.hbase.security.access.AccessController"
+  "hbase.coprocessor.region.classes" "org.apache.hadoop.hbase.security.token.TokenProvider,org.apache.hadoop.hbase.security.access.AccessController"
+  "hbase.coprocessor.regionserver.classes" "org.apache.hadoop.hbase.security.access.AccessController"
+-}}
+{{- with $k.superusers }}{{ $_ := set $s "hbase.superuser" . }}{{ end -}}
+{{- toJson $s -}}
+{{- end -}}
+
+{{/* ZooKeeper's hbase-site keys with Kerberos: SASL from the clients, its own principal */}}
+{{- define "hbase.kerberosZookeeperSite" -}}
+{{- toJson (dict
+  "hbase.security.authentication" "kerberos"
+  "hbase.zookeeper.property.authProvider.1" "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+  "hbase.zookeeper.property.kerberos.removeHostFromPrincipal" "true"
+  "hbase.zookeeper.property.kerberos.removeRealmFromPrincipal" "true"
+  "hbase.zookeeper.server.kerberos.principal" (include "hbase.zookeeperPrincipal" .)
+  "hbase.zookeeper.server.keytab.file" (include "hbase.keytabPath" .)) -}}
+{{- end -}}
+
+{{/* the keytab and krb5.conf, mounted in every daemon with Kerberos */}}
+{{- define "hbase.kerberosVolumeMounts" -}}
+{{- if .Values.security.kerberos.enabled }}
+- {name: keytabs, mountPath: /etc/security/keytabs, readOnly: true}
+- {name: krb5, mountPath: /etc/krb5, readOnly: true}
+{{- end }}
+{{- end -}}
+{{- define "hbase.kerberosVolumes" -}}
+{{- $k := .Values.security.kerberos -}}
+{{- if $k.enabled }}
+# read by group 0, the daemons' group (securityContext.runAsGroup)
+- name: keytabs
+  secret: {secretName: {{ $k.keytabSecret | quote }}, defaultMode: 0440, items: [{key: {{ $k.keytabKey | quote }}, path: {{ $k.keytabKey | quote }}}]}
+- name: krb5
+  configMap: {name: {{ $k.krb5ConfigMap | quote }}, items: [{key: krb5.conf, path: krb5.conf}]}
 {{- end }}
 {{- end -}}
 

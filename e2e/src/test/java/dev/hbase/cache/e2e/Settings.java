@@ -9,7 +9,9 @@ import java.util.Map;
  * The names the suite works with (kind cluster, namespaces, operator release, images), read from
  * e2e/kind/lib.sh, the one place they are defined, with this process's environment: e2e/e2e.sh
  * exports what the user overrode, so the suite, e2e.sh and the scripts it calls see the same
- * values.
+ * values. With E2E_SECURED=1 (make e2e-secured) the HBase is Kerberos-secured ({@link
+ * #kerberosRealm}, lib.sh's KERBEROS_REALM; empty otherwise): e2e/kind/kdc-up.sh made the realm,
+ * its keytab Secrets and the krb5 ConfigMaps before the suite.
  */
 record Settings(
     Path repo,
@@ -19,7 +21,8 @@ record Settings(
     String hbaseImage,
     String operatorNamespace,
     String operatorRelease,
-    String operatorImage) {
+    String operatorImage,
+    String kerberosRealm) {
 
   private static final List<String> NAMES =
       List.of(
@@ -29,7 +32,18 @@ record Settings(
           "HBASE_IMAGE",
           "OPERATOR_NAMESPACE",
           "OPERATOR_RELEASE",
-          "OPERATOR_IMAGE");
+          "OPERATOR_IMAGE",
+          "KERBEROS_REALM");
+
+  /** The operator's identity on a secured HBase: its principal's name, and its keytab's Secret. */
+  static final String OPERATOR_PRINCIPAL_NAME = "cache-operator";
+
+  static final String OPERATOR_KEYTAB_SECRET = "hbase-cache-keytab";
+
+  /** The e2e workload's identity on a secured HBase (an HBase superuser there). */
+  static final String WORKLOAD_PRINCIPAL_NAME = "e2e-workload";
+
+  static final String WORKLOAD_KEYTAB_SECRET = "e2e-workload-keytab";
 
   static Settings load(Path repo) {
     StringBuilder script = new StringBuilder(". e2e/kind/lib.sh");
@@ -60,7 +74,17 @@ record Settings(
         v.get("HBASE_IMAGE"),
         v.get("OPERATOR_NAMESPACE"),
         v.get("OPERATOR_RELEASE"),
-        v.get("OPERATOR_IMAGE"));
+        v.get("OPERATOR_IMAGE"),
+        "1".equals(System.getenv("E2E_SECURED")) ? v.get("KERBEROS_REALM") : "");
+  }
+
+  /** Whether the HBase is Kerberos-secured (make e2e-secured). */
+  boolean secured() {
+    return !kerberosRealm.isEmpty();
+  }
+
+  String principal(String name) {
+    return name + "@" + kerberosRealm;
   }
 
   /** The environment for the e2e/kind scripts the suite runs: exactly the values the suite uses. */
@@ -83,6 +107,8 @@ record Settings(
         "OPERATOR_MONITORING",
         "1",
         "OPERATOR_HELM_ARGS",
-        "--set monitoring.interval=10s");
+        "--set monitoring.interval=10s"
+            // the realm's krb5.conf, made by e2e/kind/kdc-up.sh
+            + (secured() ? " --set kerberos.krb5ConfigMap=krb5" : ""));
   }
 }

@@ -118,9 +118,15 @@ class SetupScenarios extends KindScenario {
               .setStorageClassName(
                   RootOwnedVolumes.create(
                       client, settings, report, p.getSpec().getStorage().getSize().toString()));
+          if (settings.secured()) {
+            actAsTheOperatorsPrincipal(p);
+          }
           Instant t0 = Instant.now();
           client.resource(p).create();
           BlockCachePolicy done = cluster.awaitRollDone("first roll", null, ROLL_TIMEOUT);
+          if (settings.secured()) {
+            assertTheRollKeptKerberos(p.getMetadata().getName());
+          }
           long secs = Duration.between(t0, Instant.now()).toSeconds();
           var plan = done.getStatus().getPlan();
           report.line(
@@ -217,6 +223,70 @@ class SetupScenarios extends KindScenario {
                       + " root-owned 0755 before, written by the RegionServers through the operator's fsGroup",
                   secs, REPLICAS));
         });
+  }
+
+  /**
+   * make e2e-secured: the operator's principal gets HBase's READ and ADMIN permissions, as the
+   * README tells an administrator to grant them (the e2e workload, an HBase superuser of the
+   * secured chart, grants them), and the policy names that principal and its keytab's Secret
+   * (e2e/kind/kdc-up.sh made both).
+   */
+  private void actAsTheOperatorsPrincipal(BlockCachePolicy p) {
+    Workload.Run g =
+        workload.run(
+            "e2e-grant", Duration.ofMinutes(3), "grant", Settings.OPERATOR_PRINCIPAL_NAME, "RA");
+    assertThat(g.log())
+        .as("grant of RA to the operator's principal: %s", g.log())
+        .contains("GRANT OK");
+    assertThat(g.phase()).as("e2e-grant pod").isEqualTo("Succeeded");
+    String principal = settings.principal(Settings.OPERATOR_PRINCIPAL_NAME);
+    if (p.getSpec().getHbase() == null) {
+      p.getSpec().setHbase(new dev.hbase.cache.api.v1alpha1.spec.HBaseSpec());
+    }
+    p.getSpec()
+        .getHbase()
+        .setKerberos(
+            new dev.hbase.cache.api.v1alpha1.spec.KerberosSpec()
+                .setPrincipal(principal)
+                .setKeytabSecret(Settings.OPERATOR_KEYTAB_SECRET));
+    report.line(
+        "- Kerberos-secured HBase (make e2e-secured): realm %s, RPC and ZooKeeper over SASL, HBase ACLs;"
+            + " the workload logged in as %s, granted `RA` to %s; spec.hbase.kerberos: principal %s,"
+            + " keytabSecret %s",
+        settings.kerberosRealm(),
+        settings.principal(Settings.WORKLOAD_PRINCIPAL_NAME),
+        Settings.OPERATOR_PRINCIPAL_NAME,
+        principal,
+        Settings.OPERATOR_KEYTAB_SECRET);
+  }
+
+  /**
+   * After the first roll on a secured HBase: the RegionServers the operator rendered still log in
+   * (the keytab and krb5.conf volumes kept) and their hbase-site still says Kerberos.
+   */
+  private void assertTheRollKeptKerberos(String policy) {
+    var spec = cluster.regionServers().getSpec().getTemplate().getSpec();
+    assertThat(spec.getVolumes())
+        .as("the RegionServers' volumes after the operator's roll")
+        .anyMatch(
+            v -> v.getSecret() != null && "hbase-keytabs".equals(v.getSecret().getSecretName()))
+        .anyMatch(v -> v.getConfigMap() != null && "krb5".equals(v.getConfigMap().getName()));
+    String site =
+        client
+            .configMaps()
+            .inNamespace(cluster.ns)
+            .withName(policy + "-rs-site")
+            .get()
+            .getData()
+            .get("hbase-site.xml");
+    assertThat(site)
+        .as("the operator's RegionServer hbase-site")
+        .containsPattern("<name>hbase.security.authentication</name>\\s*<value>kerberos</value>")
+        .contains("<name>hbase.regionserver.keytab.file</name>");
+    report.line(
+        "- after the roll: the RegionServers keep the keytab and krb5.conf volumes, and `%s-rs-site` keeps"
+            + " hbase.security.authentication=kerberos and the keytab settings",
+        policy);
   }
 
   @Test

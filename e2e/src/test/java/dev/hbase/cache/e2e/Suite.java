@@ -130,7 +130,7 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
       Shell.Result r = Shell.run(repo, 300, List.of("e2e/workload/build.sh"));
       assertThat(r.code()).as("e2e/workload/build.sh: %s", r.output()).isZero();
     }
-    workload = new Workload(client, cluster.ns, settings.hbaseImage(), jar);
+    workload = new Workload(client, cluster.ns, settings.hbaseImage(), jar, settings);
     watch = new PodWatch(client, cluster.ns, RS, REPLICAS);
     List<String> pods = new ArrayList<>();
     for (int i = 0; i < REPLICAS; i++) {

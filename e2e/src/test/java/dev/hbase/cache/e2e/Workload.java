@@ -3,9 +3,12 @@ package dev.hbase.cache.e2e;
 import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,10 +33,15 @@ final class Workload {
   private final String ns;
   private final String image;
 
-  Workload(KubernetesClient client, String ns, String image, Path jar) throws IOException {
+  /** On a secured HBase, the principal the workload logs in as; else empty. */
+  private final String principal;
+
+  Workload(KubernetesClient client, String ns, String image, Path jar, Settings settings)
+      throws IOException {
     this.client = client;
     this.ns = ns;
     this.image = image;
+    this.principal = settings.secured() ? settings.principal(Settings.WORKLOAD_PRINCIPAL_NAME) : "";
     client
         .resource(
             new ConfigMapBuilder()
@@ -58,6 +66,8 @@ final class Workload {
         .waitUntilCondition(p -> p == null, 60, java.util.concurrent.TimeUnit.SECONDS);
     String cmd =
         "exec java -Xmx256m -XX:+UseSerialGC -Dsun.net.inetaddr.ttl=1 --add-opens java.base/java.nio=ALL-UNNAMED"
+            // a secured HBase: the realm (kdc-up.sh's ConfigMap krb5)
+            + (principal.isEmpty() ? "" : " -Djava.security.krb5.conf=/etc/krb5/krb5.conf")
             + " --add-opens java.base/java.lang=ALL-UNNAMED -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true"
             + " -Dlog4j2.configurationFile=/opt/hbase/conf/log4j2.properties -Dhbase.root.logger=WARN,console"
             + " -cp /workload/workload.jar:$(/opt/hbase/entrypoint.sh classpath) Workload "
@@ -119,7 +129,57 @@ final class Workload {
             .endVolume()
             .endSpec()
             .build();
+    if (!principal.isEmpty()) {
+      secured(pod);
+    }
     return client.resource(pod).create();
+  }
+
+  /**
+   * On a secured HBase: the workload's keytab and the realm's krb5.conf mounted, and the principal
+   * to log in as (e2e/workload/Secured.java reads WORKLOAD_PRINCIPAL and WORKLOAD_KEYTAB).
+   */
+  private void secured(Pod pod) {
+    var c = pod.getSpec().getContainers().get(0);
+    if (c.getEnv() == null) {
+      c.setEnv(new ArrayList<>());
+    }
+    c.getEnv().add(new EnvVar("WORKLOAD_PRINCIPAL", principal, null));
+    c.getEnv().add(new EnvVar("WORKLOAD_KEYTAB", "/etc/security/keytabs/keytab", null));
+    c.getVolumeMounts()
+        .add(
+            new VolumeMountBuilder()
+                .withName("keytab")
+                .withMountPath("/etc/security/keytabs")
+                .withReadOnly(true)
+                .build());
+    c.getVolumeMounts()
+        .add(
+            new VolumeMountBuilder()
+                .withName("krb5")
+                .withMountPath("/etc/krb5")
+                .withReadOnly(true)
+                .build());
+    pod.getSpec()
+        .getVolumes()
+        .add(
+            new VolumeBuilder()
+                .withName("keytab")
+                .withNewSecret()
+                .withSecretName(Settings.WORKLOAD_KEYTAB_SECRET)
+                // read by group 0, the pod's group
+                .withDefaultMode(0440)
+                .endSecret()
+                .build());
+    pod.getSpec()
+        .getVolumes()
+        .add(
+            new VolumeBuilder()
+                .withName("krb5")
+                .withNewConfigMap()
+                .withName("krb5")
+                .endConfigMap()
+                .build());
   }
 
   /** A finished workload pod: its phase and log. */

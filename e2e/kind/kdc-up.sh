@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# A demo Kerberos realm on kind for charts/hbase's security.kerberos mode (make e2e-secured), in
+# three steps; run it before charts/hbase is installed with that mode:
+#   1. the KDC (images/kdc, built by kdc-image.sh) as Deployment and Service "kdc" in
+#      $KDC_NAMESPACE (Pod Security "baseline": krb5kdc runs as root on port 88);
+#   2. the principals, and their keytabs as Secrets of $HBASE_NAMESPACE (restricted):
+#      - hbase-keytabs (key hbase.keytab): hbase/<pod FQDN> of the master and of RegionServers
+#        0..KDC_RS_ORDINALS-1 (default 6: scale-ups included), zookeeper/<ZooKeeper pod FQDN>;
+#      - hbase-cache-keytab (key keytab): cache-operator@<realm>, the operator's identity, as the
+#        README's "Secured clusters" says: annotated with its principal and the one policy that
+#        may use it ($KDC_POLICY, default persistent-file), and a Role and RoleBinding that let the
+#        operator's service account read this Secret and no other;
+#      - e2e-workload-keytab (key keytab): e2e-workload@<realm>, the e2e workload's identity;
+#   3. ConfigMap krb5 (key krb5.conf: the realm, its KDC at kdc.$KDC_NAMESPACE.svc) in
+#      $HBASE_NAMESPACE and $OPERATOR_NAMESPACE (the operator chart's kerberos.krb5ConfigMap).
+# Principals already there keep their keys: a second run hands out the same keytabs.
+#   KDC_IMAGE, KDC_NAMESPACE, KERBEROS_REALM (defaults in lib.sh)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+CTX=$KUBE_CONTEXT
+NS=$HBASE_NAMESPACE
+REALM=$KERBEROS_REALM
+DOMAIN=${CLUSTER_DOMAIN:-cluster.local}
+POLICY=${KDC_POLICY:-persistent-file}
+k() { kubectl --context "$CTX" "$@"; }
+docker image inspect "$KDC_IMAGE" >/dev/null 2>&1 || die "image $KDC_IMAGE not built (e2e/kind/kdc-image.sh)"
+"$E2E_KIND_DIR/load-images.sh" "$KDC_IMAGE"
+t0=$SECONDS
+for n in "$KDC_NAMESPACE" "$NS" "$OPERATOR_NAMESPACE"; do
+  k create namespace "$n" --dry-run=client -o yaml | k apply -f - >/dev/null
+done
+k label --overwrite namespace "$KDC_NAMESPACE" pod-security.kubernetes.io/enforce=baseline >/dev/null
+k apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kdc, namespace: $KDC_NAMESPACE, labels: {app.kubernetes.io/name: kdc}}
+spec:
+  replicas: 1
+  strategy: {type: Recreate}
+  selector: {matchLabels: {app.kubernetes.io/name: kdc}}
+  template:
+    metadata: {labels: {app.kubernetes.io/name: kdc}}
+    spec:
+      containers:
+      - name: kdc
+        image: $KDC_IMAGE
+        imagePullPolicy: IfNotPresent
+        env: [{name: REALM, value: "$REALM"}]
+        ports: [{name: kdc-tcp, containerPort: 88, protocol: TCP}, {name: kdc-udp, containerPort: 88, protocol: UDP}]
+        readinessProbe: {tcpSocket: {port: 88}, periodSeconds: 2}
+        resources: {requests: {cpu: 10m, memory: 32Mi}, limits: {memory: 128Mi}}
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL], add: [NET_BIND_SERVICE, SETUID, SETGID, CHOWN, DAC_OVERRIDE, FOWNER]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: kdc, namespace: $KDC_NAMESPACE}
+spec:
+  selector: {app.kubernetes.io/name: kdc}
+  ports: [{name: kdc-tcp, port: 88, protocol: TCP}, {name: kdc-udp, port: 88, protocol: UDP}]
+YAML
+k -n "$KDC_NAMESPACE" rollout status deployment/kdc --timeout=3m >&2 || {
+  k -n "$KDC_NAMESPACE" get pods -o wide >&2; k -n "$KDC_NAMESPACE" logs deployment/kdc --tail=30 >&2 || true
+  die "the KDC did not get Ready"; }
+kdc_pod=$(k -n "$KDC_NAMESPACE" get pods -l app.kubernetes.io/name=kdc --field-selector=status.phase=Running -o jsonpath='{.items[0].metadata.name}')
+
+# charts/hbase's names (its hbase.fullname)
+case "$HBASE_RELEASE" in *hbase*) full=$HBASE_RELEASE ;; *) full=$HBASE_RELEASE-hbase ;; esac
+full=${full:0:40}; full=${full%-}
+fqdn() { echo "$full-$1-$2.$full-$1.$NS.svc.$DOMAIN"; } # fqdn COMPONENT ORDINAL
+service=("hbase/$(fqdn master 0)@$REALM" "zookeeper/$(fqdn zookeeper 0)@$REALM")
+for i in $(seq 0 $((${KDC_RS_ORDINALS:-6} - 1))); do service+=("hbase/$(fqdn regionserver "$i")@$REALM"); done
+
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+keytab() { # keytab FILE PRINCIPAL...: created in the KDC, written here
+  local f=$1; shift
+  k -n "$KDC_NAMESPACE" exec "$kdc_pod" -- kdc.sh keytab "$@" 2>/dev/null | base64 -d >"$f"
+  [ -s "$f" ] || die "no keytab from the KDC for $*"
+}
+secret() { # secret NAME KEY FILE
+  k -n "$NS" create secret generic "$1" --from-file="$2=$3" --dry-run=client -o yaml | k apply -f - >/dev/null
+}
+keytab "$tmp/hbase.keytab" "${service[@]}"
+secret hbase-keytabs hbase.keytab "$tmp/hbase.keytab"
+keytab "$tmp/operator.keytab" "cache-operator@$REALM"
+secret hbase-cache-keytab keytab "$tmp/operator.keytab"
+k -n "$NS" annotate --overwrite secret hbase-cache-keytab "cache.hbase.dev/principal=cache-operator@$REALM" \
+  "cache.hbase.dev/allowed-policies=$POLICY" >/dev/null
+k -n "$NS" create role hbase-cache-keytab --verb=get --resource=secrets --resource-name=hbase-cache-keytab \
+  --dry-run=client -o yaml | k apply -f - >/dev/null
+k -n "$NS" create rolebinding hbase-cache-keytab --role=hbase-cache-keytab \
+  "--serviceaccount=$OPERATOR_NAMESPACE:$OPERATOR_RELEASE" --dry-run=client -o yaml | k apply -f - >/dev/null
+keytab "$tmp/workload.keytab" "e2e-workload@$REALM"
+secret e2e-workload-keytab keytab "$tmp/workload.keytab"
+
+cat >"$tmp/krb5.conf" <<CONF
+[libdefaults]
+  default_realm = $REALM
+  dns_lookup_kdc = false
+  dns_lookup_realm = false
+  rdns = false
+  dns_canonicalize_hostname = false
+  udp_preference_limit = 1
+[realms]
+  $REALM = {
+    kdc = kdc.$KDC_NAMESPACE.svc.$DOMAIN:88
+  }
+[domain_realm]
+  .svc.$DOMAIN = $REALM
+CONF
+for n in "$NS" "$OPERATOR_NAMESPACE"; do
+  k -n "$n" create configmap krb5 --from-file=krb5.conf="$tmp/krb5.conf" --dry-run=client -o yaml | k apply -f - >/dev/null
+done
+log "Kerberos realm $REALM: KDC $KDC_NAMESPACE/$kdc_pod, ${#service[@]} service principals in Secret $NS/hbase-keytabs, cache-operator and e2e-workload keytabs, ConfigMap krb5 in $NS and $OPERATOR_NAMESPACE ($((SECONDS - t0))s)"
