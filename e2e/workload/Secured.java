@@ -39,7 +39,16 @@ final class Secured {
   static void grant(Configuration conf, String user, String actions) throws Throwable {
     List<Permission.Action> granted = new ArrayList<>();
     for (char c : actions.toCharArray()) {
-      granted.add(Permission.Action.valueOf(String.valueOf(c)));
+      Permission.Action action = null;
+      for (Permission.Action a : Permission.Action.values()) {
+        if (a.code() == (byte) c) {
+          action = a;
+        }
+      }
+      if (action == null) {
+        throw new IllegalArgumentException("no HBase permission '" + c + "' (one of R, W, X, C, A)");
+      }
+      granted.add(action);
     }
     try (Connection conn = ConnectionFactory.createConnection(conf)) {
       AccessControlClient.grant(conn, user, granted.toArray(new Permission.Action[0]));

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compile e2e/workload/*.java (Workload.java, Balance.java) against the HBase image's jars (images/hbase/target/lib, made by
+# Compile e2e/workload/*.java (Workload.java, Balance.java, Secured.java) against the HBase image's jars (images/hbase/target/lib, made by
 # `make hbase-image`) into e2e/target/workload/workload.jar; prints the jar's path.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

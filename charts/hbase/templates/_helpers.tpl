@@ -141,6 +141,18 @@ zookeeper/{{ include "hbase.zookeeperQuorum" . }}@{{ .Values.security.kerberos.r
   "hbase.zookeeper.server.keytab.file" (include "hbase.keytabPath" .)) -}}
 {{- end -}}
 
+{{/*
+With Kerberos, core-site.xml beside hbase-site.xml: Hadoop's UserGroupInformation reads whether
+security is on from core-site.xml only (with hbase-site.xml alone the daemons log in, then speak
+SIMPLE: "No matching SASL authentication provider ... auth:SIMPLE").
+*/}}
+{{- define "hbase.coreSite" -}}
+{{- if .Values.security.kerberos.enabled -}}
+core-site.xml: |
+  {{- include "hbase.siteXml" (dict "hadoop.security.authentication" "kerberos") | nindent 2 }}
+{{- end -}}
+{{- end -}}
+
 {{/* the keytab and krb5.conf, mounted in every daemon with Kerberos */}}
 {{- define "hbase.kerberosVolumeMounts" -}}
 {{- if .Values.security.kerberos.enabled }}

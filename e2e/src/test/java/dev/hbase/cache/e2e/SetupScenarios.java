@@ -232,6 +232,21 @@ class SetupScenarios extends KindScenario {
    * (e2e/kind/kdc-up.sh made both).
    */
   private void actAsTheOperatorsPrincipal(BlockCachePolicy p) {
+    // the cluster is secured, not only configured so: a client without an identity is refused
+    Workload.Run anonymous =
+        workload.runWithoutIdentity("e2e-anonymous", Duration.ofMinutes(3), "decommissioned");
+    assertThat(anonymous.phase())
+        .as("a workload pod without a keytab asking the master: %s", anonymous.log())
+        .isEqualTo("Failed");
+    report.line(
+        "- a client without a keytab is refused: `%s`",
+        anonymous
+            .log()
+            .lines()
+            .filter(l -> l.contains("Exception") || l.contains("SASL") || l.contains("GSS"))
+            .findFirst()
+            .orElse("(pod Failed)")
+            .strip());
     Workload.Run g =
         workload.run(
             "e2e-grant", Duration.ofMinutes(3), "grant", Settings.OPERATOR_PRINCIPAL_NAME, "RA");

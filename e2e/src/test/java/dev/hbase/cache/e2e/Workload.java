@@ -58,6 +58,13 @@ final class Workload {
   }
 
   Pod start(String name, String... args) {
+    return start(name, true, args);
+  }
+
+  /**
+   * {@code identity}: on a secured HBase, whether the pod logs in (false: no keytab, no krb5.conf).
+   */
+  private Pod start(String name, boolean identity, String... args) {
     client.pods().inNamespace(ns).withName(name).withGracePeriod(0).delete();
     client
         .pods()
@@ -129,7 +136,7 @@ final class Workload {
             .endVolume()
             .endSpec()
             .build();
-    if (!principal.isEmpty()) {
+    if (identity && !principal.isEmpty()) {
       secured(pod);
     }
     return client.resource(pod).create();
@@ -187,7 +194,16 @@ final class Workload {
 
   /** Runs a workload pod to completion (Succeeded or Failed) within {@code timeout}. */
   Run run(String name, Duration timeout, String... args) {
-    start(name, args);
+    return run(name, timeout, true, args);
+  }
+
+  /** On a secured HBase: runs the workload without any identity (no keytab, no login). */
+  Run runWithoutIdentity(String name, Duration timeout, String... args) {
+    return run(name, timeout, false, args);
+  }
+
+  private Run run(String name, Duration timeout, boolean identity, String... args) {
+    start(name, identity, args);
     Pod done =
         client
             .pods()
