@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Executors;
@@ -61,7 +62,8 @@ final class Beside implements AutoCloseable {
         }
       }
     }
-    return String.format("%s; load %.1f", parts.isEmpty() ? "-" : String.join(", ", parts), load);
+    return String.format(
+        Locale.ROOT, "%s; load %.1f", parts.isEmpty() ? "-" : String.join(", ", parts), load);
   }
 
   private void sample() {

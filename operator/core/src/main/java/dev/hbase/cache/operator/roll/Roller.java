@@ -196,7 +196,13 @@ public final class Roller {
     if (previous.getInFlight() != null) {
       for (PodRoll f : previous.getInFlight()) {
         if (f.getOldServer() != null) {
-          actions.add(new Recommission(ServerId.parse(f.getOldServer()), List.of()));
+          // a status edited by hand may hold a server name that does not parse: its mark stays,
+          // and the balancer and every other server are still given back
+          try {
+            actions.add(new Recommission(ServerId.parse(f.getOldServer()), List.of()));
+          } catch (IllegalArgumentException notAServerName) {
+            continue;
+          }
         }
       }
     }

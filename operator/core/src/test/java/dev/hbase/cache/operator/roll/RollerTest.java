@@ -560,6 +560,14 @@ class RollerTest {
     assertThat(Roller.release(mid)).doesNotHaveAnyElementsOfTypes(RollModel.SwitchBalancer.class);
     assertThat(Roller.release(new RolloutStatus())).isEmpty();
     assertThat(Roller.release(null)).isEmpty();
+
+    // an oldServer that does not parse (a hand-edited status) costs only its own mark
+    mid.setBalancerWasOn(true);
+    mid.getInFlight().add(0, new PodRoll().setPod("hbase-regionserver-9").setOldServer("garbage"));
+    assertThat(Roller.release(mid))
+        .containsExactly(
+            new RollModel.SwitchBalancer(true),
+            new RollModel.Recommission(ServerId.parse(drained.getOldServer()), List.of()));
   }
 
   @Test
