@@ -140,8 +140,9 @@ e2e-faults: ## only the kind suite's fault scenarios (after its 4 setup steps), 
 # The suite's setup steps (operator, policy and its first roll, table, reader, a roll with the usual
 # checks) on a Kerberos-secured HBase: e2e/kind/kdc-up.sh makes a realm (a KDC pod from Debian's
 # krb5-kdc, keytabs as Secrets), charts/hbase runs with security.kerberos.enabled, the operator acts
-# as its own principal with RA. Not in .ci/run (~14 min here, past its time budget); make
-# test-hbase's SecuredClusterIT and SecuredPolicyIT are (a real KDC, real secured HBase).
+# as its own principal with RA. Not in .ci/run (~6 min here with a kind cluster of its own, on
+# the critical path; past its time budget); make test-hbase's SecuredClusterIT and SecuredPolicyIT
+# are (a real KDC, real secured HBase).
 e2e-secured: ## the kind suite's 4 setup steps on a Kerberos-secured HBase (a KDC pod, keytab Secrets), on a fresh kind cluster; report in e2e/target/e2e-report.md
 	@E2E_SECURED=1 E2E_MVN_ARGS="$(E2E_MVN_ARGS) -Dgroups=setup" e2e/e2e.sh
 

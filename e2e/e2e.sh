@@ -72,7 +72,7 @@ write_phases() {
     # under set -e the EXIT trap would exit 1 after a green suite)
     if [ "${E2E_SECURED:-0}" = 1 ]; then
       echo
-      echo "HBase was Kerberos-secured (make e2e-secured): realm $KERBEROS_REALM, RPC at hbase.rpc.protection=privacy, ZooKeeper over SASL, HBase ACLs."
+      echo "HBase was Kerberos-secured (make e2e-secured): realm $KERBEROS_REALM, Kerberos RPC (charts/hbase's security.kerberos.rpcProtection, privacy unless HELM_ARGS said otherwise), ZooKeeper over SASL, HBase ACLs."
     fi
     if [ -n "${CI_E2E_BESIDE:-}" ]; then
       echo

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A demo Kerberos realm on kind for charts/hbase's security.kerberos mode (make e2e-secured), in
 # three steps; run it before charts/hbase is installed with that mode:
-#   1. the KDC (images/kdc, built by kdc-image.sh) as Deployment and Service "kdc" in
-#      $KDC_NAMESPACE (Pod Security "baseline": krb5kdc runs as root on port 88);
+#   1. the KDC (images/kdc, built by kdc-image.sh) as Deployment "kdc" in $KDC_NAMESPACE (Pod
+#      Security "restricted": user 10001 on port 8888, no service account token; its database on
+#      an emptyDir, so a container restart keeps the realm and the keytabs handed out, a new pod
+#      does not) and Service "kdc" on port 88;
 #   2. the principals, and their keytabs as Secrets of $HBASE_NAMESPACE (restricted):
 #      - hbase-keytabs (key hbase.keytab): hbase/<pod FQDN> of the master and of RegionServers
 #        0..KDC_RS_ORDINALS-1 (default 6: scale-ups included), zookeeper/<ZooKeeper pod FQDN>;
@@ -13,7 +15,11 @@
 #      - e2e-workload-keytab (key keytab): e2e-workload@<realm>, the e2e workload's identity;
 #   3. ConfigMap krb5 (key krb5.conf: the realm, its KDC at kdc.$KDC_NAMESPACE.svc) in
 #      $HBASE_NAMESPACE and $OPERATOR_NAMESPACE (the operator chart's kerberos.krb5ConfigMap).
-# Principals already there keep their keys: a second run hands out the same keytabs.
+# Principals already there keep their keys: a second run hands out the same keytabs. A demo, not a
+# least-privilege layout: one keytab holds every daemon's key (ZooKeeper's pod can read the
+# RegionServers'), e2e-workload is an HBase superuser, and whoever may exec into the KDC pod may
+# mint any principal. The Secrets are written by server-side apply (no last-applied annotation
+# that would copy the keytab into the metadata).
 #   KDC_IMAGE, KDC_NAMESPACE, KERBEROS_REALM (defaults in lib.sh)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CTX=$KUBE_CONTEXT
@@ -28,7 +34,7 @@ t0=$SECONDS
 for n in "$KDC_NAMESPACE" "$NS" "$OPERATOR_NAMESPACE"; do
   k create namespace "$n" --dry-run=client -o yaml | k apply -f - >/dev/null
 done
-k label --overwrite namespace "$KDC_NAMESPACE" pod-security.kubernetes.io/enforce=baseline >/dev/null
+k label --overwrite namespace "$KDC_NAMESPACE" pod-security.kubernetes.io/enforce=restricted >/dev/null
 k apply -f - >/dev/null <<YAML
 apiVersion: apps/v1
 kind: Deployment
@@ -40,22 +46,26 @@ spec:
   template:
     metadata: {labels: {app.kubernetes.io/name: kdc}}
     spec:
+      automountServiceAccountToken: false
+      securityContext: {runAsNonRoot: true, runAsUser: 10001, runAsGroup: 0, seccompProfile: {type: RuntimeDefault}}
       containers:
       - name: kdc
         image: $KDC_IMAGE
         imagePullPolicy: IfNotPresent
-        env: [{name: REALM, value: "$REALM"}]
-        ports: [{name: kdc-tcp, containerPort: 88, protocol: TCP}, {name: kdc-udp, containerPort: 88, protocol: UDP}]
-        readinessProbe: {tcpSocket: {port: 88}, periodSeconds: 2}
+        env: [{name: REALM, value: "$REALM"}, {name: KDC_PORT, value: "8888"}]
+        ports: [{name: kdc-tcp, containerPort: 8888, protocol: TCP}, {name: kdc-udp, containerPort: 8888, protocol: UDP}]
+        readinessProbe: {tcpSocket: {port: 8888}, periodSeconds: 2}
         resources: {requests: {cpu: 10m, memory: 32Mi}, limits: {memory: 128Mi}}
-        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL], add: [NET_BIND_SERVICE, SETUID, SETGID, CHOWN, DAC_OVERRIDE, FOWNER]}}
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+        volumeMounts: [{name: db, mountPath: /var/lib/krb5kdc}]
+      volumes: [{name: db, emptyDir: {}}]
 ---
 apiVersion: v1
 kind: Service
 metadata: {name: kdc, namespace: $KDC_NAMESPACE}
 spec:
   selector: {app.kubernetes.io/name: kdc}
-  ports: [{name: kdc-tcp, port: 88, protocol: TCP}, {name: kdc-udp, port: 88, protocol: UDP}]
+  ports: [{name: kdc-tcp, port: 88, targetPort: 8888, protocol: TCP}, {name: kdc-udp, port: 88, targetPort: 8888, protocol: UDP}]
 YAML
 k -n "$KDC_NAMESPACE" rollout status deployment/kdc --timeout=3m >&2 || {
   k -n "$KDC_NAMESPACE" get pods -o wide >&2; k -n "$KDC_NAMESPACE" logs deployment/kdc --tail=30 >&2 || true
@@ -70,13 +80,18 @@ service=("hbase/$(fqdn master 0)@$REALM" "zookeeper/$(fqdn zookeeper 0)@$REALM")
 for i in $(seq 0 $((${KDC_RS_ORDINALS:-6} - 1))); do service+=("hbase/$(fqdn regionserver "$i")@$REALM"); done
 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-keytab() { # keytab FILE PRINCIPAL...: created in the KDC, written here
+keytab() { # keytab FILE PRINCIPAL...: created in the KDC (kdc.sh fails unless every one is in it), written here
   local f=$1; shift
-  k -n "$KDC_NAMESPACE" exec "$kdc_pod" -- kdc.sh keytab "$@" 2>/dev/null | base64 -d >"$f"
-  [ -s "$f" ] || die "no keytab from the KDC for $*"
+  if ! k -n "$KDC_NAMESPACE" exec "$kdc_pod" -- kdc.sh keytab "$@" 2>"$tmp/err" >"$f.b64"; then
+    cat "$tmp/err" >&2
+    die "no keytab from the KDC for $*"
+  fi
+  base64 -d <"$f.b64" >"$f" && rm -f "$f.b64"
+  [ -s "$f" ] || die "an empty keytab from the KDC for $*"
 }
 secret() { # secret NAME KEY FILE
-  k -n "$NS" create secret generic "$1" --from-file="$2=$3" --dry-run=client -o yaml | k apply -f - >/dev/null
+  k -n "$NS" create secret generic "$1" --from-file="$2=$3" --dry-run=client -o yaml \
+    | k apply --server-side --force-conflicts --field-manager=kdc-up -f - >/dev/null
 }
 keytab "$tmp/hbase.keytab" "${service[@]}"
 secret hbase-keytabs hbase.keytab "$tmp/hbase.keytab"
@@ -86,8 +101,11 @@ k -n "$NS" annotate --overwrite secret hbase-cache-keytab "cache.hbase.dev/princ
   "cache.hbase.dev/allowed-policies=$POLICY" >/dev/null
 k -n "$NS" create role hbase-cache-keytab --verb=get --resource=secrets --resource-name=hbase-cache-keytab \
   --dry-run=client -o yaml | k apply -f - >/dev/null
+# the operator chart's service account: its hco.fullname
+case "$OPERATOR_RELEASE" in *hbase-cache-operator*) sa=$OPERATOR_RELEASE ;; *) sa=$OPERATOR_RELEASE-hbase-cache-operator ;; esac
+sa=${sa:0:63}; sa=${sa%-}
 k -n "$NS" create rolebinding hbase-cache-keytab --role=hbase-cache-keytab \
-  "--serviceaccount=$OPERATOR_NAMESPACE:$OPERATOR_RELEASE" --dry-run=client -o yaml | k apply -f - >/dev/null
+  "--serviceaccount=$OPERATOR_NAMESPACE:$sa" --dry-run=client -o yaml | k apply -f - >/dev/null
 keytab "$tmp/workload.keytab" "e2e-workload@$REALM"
 secret e2e-workload-keytab keytab "$tmp/workload.keytab"
 

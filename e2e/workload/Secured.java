@@ -19,9 +19,18 @@ final class Secured {
   /**
    * Logs in as WORKLOAD_PRINCIPAL from the keytab WORKLOAD_KEYTAB when both are set (the pod's
    * hbase-site then says hbase.security.authentication=kerberos, and its JVM where krb5.conf is);
-   * else does nothing. The ticket's lifetime (10 h on the demo KDC) outlasts any e2e reader.
+   * else does nothing. WORKLOAD_AUTH=simple: no login, the client speaks SIMPLE. The ticket's lifetime (10 h on the demo KDC) outlasts any e2e reader.
    */
   static void loginIfAsked(Configuration conf) throws IOException {
+    if ("simple".equals(System.getenv("WORKLOAD_AUTH"))) {
+      // a client that does not use Kerberos at all (the pod's core-site.xml and hbase-site.xml
+      // say kerberos): a secured cluster must refuse it
+      conf.set("hbase.security.authentication", "simple");
+      conf.set("hadoop.security.authentication", "simple");
+      UserGroupInformation.setConfiguration(conf);
+      System.out.println("AUTH SIMPLE");
+      return;
+    }
     String principal = System.getenv("WORKLOAD_PRINCIPAL");
     String keytab = System.getenv("WORKLOAD_KEYTAB");
     if (principal == null || principal.isEmpty() || keytab == null || keytab.isEmpty()) {

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # The demo KDC's entrypoint (images/kdc).
-#   kdc.sh serve                       writes krb5.conf and kdc.conf for $REALM, creates the
+#   kdc.sh serve                       writes krb5.conf and kdc.conf for $REALM (into $KDC_DB, where
+#                                      $KRB5_CONFIG and $KRB5_KDC_PROFILE point), creates the
 #                                      database when there is none, runs krb5kdc in the foreground
+#                                      on port $KDC_PORT (tcp and udp)
 #   kdc.sh keytab PRINCIPAL...         adds each principal that does not exist (random key) and
 #                                      prints one keytab holding them all, base64 on one line.
 #                                      The keys are not changed (ktadd -norandkey): run it again
 #                                      and the keytabs handed out before stay valid.
-# Environment: REALM (default EXAMPLE.COM), KDC_DB (default /var/lib/krb5kdc), MAX_LIFE (ticket
-# lifetime, default 10h), MAX_RENEW (default 7d).
+#                                      Fails unless the keytab holds every principal.
+# Environment: REALM (default EXAMPLE.COM), KDC_DB (default /var/lib/krb5kdc), KDC_PORT (default
+# 8888: not root), MAX_LIFE (ticket lifetime, default 10h), MAX_RENEW (default 7d).
 set -euo pipefail
 REALM=${REALM:-EXAMPLE.COM}
 DB=${KDC_DB:-/var/lib/krb5kdc}
+PORT=${KDC_PORT:-8888}
+export KRB5_CONFIG=${KRB5_CONFIG:-$DB/krb5.conf} KRB5_KDC_PROFILE=${KRB5_KDC_PROFILE:-$DB/kdc.conf}
 die() { echo "kdc.sh: $*" >&2; exit 2; }
 
 configure() {
-  mkdir -p "$DB" /etc/krb5kdc
-  cat >/etc/krb5.conf <<CONF
+  mkdir -p "$DB"
+  cat >"$KRB5_CONFIG" <<CONF
 [libdefaults]
   default_realm = $REALM
   dns_lookup_kdc = false
@@ -23,18 +28,18 @@ configure() {
   rdns = false
 [realms]
   $REALM = {
-    kdc = 127.0.0.1:88
+    kdc = 127.0.0.1:$PORT
   }
 CONF
-  cat >/etc/krb5kdc/kdc.conf <<CONF
+  cat >"$KRB5_KDC_PROFILE" <<CONF
 [kdcdefaults]
-  kdc_ports = 88
-  kdc_tcp_ports = 88
+  kdc_ports = $PORT
+  kdc_tcp_ports = $PORT
 [realms]
   $REALM = {
     database_name = $DB/principal
     key_stash_file = $DB/stash
-    acl_file = /etc/krb5kdc/kadm5.acl
+    acl_file = $DB/kadm5.acl
     max_life = ${MAX_LIFE:-10h}
     max_renewable_life = ${MAX_RENEW:-7d}
     supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal
@@ -42,7 +47,7 @@ CONF
 [logging]
   kdc = STDERR
 CONF
-  : >/etc/krb5kdc/kadm5.acl
+  : >"$DB/kadm5.acl"
 }
 
 case "${1:-serve}" in
@@ -53,18 +58,22 @@ case "${1:-serve}" in
       kdb5_util create -s -r "$REALM" -P "$(head -c 24 /dev/urandom | base64)" >/dev/null
       echo "kdc.sh: realm $REALM created in $DB" >&2
     fi
-    echo "kdc.sh: krb5kdc for $REALM on port 88 (tcp, udp)" >&2
+    echo "kdc.sh: krb5kdc for $REALM on port $PORT (tcp, udp)" >&2
     exec krb5kdc -n ;;
   keytab)
     shift
     [ $# -ge 1 ] || die "usage: kdc.sh keytab PRINCIPAL..."
     out=$(mktemp -d)/k.keytab
     for p in "$@"; do
-      if ! kadmin.local -q "getprinc $p" 2>/dev/null | grep -q '^Principal:'; then
-        kadmin.local -q "addprinc -randkey $p" >/dev/null
+      if ! kadmin.local -p kdc/admin -q "getprinc $p" 2>/dev/null | grep -q '^Principal:'; then
+        kadmin.local -p kdc/admin -q "addprinc -randkey $p" >/dev/null
       fi
-      kadmin.local -q "ktadd -norandkey -k $out $p" >/dev/null
-      kadmin.local -q "getprinc $p" 2>/dev/null | grep -q '^Principal:' || die "principal $p was not created"
+      kadmin.local -p kdc/admin -q "ktadd -norandkey -k $out $p" >/dev/null
+      kadmin.local -p kdc/admin -q "getprinc $p" 2>/dev/null | grep -q '^Principal:' || die "principal $p was not created"
+    done
+    # kadmin.local exits 0 when a query fails: check that the keytab holds every principal
+    for p in "$@"; do
+      klist -k "$out" 2>/dev/null | awk '{print $2}' | grep -qxF "$p" || die "keytab lacks $p"
     done
     base64 -w0 "$out"
     rm -rf "$(dirname "$out")" ;;

@@ -89,7 +89,7 @@ named outright (the ZooKeeper client would otherwise build it from a reverse DNS
 pod's IP), then the user's hbaseOpts.
 */}}
 {{- define "hbase.opts" -}}
-{{- $k := .Values.security.kerberos -}}
+{{- $k := include "hbase.kerberos" . | fromJson -}}
 {{- $opts := list -}}
 {{- if $k.enabled -}}
 {{- $opts = append $opts "-Djava.security.krb5.conf=/etc/krb5/krb5.conf" -}}
@@ -100,15 +100,26 @@ pod's IP), then the user's hbaseOpts.
 {{- join " " $opts -}}
 {{- end -}}
 
+{{/*
+security.kerberos with its defaults, as JSON: a release installed before the chart had it and
+upgraded with --reuse-values has no .Values.security at all (Helm then reads none of values.yaml);
+the defaults here are values.yaml's.
+*/}}
+{{- define "hbase.kerberos" -}}
+{{- $defaults := dict "enabled" false "realm" "EXAMPLE.COM" "keytabSecret" "hbase-keytabs" "keytabKey" "hbase.keytab"
+  "krb5ConfigMap" "krb5" "rpcProtection" "privacy" "superusers" "" -}}
+{{- toJson (merge (deepCopy (((.Values.security).kerberos) | default dict)) $defaults) -}}
+{{- end -}}
+
 {{/* Kerberos principals and keytab path */}}
 {{- define "hbase.zookeeperPrincipal" -}}
-zookeeper/{{ include "hbase.zookeeperQuorum" . }}@{{ .Values.security.kerberos.realm }}
+zookeeper/{{ include "hbase.zookeeperQuorum" . }}@{{ (include "hbase.kerberos" . | fromJson).realm }}
 {{- end -}}
-{{- define "hbase.keytabPath" -}}/etc/security/keytabs/{{ .Values.security.kerberos.keytabKey }}{{- end -}}
+{{- define "hbase.keytabPath" -}}/etc/security/keytabs/{{ (include "hbase.kerberos" . | fromJson).keytabKey }}{{- end -}}
 
 {{/* hbase-site keys of the master and the RegionServers with Kerberos (a dict, as JSON) */}}
 {{- define "hbase.kerberosSite" -}}
-{{- $k := .Values.security.kerberos -}}
+{{- $k := include "hbase.kerberos" . | fromJson -}}
 {{- $hbase := printf "hbase/_HOST@%s" $k.realm -}}
 {{- $keytab := include "hbase.keytabPath" . -}}
 {{- $s := dict
@@ -147,7 +158,7 @@ security is on from core-site.xml only (with hbase-site.xml alone the daemons lo
 SIMPLE: "No matching SASL authentication provider ... auth:SIMPLE").
 */}}
 {{- define "hbase.coreSite" -}}
-{{- if .Values.security.kerberos.enabled -}}
+{{- if (include "hbase.kerberos" . | fromJson).enabled -}}
 core-site.xml: |
   {{- include "hbase.siteXml" (dict "hadoop.security.authentication" "kerberos") | nindent 2 }}
 {{- end -}}
@@ -155,13 +166,13 @@ core-site.xml: |
 
 {{/* the keytab and krb5.conf, mounted in every daemon with Kerberos */}}
 {{- define "hbase.kerberosVolumeMounts" -}}
-{{- if .Values.security.kerberos.enabled }}
+{{- if (include "hbase.kerberos" . | fromJson).enabled }}
 - {name: keytabs, mountPath: /etc/security/keytabs, readOnly: true}
 - {name: krb5, mountPath: /etc/krb5, readOnly: true}
 {{- end }}
 {{- end -}}
 {{- define "hbase.kerberosVolumes" -}}
-{{- $k := .Values.security.kerberos -}}
+{{- $k := include "hbase.kerberos" . | fromJson -}}
 {{- if $k.enabled }}
 # read by group 0, the daemons' group (securityContext.runAsGroup)
 - name: keytabs

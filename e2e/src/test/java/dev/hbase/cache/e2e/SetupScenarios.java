@@ -233,20 +233,28 @@ class SetupScenarios extends KindScenario {
    */
   private void actAsTheOperatorsPrincipal(BlockCachePolicy p) {
     // the cluster is secured, not only configured so: a client without an identity is refused
+    // (on an unsecured cluster this pod prints "decommissioned now: []" and succeeds)
     Workload.Run anonymous =
         workload.runWithoutIdentity("e2e-anonymous", Duration.ofMinutes(3), "decommissioned");
+    assertThat(anonymous.log())
+        .as("a workload pod speaking SIMPLE authentication to the master")
+        .contains("AUTH SIMPLE")
+        .doesNotContain("decommissioned now:")
+        // the master closes a connection that offers SIMPLE (seen: "ConnectionClosedException:
+        // Call to address=hbase-master-0...:16000 failed on local exception: ...Connection closed")
+        .containsPattern("ConnectionClosedException: Call to address=\\S*master\\S*");
     assertThat(anonymous.phase())
-        .as("a workload pod without a keytab asking the master: %s", anonymous.log())
+        .as("a workload pod speaking SIMPLE authentication to the master: %s", anonymous.log())
         .isEqualTo("Failed");
     report.line(
-        "- a client without a keytab is refused: `%s`",
+        "- a client speaking SIMPLE authentication (no keytab) is refused: `%s`",
         anonymous
             .log()
             .lines()
-            .filter(l -> l.contains("Exception") || l.contains("SASL") || l.contains("GSS"))
+            .filter(l -> l.startsWith("Exception in thread"))
             .findFirst()
-            .orElse("(pod Failed)")
-            .strip());
+            .map(l -> l.length() > 240 ? l.substring(0, 240) + "..." : l)
+            .orElse("(pod Failed)"));
     Workload.Run g =
         workload.run(
             "e2e-grant", Duration.ofMinutes(3), "grant", Settings.OPERATOR_PRINCIPAL_NAME, "RA");
@@ -298,9 +306,20 @@ class SetupScenarios extends KindScenario {
         .as("the operator's RegionServer hbase-site")
         .containsPattern("<name>hbase.security.authentication</name>\\s*<value>kerberos</value>")
         .contains("<name>hbase.regionserver.keytab.file</name>");
+    String core =
+        client
+            .configMaps()
+            .inNamespace(cluster.ns)
+            .withName(policy + "-rs-site")
+            .get()
+            .getData()
+            .get("core-site.xml");
+    assertThat(core)
+        .as("the operator's RegionServer core-site.xml (Hadoop's login reads it there only)")
+        .containsPattern("<name>hadoop.security.authentication</name>\\s*<value>kerberos</value>");
     report.line(
         "- after the roll: the RegionServers keep the keytab and krb5.conf volumes, and `%s-rs-site` keeps"
-            + " hbase.security.authentication=kerberos and the keytab settings",
+            + " hbase.security.authentication=kerberos, the keytab settings and core-site.xml",
         policy);
   }
 

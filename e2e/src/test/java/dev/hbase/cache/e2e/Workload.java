@@ -74,7 +74,9 @@ final class Workload {
     String cmd =
         "exec java -Xmx256m -XX:+UseSerialGC -Dsun.net.inetaddr.ttl=1 --add-opens java.base/java.nio=ALL-UNNAMED"
             // a secured HBase: the realm (kdc-up.sh's ConfigMap krb5)
-            + (principal.isEmpty() ? "" : " -Djava.security.krb5.conf=/etc/krb5/krb5.conf")
+            + (identity && !principal.isEmpty()
+                ? " -Djava.security.krb5.conf=/etc/krb5/krb5.conf"
+                : "")
             + " --add-opens java.base/java.lang=ALL-UNNAMED -Dorg.apache.hbase.thirdparty.io.netty.tryReflectionSetAccessible=true"
             + " -Dlog4j2.configurationFile=/opt/hbase/conf/log4j2.properties -Dhbase.root.logger=WARN,console"
             + " -cp /workload/workload.jar:$(/opt/hbase/entrypoint.sh classpath) Workload "
@@ -136,8 +138,16 @@ final class Workload {
             .endVolume()
             .endSpec()
             .build();
-    if (identity && !principal.isEmpty()) {
-      secured(pod);
+    if (!principal.isEmpty()) {
+      if (identity) {
+        secured(pod);
+      } else {
+        // Secured.java: no login, SIMPLE authentication
+        pod.getSpec()
+            .getContainers()
+            .get(0)
+            .setEnv(new ArrayList<>(List.of(new EnvVar("WORKLOAD_AUTH", "simple", null))));
+      }
     }
     return client.resource(pod).create();
   }
@@ -197,7 +207,10 @@ final class Workload {
     return run(name, timeout, true, args);
   }
 
-  /** On a secured HBase: runs the workload without any identity (no keytab, no login). */
+  /**
+   * On a secured HBase: runs the workload without any identity (no keytab, no login: it speaks
+   * SIMPLE authentication, as a client of an unsecured cluster would).
+   */
   Run runWithoutIdentity(String name, Duration timeout, String... args) {
     return run(name, timeout, false, args);
   }
