@@ -351,21 +351,22 @@ public final class AdminHBaseCluster implements HBaseCluster {
    * failed one is logged and sent again by the roller, which finds the region still where it was).
    */
   private void send(ServerId target, List<String> regions) throws HBaseClusterException {
-    send(target, regions, false);
+    send(target, regions, false, true);
   }
 
   /**
-   * {@link #send(ServerId, List)}; {@code fresh}: the target has just started (a reload), and its
-   * first region goes alone ({@link WarmMoves#sendFirstAlone}).
+   * {@link #send(ServerId, List)}; {@code fresh}: the target has just started (a reload, a
+   * homecoming), and its first region goes alone ({@link WarmMoves#sendFirstAlone}) unless it
+   * {@code servesRegions} already by the master's report.
    */
-  private void send(ServerId target, List<String> regions, boolean fresh)
+  private void send(ServerId target, List<String> regions, boolean fresh, boolean servesRegions)
       throws HBaseClusterException {
     if (regions.isEmpty()) {
       return;
     }
     if (warm != null) {
       if (fresh) {
-        warm.sendFirstAlone(target, regions);
+        warm.sendFirstAlone(target, regions, servesRegions);
       } else {
         warm.send(target, regions);
       }
@@ -469,7 +470,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
           admin.recommissionRegionServer(targetName, List.of());
           return null;
         });
-    send(target.id(), batch, true);
+    send(target.id(), batch, true, !target.regions().isEmpty());
     if (snap.decommissioned().contains(target.id())) {
       cleared.add(target.id());
     }

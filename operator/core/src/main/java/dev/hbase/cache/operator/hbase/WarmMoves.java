@@ -77,7 +77,10 @@ final class WarmMoves implements AutoCloseable {
   private final ExecutorService threads;
   private final Map<String, Pending> pending = new ConcurrentHashMap<>();
 
-  /** RegionServer instances a move has opened a region on: no longer fresh. */
+  /**
+   * RegionServer instances a move of ours has opened a region on: no longer fresh, before the
+   * master's report says they serve it.
+   */
   private final Set<ServerId> opened = ConcurrentHashMap.newKeySet();
 
   WarmMoves(Master master) {
@@ -114,10 +117,13 @@ final class WarmMoves implements AutoCloseable {
    * slowest (classes loaded, code not compiled yet): alone, only that region's reads wait for it,
    * not those of {@link #THREADS} regions closed at once. The rest are reserved at once (a resend
    * does not queue them beside the first; a drain given up cancels them as queued moves). Once a
-   * move to this instance has ended, its moves go {@link #THREADS} at once.
+   * move to this instance has ended, or when the target already serves a region by the master's own
+   * report ({@code servesRegions}: it has opened one, whoever moved it there, also before this
+   * operator started), its moves go {@link #THREADS} at once.
    */
-  void sendFirstAlone(ServerId target, List<String> regions) throws HBaseClusterException {
-    if (regions.size() < 2 || opened.contains(target)) {
+  void sendFirstAlone(ServerId target, List<String> regions, boolean servesRegions)
+      throws HBaseClusterException {
+    if (regions.size() < 2 || servesRegions || opened.contains(target)) {
       send(target, regions);
       return;
     }

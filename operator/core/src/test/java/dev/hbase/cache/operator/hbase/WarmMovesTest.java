@@ -127,10 +127,10 @@ class WarmMovesTest {
 
   @Test
   void ontoAServerJustStartedTheFirstRegionGoesAloneAndTheRestOnceItIsOpen() throws Exception {
-    moves.sendFirstAlone(TARGET, List.of("a", "b", "c", "d", "e", "f"));
+    moves.sendFirstAlone(TARGET, List.of("a", "b", "c", "d", "e", "f"), false);
     await().atMost(Duration.ofSeconds(10)).until(() -> master.started.contains("a"));
     // the roller sends the same regions again meanwhile: nothing is queued beside the first
-    moves.sendFirstAlone(TARGET, List.of("a", "b", "c", "d", "e", "f"));
+    moves.sendFirstAlone(TARGET, List.of("a", "b", "c", "d", "e", "f"), false);
     moves.send(TARGET, List.of("b", "c"));
     await()
         .during(Duration.ofMillis(700))
@@ -146,8 +146,20 @@ class WarmMovesTest {
   }
 
   @Test
+  void aServerThatServesRegionsByTheMastersReportGetsItsRegionsAtOnceAlsoFromANewOperator()
+      throws Exception {
+    // this WarmMoves has moved nothing to TARGET (an operator just started, mid-reload): the
+    // master's report that TARGET serves a region is what says it is not fresh
+    moves.sendFirstAlone(TARGET, List.of("a", "b", "c", "d", "e", "f"), true);
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.started.size() == WarmMoves.THREADS);
+    master.gate.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> master.done.size() == 6);
+    assertThat(master.mostAtOnce.get()).isEqualTo(WarmMoves.THREADS);
+  }
+
+  @Test
   void aFreshServersHeldRegionsAreCancelledLikeQueuedOnes() throws Exception {
-    moves.sendFirstAlone(TARGET, List.of("a", "b", "c"));
+    moves.sendFirstAlone(TARGET, List.of("a", "b", "c"), false);
     await().atMost(Duration.ofSeconds(10)).until(() -> master.started.contains("a"));
     assertThat(moves.cancelUnlessTo(SOURCE, List.of("a", "b", "c")))
         .as("the held ones; the running first is not stopped")
