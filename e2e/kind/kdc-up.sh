@@ -18,8 +18,9 @@
 # Principals already there keep their keys: a second run hands out the same keytabs. A demo, not a
 # least-privilege layout: one keytab holds every daemon's key (ZooKeeper's pod can read the
 # RegionServers'), e2e-workload is an HBase superuser, and whoever may exec into the KDC pod may
-# mint any principal. The Secrets are written by server-side apply (no last-applied annotation
-# that would copy the keytab into the metadata).
+# mint any principal. The Secrets are written by server-side apply: a new Secret gets no
+# last-applied annotation that would copy the keytab into its metadata (one left on an old Secret
+# by a client-side apply is removed below).
 #   KDC_IMAGE, KDC_NAMESPACE, KERBEROS_REALM (defaults in lib.sh)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 CTX=$KUBE_CONTEXT
@@ -86,12 +87,14 @@ keytab() { # keytab FILE PRINCIPAL...: created in the KDC (kdc.sh fails unless e
     cat "$tmp/err" >&2
     die "no keytab from the KDC for $*"
   fi
-  base64 -d <"$f.b64" >"$f" && rm -f "$f.b64"
+  base64 -d <"$f.b64" >"$f" || die "an undecodable keytab from the KDC for $*"
+  rm -f "$f.b64"
   [ -s "$f" ] || die "an empty keytab from the KDC for $*"
 }
 secret() { # secret NAME KEY FILE
   k -n "$NS" create secret generic "$1" --from-file="$2=$3" --dry-run=client -o yaml \
     | k apply --server-side --force-conflicts --field-manager=kdc-up -f - >/dev/null
+  k -n "$NS" annotate secret "$1" kubectl.kubernetes.io/last-applied-configuration- >/dev/null 2>&1 || true
 }
 keytab "$tmp/hbase.keytab" "${service[@]}"
 secret hbase-keytabs hbase.keytab "$tmp/hbase.keytab"

@@ -19,7 +19,8 @@ final class Secured {
   /**
    * Logs in as WORKLOAD_PRINCIPAL from the keytab WORKLOAD_KEYTAB when both are set (the pod's
    * hbase-site then says hbase.security.authentication=kerberos, and its JVM where krb5.conf is);
-   * else does nothing. WORKLOAD_AUTH=simple: no login, the client speaks SIMPLE. The ticket's lifetime (10 h on the demo KDC) outlasts any e2e reader.
+   * else does nothing. WORKLOAD_AUTH=simple: no login, the client speaks SIMPLE. The
+   * ticket's lifetime (10 h on the demo KDC) outlasts any e2e reader.
    */
   static void loginIfAsked(Configuration conf) throws IOException {
     if ("simple".equals(System.getenv("WORKLOAD_AUTH"))) {

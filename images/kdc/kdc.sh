@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The demo KDC's entrypoint (images/kdc).
-#   kdc.sh serve                       writes krb5.conf and kdc.conf for $REALM (into $KDC_DB, where
-#                                      $KRB5_CONFIG and $KRB5_KDC_PROFILE point), creates the
+#   kdc.sh serve                       writes krb5.conf and kdc.conf for $REALM (where
+#                                      $KRB5_CONFIG and $KRB5_KDC_PROFILE point: the image sets
+#                                      both in /var/lib/krb5kdc; else $KDC_DB), creates the
 #                                      database when there is none, runs krb5kdc in the foreground
 #                                      on port $KDC_PORT (tcp and udp)
 #   kdc.sh keytab PRINCIPAL...         adds each principal that does not exist (random key) and
@@ -64,6 +65,7 @@ case "${1:-serve}" in
     shift
     [ $# -ge 1 ] || die "usage: kdc.sh keytab PRINCIPAL..."
     out=$(mktemp -d)/k.keytab
+    trap 'rm -rf "$(dirname "$out")"' EXIT
     for p in "$@"; do
       if ! kadmin.local -p kdc/admin -q "getprinc $p" 2>/dev/null | grep -q '^Principal:'; then
         kadmin.local -p kdc/admin -q "addprinc -randkey $p" >/dev/null
