@@ -125,7 +125,7 @@ class SetupScenarios extends KindScenario {
           client.resource(p).create();
           BlockCachePolicy done = cluster.awaitRollDone("first roll", null, ROLL_TIMEOUT);
           if (settings.secured()) {
-            assertTheRollKeptKerberos(p.getMetadata().getName());
+            assertTheRollKeptKerberos();
           }
           long secs = Duration.between(t0, Instant.now()).toSeconds();
           var plan = done.getStatus().getPlan();
@@ -287,40 +287,27 @@ class SetupScenarios extends KindScenario {
    * After the first roll on a secured HBase: the RegionServers the operator rendered still log in
    * (the keytab and krb5.conf volumes kept) and their hbase-site still says Kerberos.
    */
-  private void assertTheRollKeptKerberos(String policy) {
+  private void assertTheRollKeptKerberos() {
     var spec = cluster.regionServers().getSpec().getTemplate().getSpec();
     assertThat(spec.getVolumes())
         .as("the RegionServers' volumes after the operator's roll")
         .anyMatch(
             v -> v.getSecret() != null && "hbase-keytabs".equals(v.getSecret().getSecretName()))
         .anyMatch(v -> v.getConfigMap() != null && "krb5".equals(v.getConfigMap().getName()));
-    String site =
-        client
-            .configMaps()
-            .inNamespace(cluster.ns)
-            .withName(policy + "-rs-site")
-            .get()
-            .getData()
-            .get("hbase-site.xml");
+    var data = cluster.derivedConfigMap().getData();
+    String site = data.get("hbase-site.xml");
     assertThat(site)
         .as("the operator's RegionServer hbase-site")
         .containsPattern("<name>hbase.security.authentication</name>\\s*<value>kerberos</value>")
         .contains("<name>hbase.regionserver.keytab.file</name>");
-    String core =
-        client
-            .configMaps()
-            .inNamespace(cluster.ns)
-            .withName(policy + "-rs-site")
-            .get()
-            .getData()
-            .get("core-site.xml");
+    String core = data.get("core-site.xml");
     assertThat(core)
         .as("the operator's RegionServer core-site.xml (Hadoop's login reads it there only)")
         .containsPattern("<name>hadoop.security.authentication</name>\\s*<value>kerberos</value>");
     report.line(
         "- after the roll: the RegionServers keep the keytab and krb5.conf volumes, and `%s-rs-site` keeps"
             + " hbase.security.authentication=kerberos, the keytab settings and core-site.xml",
-        policy);
+        Cluster.POLICY);
   }
 
   @Test
