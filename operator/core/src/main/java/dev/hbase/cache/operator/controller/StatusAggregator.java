@@ -213,19 +213,20 @@ final class StatusAggregator {
   /**
    * Balanced: whether every Ready RegionServer serves the mean number of regions within one, from
    * the region counts of the last metrics sample ({@code regionServers[].regions}). Not judged
-   * while a roll or a stop has a server in flight (a drained server holds none by design), nor with
-   * fewer than two counted servers: the condition keeps its last value.
+   * while a roll or a stop has a server in flight (a drained server holds none by design), while a
+   * Ready server has no count yet (a pod just back from a scale-up: judged without it, the others'
+   * counts would look even over one server too few), nor with fewer than two counted servers: the
+   * condition keeps its last value.
    */
   StatusAggregator balance() {
     RolloutStatus r = status.getRollout();
     if (r != null && r.getInFlight() != null && !r.getInFlight().isEmpty()) {
       return this;
     }
-    List<RegionServerStatus> counted =
-        status.getRegionServers().stream()
-            .filter(x -> Boolean.TRUE.equals(x.getReady()) && x.getRegions() != null)
-            .toList();
-    if (counted.size() < 2) {
+    List<RegionServerStatus> ready =
+        status.getRegionServers().stream().filter(x -> Boolean.TRUE.equals(x.getReady())).toList();
+    List<RegionServerStatus> counted = ready.stream().filter(x -> x.getRegions() != null).toList();
+    if (counted.size() < 2 || counted.size() < ready.size()) {
       return this;
     }
     double mean = counted.stream().mapToInt(RegionServerStatus::getRegions).average().orElse(0);

@@ -60,4 +60,15 @@ class BalancedConditionTest {
     assertThat(balanced(policy(rolling, 0, 4, 4))).isEmpty();
     assertThat(balanced(policy(null, 5, null))).isEmpty();
   }
+
+  @Test
+  void notJudgedWhileAReadyServerHasNoCountYet() {
+    // seen on kind after a scale-up 2 -> 3: "rs-0 3, rs-1 5 (mean 4.0), each within one of it"
+    // while the returned rs-2 was Ready and not yet sampled
+    assertThat(balanced(policy(null, 3, 5, null))).isEmpty();
+    // a server that is not Ready is not judged (nor waited for)
+    BlockCachePolicy p = policy(null, 3, 3, null);
+    p.getStatus().getRegionServers().get(2).setReady(false);
+    assertThat(balanced(p)).map(Condition::getStatus).contains("True");
+  }
 }
