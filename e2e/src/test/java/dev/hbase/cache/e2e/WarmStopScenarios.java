@@ -120,15 +120,24 @@ class WarmStopScenarios extends FaultScenario {
             report.line(
                 "- both back after %d s; reader meanwhile: %s",
                 Duration.between(t0, Instant.now()).toSeconds(), s.summary());
+            Instant drained = Instant.now();
             String home =
                 warmStops(
                     List.of(Cluster.pod(2), Cluster.pod(1)), "EvictionByEvictionAPI", t0, before);
             assertThat(s.fail()).as("reads failed during the drain").isZero();
+            String figures = StopFigures.after(this, "node drain", t0, drained);
             summary.add(
                 String.format(
                     "node drain: 2nd eviction refused %d times until the 1st server was Ready again; at most %d down;"
-                        + " reads failed meanwhile: %d; %d s without a successful read; regions home %s",
-                    refused, watch.maxDown(), s.fail(), s.stalledSeconds(), home));
+                        + " reads failed meanwhile: %d; %d s without a successful read; worst second's p99 %.0f ms;"
+                        + " regions home %s; %s",
+                    refused,
+                    watch.maxDown(),
+                    s.fail(),
+                    s.stalledSeconds(),
+                    s.worstSecondP99ms(),
+                    home,
+                    figures));
           }
           // a plain delete (kubectl delete pod): no eviction, no budget asked
           Map<Integer, String> uidsBefore = cluster.podUids();
@@ -148,7 +157,8 @@ class WarmStopScenarios extends FaultScenario {
                         && isTrue(cluster.policy(), "Ready")
                         && cluster.policy().getStatus().getRollout().getInFlight().isEmpty();
                   });
-          Workload.Stats d = Workload.stats(workload.log(READER), t1, Instant.now());
+          Instant deletedBack = Instant.now();
+          Workload.Stats d = Workload.stats(workload.log(READER), t1, deletedBack);
           report.line(
               "- `kubectl delete pod %s` at %s: back after %d s, at most %d down; reader meanwhile: %s",
               Cluster.pod(0),
@@ -159,11 +169,12 @@ class WarmStopScenarios extends FaultScenario {
           String home = warmStops(List.of(Cluster.pod(0)), "Deleted", t1, beforeDelete);
           assertThat(watch.maxDown()).as("RegionServers down at once").isLessThanOrEqualTo(1);
           assertThat(d.fail()).as("reads failed during the delete").isZero();
+          String figures = StopFigures.after(this, "kubectl delete pod", t1, deletedBack);
           summary.add(
               String.format(
                   "kubectl delete pod: reads failed %d, %d s without a successful read, worst second's p99 %.0f ms;"
-                      + " regions home %s",
-                  d.fail(), d.stalledSeconds(), d.worstSecondP99ms(), home));
+                      + " regions home %s; %s",
+                  d.fail(), d.stalledSeconds(), d.worstSecondP99ms(), home, figures));
         });
   }
 
@@ -228,6 +239,9 @@ class WarmStopScenarios extends FaultScenario {
                           && e.getMessage().contains("(ScaledDown)"));
           assertThat(ro.getCacheVolumesWhenScaled()).isEqualTo("Retain");
           assertThat(sd.fail()).as("reads failed during the scale-down").isZero();
+          // only the scale-down's own seconds (its server does not come back until the scale-up),
+          // and no settle: the figures ten minutes later are the scale-up's
+          String downFigures = StopFigures.after(this, "scale-down", t0, down, false);
 
           watch.reset();
           Instant t1 = Instant.now();
@@ -245,7 +259,8 @@ class WarmStopScenarios extends FaultScenario {
                         && r.getScaledDown() == null
                         && isTrue(cluster.policy(), "Ready");
                   });
-          Workload.Stats su = Workload.stats(workload.log(READER), t1, Instant.now());
+          Instant upHome = Instant.now();
+          Workload.Stats su = Workload.stats(workload.log(READER), t1, upHome);
           report.line(
               "- scaled to %d at %s: `%s` back and its regions home after %d s, at most %d down; reader: %s",
               REPLICAS,
@@ -260,11 +275,21 @@ class WarmStopScenarios extends FaultScenario {
               .isEqualTo(pvcs);
           assertThat(watch.maxDown()).as("RegionServers down at once").isLessThanOrEqualTo(1);
           assertThat(su.fail()).as("reads failed during the scale-up").isZero();
+          String upFigures = StopFigures.after(this, "scale-up", t1, upHome);
           summary.add(
               String.format(
-                  "scale 3 -> 2 -> 3: reads failed %d + %d, %d + %d s without a successful read;"
-                      + " the removed server's regions home after the scale-up %s",
-                  sd.fail(), su.fail(), sd.stalledSeconds(), su.stalledSeconds(), home));
+                  "scale 3 -> 2 -> 3: reads failed %d + %d, %d + %d s without a successful read,"
+                      + " worst second's p99 %.0f + %.0f ms; the removed server's regions home after the"
+                      + " scale-up %s; scale-down %s; scale-up %s",
+                  sd.fail(),
+                  su.fail(),
+                  sd.stalledSeconds(),
+                  su.stalledSeconds(),
+                  sd.worstSecondP99ms(),
+                  su.worstSecondP99ms(),
+                  home,
+                  downFigures,
+                  upFigures));
         });
   }
 
@@ -347,12 +372,7 @@ class WarmStopScenarios extends FaultScenario {
         counts.append(i == 0 ? "" : ", ").append(Cluster.pod(i)).append(" ?");
       }
     }
-    var balanced =
-        cluster.policy().getStatus().getConditions().stream()
-            .filter(c -> "Balanced".equals(c.getType()))
-            .map(c -> c.getStatus() + " (" + c.getMessage() + ")")
-            .findFirst()
-            .orElse("not set yet");
+    String balanced = StopFigures.balanced(this);
     report.line(
         "- stop -> every region home: %s; regions per server now (/jmx): %s; condition Balanced: %s",
         home, counts, balanced);
