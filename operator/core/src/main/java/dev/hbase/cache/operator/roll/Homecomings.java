@@ -44,11 +44,11 @@ import java.util.stream.Collectors;
  * (its start code not older than that restart); the pod is Ready, not stopping, not in flight,
  * below the replicas; its server has reported, no mark and no dead instance is listed at its host
  * and port (an administrator's decommission, the master still recovering the killed instance), and
- * it serves none of the regions it caches (a server serving any of them is where the roll or the
- * balancer left it); nothing is in transition (while something is, during the first {@link
- * #SETTLING}, it is looked at again every few seconds); the roll is not paused. Regions come only
- * from this policy's servers. Only with DrainAndReload (InPlace leaves placement to HBase). An idle
- * roller does not ask HBase; a container restart within {@link #WINDOW} makes it ask ({@link
+ * it holds fewer regions than its share while a server it could take a cached region from holds at
+ * least two more ({@link #claims}); nothing is in transition (while something is, during the first
+ * {@link #SETTLING}, it is looked at again every few seconds); the roll is not paused. Regions come
+ * only from this policy's servers. Only with DrainAndReload (InPlace leaves placement to HBase). An
+ * idle roller does not ask HBase; a container restart within {@link #WINDOW} makes it ask ({@link
  * #recent}). A container restarting again and again is not taken (the Observer gives no restart
  * time for it: a crash loop would pull regions onto a server that dies).
  *
@@ -205,9 +205,12 @@ final class Homecomings {
   }
 
   /**
-   * The regions to send to {@code server}: none while it serves any region it caches; else those it
-   * caches at least as much of as their current server, up to its share, from the fullest servers
-   * first (then the most cached here, then by name). Pure.
+   * The regions to send to {@code server}: those it caches at least as much of as their current
+   * server, up to its share, from the fullest servers first (then the most cached here, then by
+   * name), and only from a server that would still hold more than it. A server that serves some of
+   * what it caches is not skipped for it: HBase's cache-aware balancer may have sent one region
+   * home before the roller looked, and the rest still belong there. One at its share, or among
+   * counts already even, gets nothing (so a homecoming done is not started again). Pure.
    */
   static List<String> claims(ClusterSnapshot h, ServerState server, Set<String> taken) {
     return claims(h, server, taken, x -> true);
@@ -224,7 +227,7 @@ final class Homecomings {
             .filter(e -> e.getValue() > 0 && !META_REGION.equals(e.getKey()))
             .map(Map.Entry::getKey)
             .collect(Collectors.toSet());
-    if (cached.isEmpty() || server.regions().stream().anyMatch(cached::contains)) {
+    if (cached.isEmpty()) {
       return List.of();
     }
     Map<String, ServerId> where = h.locations();

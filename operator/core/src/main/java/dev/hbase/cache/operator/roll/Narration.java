@@ -111,14 +111,18 @@ final class Narration {
             .collect(
                 Collectors.groupingBy(
                     x -> shortHost(x.host()), java.util.TreeMap::new, Collectors.counting()));
-    long cached =
+    List<String> cachedHere =
         server.cachedMb().entrySet().stream()
             .filter(e -> e.getValue() > 0 && !RollModel.META_REGION.equals(e.getKey()))
-            .count();
+            .map(Map.Entry::getKey)
+            .toList();
+    long serving = cachedHere.stream().filter(server.regions()::contains).count();
     return pod.name()
         + "'s RegionServer restarted in its pod (its container, not the pod: a crash, an OOM kill or"
-        + " a failed liveness probe; no preStop hook ran) and serves none of the "
-        + cached
+        + " a failed liveness probe; no preStop hook ran) and serves "
+        + (serving == 0 ? "none" : Long.toString(serving))
+        + " of the "
+        + cachedHere.size()
         + " regions it holds cached: "
         + regions.size()
         + " of them go back to it"

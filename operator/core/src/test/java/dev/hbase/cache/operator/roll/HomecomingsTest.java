@@ -371,9 +371,25 @@ class HomecomingsTest {
   }
 
   @Test
-  void aServerServingAnyRegionItCachesIsLeftWhereTheRollOrTheBalancerPutIt() {
-    ServerState back = server("rs-1", List.of("b0"), Map.of("b0", 30, "b1", 30));
-    ServerState other = server("rs-0", List.of("a0", "a1", "b1"), Map.of("b1", 30));
+  void theBalancerSentOneOfItsCachedRegionsHomeFirstTheRestStillComeUpToItsShare() {
+    // the cache-aware balancer moved b0 back onto the restarted server before the roller looked:
+    // b1 and b2, cached here as much as on rs-0, still come home (was: nothing, as a server
+    // serving any region it caches was taken to be where a roll had left it)
+    ServerState back = server("rs-1", List.of("b0"), Map.of("b0", 30, "b1", 30, "b2", 30, "x", 30));
+    ServerState other =
+        server("rs-0", List.of("a0", "a1", "a2", "b1", "b2"), Map.of("b1", 30, "b2", 30));
+    ServerState third = server("rs-2", List.of("c0", "c1", "c2"), Map.of());
+    // 9 regions, a share of 3: rs-0 (5) gives b1 and b2, and the counts end 3 / 3 / 3
+    assertThat(Homecomings.claims(cluster(back, other, third), back, Set.of()))
+        .containsExactly("b1", "b2");
+  }
+
+  @Test
+  void aServerAtItsShareClaimsNothingMoreThoughItCachesMore() {
+    // home already (a homecoming done, or the roll's reload): the regions it caches that stayed
+    // elsewhere stay there
+    ServerState back = server("rs-1", List.of("b0", "b1"), Map.of("b0", 30, "b1", 30, "b2", 30));
+    ServerState other = server("rs-0", List.of("a0", "b2"), Map.of("b2", 30));
     assertThat(Homecomings.claims(cluster(back, other), back, Set.of())).isEmpty();
   }
 
