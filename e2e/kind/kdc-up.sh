@@ -71,7 +71,11 @@ YAML
 k -n "$KDC_NAMESPACE" rollout status deployment/kdc --timeout=3m >&2 || {
   k -n "$KDC_NAMESPACE" get pods -o wide >&2; k -n "$KDC_NAMESPACE" logs deployment/kdc --tail=30 >&2 || true
   die "the KDC did not get Ready"; }
-kdc_pod=$(k -n "$KDC_NAMESPACE" get pods -l app.kubernetes.io/name=kdc --field-selector=status.phase=Running -o jsonpath='{.items[0].metadata.name}')
+# a Running KDC pod not being deleted (right after a changed Deployment rolls, the old one may still
+# be Running while it terminates)
+kdc_pod=$(k -n "$KDC_NAMESPACE" get pods -l app.kubernetes.io/name=kdc --field-selector=status.phase=Running \
+  -o go-template='{{range .items}}{{if not .metadata.deletionTimestamp}}{{.metadata.name}}{{"\n"}}{{end}}{{end}}' | head -n 1)
+[ -n "$kdc_pod" ] || die "no Running KDC pod that is not terminating in $KDC_NAMESPACE"
 
 # charts/hbase's names (its hbase.fullname)
 case "$HBASE_RELEASE" in *hbase*) full=$HBASE_RELEASE ;; *) full=$HBASE_RELEASE-hbase ;; esac
