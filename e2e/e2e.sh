@@ -212,6 +212,10 @@ suite() {
 }
 
 trap cleanup EXIT
+# a run stopped by a signal is a failed run: without these the EXIT trap saw the status of the last
+# command that finished (0) and printed PASSED
+trap 'exit 143' TERM
+trap 'exit 130' INT
 phase "kind cluster" cluster
 phase "images (build)" images
 phase "charts/hbase to Ready, beside the workload client, API jar and suite compile" hbase_and_client_side

@@ -228,6 +228,7 @@ class WarmStopScenarios extends FaultScenario {
                   java.util.Set.of("WarmStop", "ScaledDown"),
                   es -> es.stream().anyMatch(e -> e.getReason().equals("ScaledDown")));
           scaledDown.stream()
+              .filter(since(t0)) // not step 11's eviction of the same pod
               .filter(e -> e.getMessage().startsWith(leaving + " "))
               .forEach(e -> report.line("  - %s: %s", e.getReason(), e.getMessage()));
           assertThat(scaledDown)
@@ -293,6 +294,18 @@ class WarmStopScenarios extends FaultScenario {
         });
   }
 
+  /** Events last seen at or after {@code t} (less 2 s: events carry whole seconds). */
+  static java.util.function.Predicate<io.fabric8.kubernetes.api.model.Event> since(Instant t) {
+    Instant from = t.minusSeconds(2);
+    return e -> {
+      String at =
+          e.getLastTimestamp() != null
+              ? e.getLastTimestamp()
+              : e.getEventTime() == null ? null : e.getEventTime().getTime();
+      return at != null && !Instant.parse(at).isBefore(from);
+    };
+  }
+
   /**
    * Every stop a warm stop: for each pod stopped since {@code since} by {@code cause}, the
    * operator's WarmStop event (its regions moved before its RegionServer stopped) and its
@@ -301,15 +314,7 @@ class WarmStopScenarios extends FaultScenario {
    */
   private String warmStops(
       List<String> pods, String cause, Instant since, Map<String, Long> regionsBefore) {
-    Instant from = since.minusSeconds(2); // events carry whole seconds
-    java.util.function.Predicate<io.fabric8.kubernetes.api.model.Event> recent =
-        e -> {
-          String at =
-              e.getLastTimestamp() != null
-                  ? e.getLastTimestamp()
-                  : e.getEventTime() == null ? null : e.getEventTime().getTime();
-          return at != null && !Instant.parse(at).isBefore(from);
-        };
+    java.util.function.Predicate<io.fabric8.kubernetes.api.model.Event> recent = since(since);
     List<io.fabric8.kubernetes.api.model.Event> events =
         cluster.policyEvents(
             java.util.Set.of("WarmStop", "PodRestarted", "PodRestartedCold"),
@@ -362,15 +367,13 @@ class WarmStopScenarios extends FaultScenario {
     }
     StringBuilder counts = new StringBuilder();
     for (int i = 0; i < REPLICAS; i++) {
+      String n;
       try {
-        counts
-            .append(i == 0 ? "" : ", ")
-            .append(Cluster.pod(i))
-            .append(' ')
-            .append(Jmx.read(client, cluster.ns, Cluster.pod(i)).regionCount());
+        n = Long.toString(Jmx.read(client, cluster.ns, Cluster.pod(i)).regionCount());
       } catch (java.io.IOException e) {
-        counts.append(i == 0 ? "" : ", ").append(Cluster.pod(i)).append(" ?");
+        n = "?";
       }
+      counts.append(i == 0 ? "" : ", ").append(Cluster.pod(i)).append(' ').append(n);
     }
     String balanced = StopFigures.balanced(this);
     report.line(
