@@ -188,10 +188,14 @@ bench-roll: hbase-lib ## two rolls of three real RegionServers, HBase's drain vs
 	cp operator/hbase-it/target/bench/roll.md docs/bench-roll.md
 
 .PHONY: bench-scale-up
-bench-scale-up: hbase-lib ## a fourth RegionServer with an empty cache joins three warm ones, HBase's balancer as planned (paced), unpaced, and without prefetch on open (~18 min, not a test): docs/bench-scale-up.md
+SCALE_UP_REGIONS ?= 12
+SCALE_UP_VARIANTS ?=
+SCALE_UP_REPORT = scale-up$(if $(filter 12,$(SCALE_UP_REGIONS)),,-$(SCALE_UP_REGIONS)-regions).md
+bench-scale-up: hbase-lib ## a fourth RegionServer with an empty cache joins three warm ones, HBase's balancer as planned (paced), unpaced, and without prefetch on open (~18 min, not a test): docs/bench-scale-up.md; SCALE_UP_REGIONS=36 SCALE_UP_VARIANTS=PLANNED: docs/bench-scale-up-36-regions.md
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
-	  -Dtest=ScaleUpBench -Dsurefire.failIfNoSpecifiedTests=false
-	cp operator/hbase-it/target/bench/scale-up.md docs/bench-scale-up.md
+	  -Dtest=ScaleUpBench -Dsurefire.failIfNoSpecifiedTests=false \
+	  -Dbench.regions=$(SCALE_UP_REGIONS) -Dbench.variants=$(SCALE_UP_VARIANTS)
+	cp operator/hbase-it/target/bench/$(SCALE_UP_REPORT) docs/bench-$(SCALE_UP_REPORT)
 
 .PHONY: bench-roll-secured
 bench-roll-secured: hbase-lib ## WarmRollIT's two rolls on an unsecured cluster and on a Kerberos-secured one with HTTPS+SPNEGO info servers, one after the other (~7 min, not a test): RESULT lines in target/bench-roll-secured.txt

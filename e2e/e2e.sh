@@ -82,6 +82,7 @@ write_phases() {
 }
 cleanup() {
   local rc=$?
+  trap '' TERM INT HUP # a second signal does not cut the cluster's deletion short
   if [ "${KEEP_CLUSTER:-0}" = 1 ]; then
     log "KEEP_CLUSTER=1: cluster $KIND_CLUSTER left running (kubectl --context $CTX; delete: make kind-down KIND_CLUSTER=$KIND_CLUSTER)"
   else
@@ -216,6 +217,7 @@ trap cleanup EXIT
 # command that finished (0) and printed PASSED
 trap 'exit 143' TERM
 trap 'exit 130' INT
+trap 'exit 129' HUP
 phase "kind cluster" cluster
 phase "images (build)" images
 phase "charts/hbase to Ready, beside the workload client, API jar and suite compile" hbase_and_client_side

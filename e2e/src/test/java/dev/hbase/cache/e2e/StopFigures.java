@@ -1,6 +1,5 @@
 package dev.hbase.cache.e2e;
 
-import static dev.hbase.cache.e2e.Cluster.REPLICAS;
 import static dev.hbase.cache.e2e.KindScenario.CLUSTER_CACHED_FLOOR;
 import static dev.hbase.cache.e2e.KindScenario.READER;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -9,6 +8,8 @@ import io.fabric8.kubernetes.api.model.Condition;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What a stop that was not the operator's (an eviction, a delete, a scale-down or -up: steps 11 and
@@ -23,7 +24,9 @@ import java.util.Locale;
  */
 final class StopFigures {
   /** Seconds to wait after each stop, reader on (env E2E_STOP_SETTLE_SECONDS; 0: none). */
-  static final long SETTLE = seconds(System.getenv("E2E_STOP_SETTLE_SECONDS"));
+  static long settle() {
+    return seconds(System.getenv("E2E_STOP_SETTLE_SECONDS"));
+  }
 
   private StopFigures() {}
 
@@ -49,9 +52,10 @@ final class StopFigures {
         .isGreaterThanOrEqualTo(CLUSTER_CACHED_FLOOR);
     s.belowTheGoal("the " + event, cached);
     String out = "from cache " + ratio(cached);
-    if (settle && SETTLE > 0) {
+    long wait = settle ? settle() : 0;
+    if (wait > 0) {
       Instant s0 = Instant.now();
-      sleepUntil(s0.plusSeconds(SETTLE));
+      sleepUntil(s0.plusSeconds(wait));
       Instant s1 = Instant.now();
       Double later = s.sampler.servedFromCache(s0, s1);
       Workload.Stats r = Workload.stats(s.workload.log(READER), s0, s1);
@@ -59,26 +63,33 @@ final class StopFigures {
       s.report.line(
           "- %s, %d s later: regions per pod (/jmx) %s; condition Balanced %s; over those %d s the"
               + " cluster's data reads from cache %s, reader %s",
-          event, SETTLE, counts, balanced(s), SETTLE, ratio(later), r.summary());
+          event, wait, counts, balanced(s), wait, ratio(later), r.summary());
       out +=
           String.format(
-              Locale.ROOT, "; %d s later: regions %s, from cache %s", SETTLE, counts, ratio(later));
+              Locale.ROOT, "; %d s later: regions %s, from cache %s", wait, counts, ratio(later));
     }
     return out;
   }
 
   /**
-   * The Balanced condition as "True (its message)", once it counts every RegionServer (a pod just
-   * back is sampled within seconds: up to 30 s are waited for), else with how many it counted.
+   * The Balanced condition as "True (its message)", once its counts are the ones every
+   * RegionServer's /jmx gives now (the condition keeps its last value while a server is in flight
+   * or not sampled yet, so right after a stop it may still show the counts from before: up to 30 s
+   * are waited for), else with a note that they differ.
    */
   static String balanced(KindScenario s) {
     Instant deadline = Instant.now().plusSeconds(30);
     Condition c;
-    int named;
+    Map<String, String> jmx;
+    boolean same;
     do {
+      jmx = new TreeMap<>();
+      for (var e : s.regionCounts().entrySet()) {
+        jmx.put(e.getKey(), Long.toString(e.getValue()));
+      }
       c = Cluster.condition(s.cluster.policy(), "Balanced");
-      named = c == null ? 0 : podsNamed(c.getMessage());
-      if (named == REPLICAS) {
+      same = c != null && BalancerRuns.counts(c.getMessage()).equals(jmx);
+      if (same) {
         break;
       }
       sleepUntil(Instant.now().plusSeconds(2));
@@ -90,21 +101,19 @@ final class StopFigures {
         + " ("
         + c.getMessage()
         + ")"
-        + (named == REPLICAS ? "" : " (counts " + named + " of " + REPLICAS + " pods after 30 s)");
-  }
-
-  private static int podsNamed(String message) {
-    int n = 0;
-    for (int i = 0; i < REPLICAS; i++) {
-      if (message != null && message.contains(Cluster.pod(i) + " ")) {
-        n++;
-      }
-    }
-    return n;
+        + (same ? "" : " (after 30 s its counts still differ from /jmx's " + jmx + ")");
   }
 
   static long seconds(String v) {
-    return v == null || v.isBlank() ? 0 : Long.parseLong(v.trim());
+    if (v == null || v.isBlank()) {
+      return 0;
+    }
+    try {
+      return Long.parseLong(v.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "E2E_STOP_SETTLE_SECONDS must be a whole number of seconds, not '" + v + "'", e);
+    }
   }
 
   static String ratio(Double r) {

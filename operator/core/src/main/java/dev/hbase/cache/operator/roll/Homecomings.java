@@ -44,13 +44,14 @@ import java.util.stream.Collectors;
  * (its start code not older than that restart); the pod is Ready, not stopping, not in flight,
  * below the replicas; its server has reported, no mark and no dead instance is listed at its host
  * and port (an administrator's decommission, the master still recovering the killed instance), and
- * it holds fewer regions than its share while a server it could take a cached region from holds at
- * least two more ({@link #claims}); nothing is in transition (while something is, during the first
- * {@link #SETTLING}, it is looked at again every few seconds); the roll is not paused. Regions come
- * only from this policy's servers. Only with DrainAndReload (InPlace leaves placement to HBase). An
- * idle roller does not ask HBase; a container restart within {@link #WINDOW} makes it ask ({@link
- * #recent}). A container restarting again and again is not taken (the Observer gives no restart
- * time for it: a crash loop would pull regions onto a server that dies).
+ * it holds fewer regions than its share (two fewer once it serves any region it caches) while a
+ * server it could take a cached region from holds at least two more ({@link #claims}); nothing is
+ * in transition (while something is, during the first {@link #SETTLING}, it is looked at again
+ * every few seconds); the roll is not paused. Regions come only from this policy's servers. Only
+ * with DrainAndReload (InPlace leaves placement to HBase). An idle roller does not ask HBase; a
+ * container restart within {@link #WINDOW} makes it ask ({@link #recent}). A container restarting
+ * again and again is not taken (the Observer gives no restart time for it: a crash loop would pull
+ * regions onto a server that dies).
  *
  * <p>Meanwhile the pod is in flight like a roll's reload: the phase is Rolling, HBase's balancer
  * off until its regions are home, and the roll's next pod waits. A homecoming that cannot finish
@@ -209,8 +210,9 @@ final class Homecomings {
    * server, up to its share, from the fullest servers first (then the most cached here, then by
    * name), and only from a server that would still hold more than it. A server that serves some of
    * what it caches is not skipped for it: HBase's cache-aware balancer may have sent one region
-   * home before the roller looked, and the rest still belong there. One at its share, or among
-   * counts already even, gets nothing (so a homecoming done is not started again). Pure.
+   * home before the roller looked, and the rest still belong there. One that serves some of them
+   * and holds its share less one or more, or one among counts already even, gets nothing: a
+   * homecoming done is not started again when the balancer later moves one region away. Pure.
    */
   static List<String> claims(ClusterSnapshot h, ServerState server, Set<String> taken) {
     return claims(h, server, taken, x -> true);
@@ -237,6 +239,11 @@ final class Homecomings {
     h.live().forEach(s -> byId.put(s.id(), s));
     int total = count.values().stream().mapToInt(Integer::intValue).sum();
     int share = (total + h.live().size() - 1) / Math.max(1, h.live().size());
+    if (server.regions().stream().anyMatch(cached::contains) && server.regionCount() >= share - 1) {
+      // home already, within one of its share (a homecoming done, the roll's reload, or HBase's
+      // balancer that moved one away since): not started again for one region
+      return List.of();
+    }
     List<String> candidates =
         cached.stream()
             .filter(r -> !taken.contains(r))

@@ -385,6 +385,16 @@ class HomecomingsTest {
   }
 
   @Test
+  void homeAlreadyAndOneRegionMovedAwayByTheBalancerItIsNotStartedAgain() {
+    // after RegionsHome HBase's balancer moved b2 to rs-0, which has prefetched it since: rs-1
+    // is one below its share and rs-0 two above it, but a second homecoming is not started
+    ServerState back = server("rs-1", List.of("b0", "b1"), Map.of("b0", 30, "b1", 30, "b2", 30));
+    ServerState other = server("rs-0", List.of("a0", "a1", "a2", "b2"), Map.of("b2", 30));
+    ServerState third = server("rs-2", List.of("c0", "c1"), Map.of());
+    assertThat(Homecomings.claims(cluster(back, other, third), back, Set.of())).isEmpty();
+  }
+
+  @Test
   void aServerAtItsShareClaimsNothingMoreThoughItCachesMore() {
     // home already (a homecoming done, or the roll's reload): the regions it caches that stayed
     // elsewhere stay there
