@@ -25,7 +25,8 @@ import java.util.Map;
  *
  * <p>No candidate gets more than its share ({@code ceil(regions / candidates)}): a server that
  * caches everything does not take the whole load. Regions with the most cached are placed first.
- * Pure and deterministic.
+ * hbase:meta is placed last, on the candidate that will hold the fewest regions. Pure and
+ * deterministic.
  */
 public final class DrainTargets {
   private DrainTargets() {}
@@ -47,14 +48,25 @@ public final class DrainTargets {
         regions.stream()
             .distinct()
             .sorted(
-                Comparator.comparingInt((String r) -> -bestCached(r, candidates))
+                Comparator.comparing((String r) -> RollModel.META_REGION.equals(r))
+                    .thenComparingInt(r -> -bestCached(r, candidates))
                     .thenComparing(r -> r))
             .toList();
     for (String region : order) {
+      Comparator<ServerState> by =
+          RollModel.META_REGION.equals(region)
+              // hbase:meta, last: to the candidate that will hold the fewest regions. Its blocks
+              // live in the L1, which no persistent cache keeps, and it never goes home (the
+              // reload leaves it out): by cache or hash it always went to the same server, which
+              // then ended the roll one over its share (4 / 2 / 2 on kind)
+              ? Comparator.comparingInt(
+                      (ServerState c) -> c.regionCount() + taken.getOrDefault(c.id(), 0))
+                  .thenComparing(preference(region))
+              : preference(region);
       ServerState to =
           candidates.stream()
               .filter(c -> taken.getOrDefault(c.id(), 0) < share)
-              .min(preference(region))
+              .min(by)
               .orElseThrow(); // share * candidates >= regions: someone has room
       taken.merge(to.id(), 1, Integer::sum);
       out.put(region, to.id());

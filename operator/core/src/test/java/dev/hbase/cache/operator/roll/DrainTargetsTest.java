@@ -63,6 +63,35 @@ class DrainTargetsTest {
     }
   }
 
+  static ServerState holding(String host, int regions) {
+    List<String> held = IntStream.range(0, regions).mapToObj(i -> host + "-r" + i).toList();
+    return new ServerState(
+        new ServerId(host, 16020, 1), 16030, held, true, false, Map.of(), Map.of());
+  }
+
+  @Test
+  void hbaseMetaGoesToTheCandidateWithTheFewestRegionsNotWhereItsNameHashes() {
+    // it never goes home and its blocks live in the L1: by hash it always went to the same
+    // server, which ended the roll one over its share (4 / 2 / 2 on kind)
+    List<ServerState> none = List.of(holding("rs-0", 0), holding("rs-1", 0), holding("rs-2", 0));
+    ServerId hashed =
+        DrainTargets.plan(List.of(RollModel.META_REGION), none).get(RollModel.META_REGION);
+    // the server the hash picks holds the most regions, another the fewest
+    List<ServerState> loaded = new ArrayList<>();
+    int fewest = -1;
+    for (int i = 0; i < 3; i++) {
+      String host = "rs-" + i;
+      boolean isHashed = hashed.host().equals(host);
+      if (!isHashed && fewest < 0) {
+        fewest = i;
+      }
+      loaded.add(holding(host, isHashed ? 4 : fewest == i ? 1 : 3));
+    }
+    Map<String, ServerId> t = DrainTargets.plan(List.of(RollModel.META_REGION), loaded);
+    assertThat(t.get(RollModel.META_REGION).host()).isEqualTo("rs-" + fewest);
+    assertThat(t.get(RollModel.META_REGION)).isNotEqualTo(hashed);
+  }
+
   @Test
   void nobodyToTakeThemIsAnEmptyPlan() {
     assertThat(DrainTargets.plan(regions(3), List.of())).isEmpty();
