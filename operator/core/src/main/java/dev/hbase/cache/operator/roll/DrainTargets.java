@@ -25,8 +25,8 @@ import java.util.Map;
  *
  * <p>No candidate gets more than its share ({@code ceil(regions / candidates)}): a server that
  * caches everything does not take the whole load. Regions with the most cached are placed first.
- * hbase:meta is placed last, on the candidate that will hold the fewest regions. Pure and
- * deterministic.
+ * hbase:meta is placed last, on the candidate that holds the fewest regions now (within the share
+ * or not: it is one region, and the others go home after the restart). Pure and deterministic.
  */
 public final class DrainTargets {
   private DrainTargets() {}
@@ -53,19 +53,22 @@ public final class DrainTargets {
                     .thenComparing(r -> r))
             .toList();
     for (String region : order) {
+      boolean meta = RollModel.META_REGION.equals(region);
+      // hbase:meta, last: to the candidate that holds the fewest regions now, beyond the share if
+      // need be. The drained server's other regions go home after its restart and meta does not
+      // (the reload leaves it out; its blocks live in the L1, which no persistent cache keeps), so
+      // where each candidate ends is what it holds now, plus meta. By cache or hash it kept going
+      // to
+      // the same server, which then ended the roll one over its share (4 / 2 / 2 on kind).
       Comparator<ServerState> by =
-          RollModel.META_REGION.equals(region)
-              // hbase:meta, last: to the candidate that will hold the fewest regions. Its blocks
-              // live in the L1, which no persistent cache keeps, and it never goes home (the
-              // reload leaves it out): by cache or hash it always went to the same server, which
-              // then ended the roll one over its share (4 / 2 / 2 on kind)
-              ? Comparator.comparingInt(
-                      (ServerState c) -> c.regionCount() + taken.getOrDefault(c.id(), 0))
+          meta
+              ? Comparator.comparingInt(ServerState::regionCount)
+                  .thenComparingInt(c -> taken.getOrDefault(c.id(), 0))
                   .thenComparing(preference(region))
               : preference(region);
       ServerState to =
           candidates.stream()
-              .filter(c -> taken.getOrDefault(c.id(), 0) < share)
+              .filter(c -> meta || taken.getOrDefault(c.id(), 0) < share)
               .min(by)
               .orElseThrow(); // share * candidates >= regions: someone has room
       taken.merge(to.id(), 1, Integer::sum);

@@ -93,6 +93,30 @@ class DrainTargetsTest {
   }
 
   @Test
+  void hbaseMetaGoesByWhatTheCandidatesHoldNotWhatTheDrainLendsThem() {
+    // the drained server holds meta, x and y; x and y are cached on c, which takes both (its
+    // share): they go home after the restart, meta does not, so meta goes to c too (2 + 1
+    // after, against b's 3), not to b (was: 4 / 2 / 2)
+    ServerState b = holding("b", 3);
+    ServerState c =
+        new ServerState(
+            new ServerId("c", 16020, 1),
+            16030,
+            List.of("c-r0", "c-r1"),
+            true,
+            false,
+            Map.of("x", 30, "y", 30),
+            Map.of());
+    Map<String, ServerId> t =
+        DrainTargets.plan(List.of(RollModel.META_REGION, "x", "y"), List.of(b, c));
+    assertThat(t)
+        .containsOnly(
+            Map.entry("x", c.id()),
+            Map.entry("y", c.id()),
+            Map.entry(RollModel.META_REGION, c.id()));
+  }
+
+  @Test
   void nobodyToTakeThemIsAnEmptyPlan() {
     assertThat(DrainTargets.plan(regions(3), List.of())).isEmpty();
   }
