@@ -56,10 +56,9 @@ public final class DrainTargets {
       boolean meta = RollModel.META_REGION.equals(region);
       // hbase:meta, last: to the candidate that holds the fewest regions now, beyond the share if
       // need be. The drained server's other regions go home after its restart and meta does not
-      // (the reload leaves it out; its blocks live in the L1, which no persistent cache keeps), so
-      // where each candidate ends is what it holds now, plus meta. By cache or hash it kept going
-      // to
-      // the same server, which then ended the roll one over its share (4 / 2 / 2 on kind).
+      // (the reload leaves it out), so where each candidate ends is what it holds now, plus meta.
+      // By cache or hash it kept going where it had been, and that server ended the roll one over
+      // its share (4 / 2 / 2 on kind).
       Comparator<ServerState> by =
           meta
               ? Comparator.comparingInt(ServerState::regionCount)
