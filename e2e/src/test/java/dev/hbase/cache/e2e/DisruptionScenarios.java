@@ -233,14 +233,14 @@ class DisruptionScenarios extends FaultScenario {
                   () ->
                       cluster.policyEvents(Set.of("RegionsHome", "HomecomingEnded")).stream()
                           .filter(mine)
-                          .anyMatch(e -> !eventTime(e).isBefore(frozen.minusSeconds(2))));
+                          .anyMatch(since(frozen)));
           Instant home = Instant.now();
           List<io.fabric8.kubernetes.api.model.Event> events =
               cluster
                   .policyEvents(Set.of("RestartedInPlace", "RegionsHome", "HomecomingEnded"))
                   .stream()
                   .filter(mine)
-                  .filter(e -> !eventTime(e).isBefore(frozen.minusSeconds(2)))
+                  .filter(since(frozen))
                   .toList();
           events.forEach(
               e -> report.line("  - %s %s: %s", e.getType(), e.getReason(), e.getMessage()));
@@ -343,14 +343,6 @@ class DisruptionScenarios extends FaultScenario {
 
   /** The e2e reader's hbase.client.operation.timeout (workload/Workload.java). */
   static final Duration READER_OPERATION_TIMEOUT = Duration.ofSeconds(30);
-
-  static Instant eventTime(io.fabric8.kubernetes.api.model.Event e) {
-    String at =
-        e.getLastTimestamp() != null
-            ? e.getLastTimestamp()
-            : e.getEventTime() == null ? null : e.getEventTime().getTime();
-    return at == null ? Instant.EPOCH : Instant.parse(at);
-  }
 
   static int containerRestarts(Pod pod) {
     return pod.getStatus().getContainerStatuses().stream()

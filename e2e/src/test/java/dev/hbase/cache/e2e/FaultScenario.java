@@ -194,4 +194,18 @@ abstract class FaultScenario extends KindScenario {
         + " && pid=$(crictl inspect --output go-template --template '{{.info.pid}}' $c 2>/dev/null"
         + " || crictl inspect $c | grep -m1 '\"pid\":' | tr -dc 0-9) && [ -n \"$pid\" ]";
   }
+
+  /** When an event was last seen (EPOCH if it carries no time). */
+  static Instant eventTime(io.fabric8.kubernetes.api.model.Event e) {
+    String at =
+        e.getLastTimestamp() != null
+            ? e.getLastTimestamp()
+            : e.getEventTime() == null ? null : e.getEventTime().getTime();
+    return at == null ? Instant.EPOCH : Instant.parse(at);
+  }
+
+  /** Events last seen at or after {@code t} (less 2 s: events carry whole seconds). */
+  static java.util.function.Predicate<io.fabric8.kubernetes.api.model.Event> since(Instant t) {
+    return e -> !eventTime(e).isBefore(t.minusSeconds(2));
+  }
 }

@@ -294,18 +294,6 @@ class WarmStopScenarios extends FaultScenario {
         });
   }
 
-  /** Events last seen at or after {@code t} (less 2 s: events carry whole seconds). */
-  static java.util.function.Predicate<io.fabric8.kubernetes.api.model.Event> since(Instant t) {
-    Instant from = t.minusSeconds(2);
-    return e -> {
-      String at =
-          e.getLastTimestamp() != null
-              ? e.getLastTimestamp()
-              : e.getEventTime() == null ? null : e.getEventTime().getTime();
-      return at != null && !Instant.parse(at).isBefore(from);
-    };
-  }
-
   /**
    * Every stop a warm stop: for each pod stopped since {@code since} by {@code cause}, the
    * operator's WarmStop event (its regions moved before its RegionServer stopped) and its
@@ -365,16 +353,10 @@ class WarmStopScenarios extends FaultScenario {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    StringBuilder counts = new StringBuilder();
-    for (int i = 0; i < REPLICAS; i++) {
-      String n;
-      try {
-        n = Long.toString(Jmx.read(client, cluster.ns, Cluster.pod(i)).regionCount());
-      } catch (java.io.IOException e) {
-        n = "?";
-      }
-      counts.append(i == 0 ? "" : ", ").append(Cluster.pod(i)).append(' ').append(n);
-    }
+    String counts =
+        regionCounts().entrySet().stream()
+            .map(e -> e.getKey() + " " + (e.getValue() < 0 ? "?" : e.getValue()))
+            .collect(java.util.stream.Collectors.joining(", "));
     String balanced = StopFigures.balanced(this);
     report.line(
         "- stop -> every region home: %s; regions per server now (/jmx): %s; condition Balanced: %s",
