@@ -23,16 +23,28 @@ install_kind() {
   (cd /tmp && GOBIN="$BIN_DIR" go install "sigs.k8s.io/kind@$KIND_VERSION") || die "go install kind failed"
   log "kind installed in $((SECONDS - t0))s"
 }
+# The Kubernetes version helm assumes without a cluster (helm template, helm lint): helm's Makefile
+# sets it from its client-go module (v0.34 for helm v3.19: 1.34); a plain `go install` leaves helm's
+# fallback, 1.20, and `helm template` then refuses a chart whose kubeVersion asks for more (ours:
+# >=1.29). The stamp names the build, so a helm built without these flags is rebuilt.
+HELM_K8S_MAJOR=${HELM_K8S_MAJOR:-1}
+HELM_K8S_MINOR=${HELM_K8S_MINOR:-34}
 install_helm() {
-  if [ -x "$BIN_DIR/helm" ] && [ "$("$BIN_DIR/helm" version --template '{{.Version}}' 2>/dev/null)" = "$HELM_VERSION" ]; then
+  local stamp=$BIN_DIR/.helm.stamp want="$HELM_VERSION k8s $HELM_K8S_MAJOR.$HELM_K8S_MINOR"
+  if [ -x "$BIN_DIR/helm" ] && [ "$("$BIN_DIR/helm" version --template '{{.Version}}' 2>/dev/null)" = "$HELM_VERSION" ] \
+    && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     return 0
   fi
   log "go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION -> $BIN_DIR (a few minutes on a cold Go cache)"
   local t0=$SECONDS
-  # helm's Makefile normally injects the version; do the same so `helm version` is right
+  # helm's Makefile normally injects the version and the Kubernetes version; do the same so that
+  # `helm version` is right and `helm template` assumes the Kubernetes an official helm does
+  local k8s="-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$HELM_K8S_MINOR"
+  k8s="$k8s -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$HELM_K8S_MINOR"
   (cd /tmp && GOBIN="$BIN_DIR" go install \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean $k8s" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION") || die "go install helm failed"
+  echo "$want" >"$stamp"
   log "helm installed in $((SECONDS - t0))s"
 }
 

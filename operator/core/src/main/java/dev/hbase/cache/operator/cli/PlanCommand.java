@@ -12,7 +12,9 @@ import dev.hbase.cache.operator.plan.Planner;
 import dev.hbase.cache.operator.plan.Refusal;
 import dev.hbase.cache.operator.plan.Sizes;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -21,17 +23,22 @@ import java.util.stream.Collectors;
 /**
  * {@code plan -f policy.yaml --memory-limit 16Gi [--memory-request Q]}: the planner without a
  * cluster. Prints the plan as YAML (exit 0) or the reasons it is refused (exit 2). Usage errors
- * exit 64.
+ * exit 64. {@code -f -} reads the policy from standard input, so the published image plans without
+ * a checkout: {@code kubectl run --rm -i --image=... -- plan -f - --memory-limit 16Gi < p.yaml}.
  */
 public final class PlanCommand {
   public static final int OK = 0;
   public static final int REFUSED = 2;
   public static final int USAGE = 64;
 
+  /** {@code -f -}: the policy from standard input. */
+  static final String STDIN = "-";
+
   static final String USAGE_TEXT =
       "usage: hbase-cache-operator plan -f POLICY.yaml --memory-limit QUANTITY [--memory-request QUANTITY]\n"
           + "  Prints the plan for a BlockCachePolicy and a RegionServer container memory limit\n"
-          + "  (e.g. 16Gi), or the reasons it is refused (exit code 2).";
+          + "  (e.g. 16Gi), or the reasons it is refused (exit code 2). -f - reads the policy from\n"
+          + "  standard input.";
 
   private static final ObjectMapper YAML =
       new ObjectMapper(
@@ -43,6 +50,11 @@ public final class PlanCommand {
   private PlanCommand() {}
 
   public static int run(List<String> args, PrintStream out, PrintStream err) {
+    return run(args, System.in, out, err);
+  }
+
+  /** As {@link #run(List, PrintStream, PrintStream)}, {@code -f -} reading {@code in}. */
+  public static int run(List<String> args, InputStream in, PrintStream out, PrintStream err) {
     String file = null;
     String limit = null;
     String request = null;
@@ -81,9 +93,13 @@ public final class PlanCommand {
     }
     String yaml;
     try {
-      yaml = Files.readString(Path.of(file));
+      yaml =
+          STDIN.equals(file)
+              ? new String(in.readAllBytes(), StandardCharsets.UTF_8)
+              : Files.readString(Path.of(file));
     } catch (IOException e) {
-      err.println("cannot read " + file + ": " + e.getMessage());
+      err.println(
+          "cannot read " + (STDIN.equals(file) ? "standard input" : file) + ": " + e.getMessage());
       return USAGE;
     }
     PlanResult result = plan(yaml, limitBytes, requestBytes);

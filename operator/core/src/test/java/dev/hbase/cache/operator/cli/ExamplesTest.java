@@ -67,6 +67,40 @@ class ExamplesTest {
     assertThat(err.toString()).isEmpty();
   }
 
+  /**
+   * {@code -f -}: the policy on standard input, as {@code kubectl run -i --image=<the published
+   * image> -- plan -f - ...} passes it (no checkout, no file in the image).
+   */
+  @org.junit.jupiter.api.Test
+  void planReadsThePolicyFromStandardInput() throws Exception {
+    byte[] policy = Files.readAllBytes(ROOT.resolve("examples/persistent-file.yaml"));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    int rc =
+        PlanCommand.run(
+            List.of("-f", "-", "--memory-limit", "16Gi"),
+            new java.io.ByteArrayInputStream(policy),
+            new PrintStream(out),
+            new PrintStream(err));
+    assertThat(rc).as("stderr: %s", err).isEqualTo(PlanCommand.OK);
+    ByteArrayOutputStream fromFile = new ByteArrayOutputStream();
+    PlanCommand.run(
+        List.of("-f", ROOT.resolve("examples/persistent-file.yaml").toString(), "--memory-limit", "16Gi"),
+        new PrintStream(fromFile),
+        new PrintStream(new ByteArrayOutputStream()));
+    assertThat(out.toString()).contains("heap: ", "pvcSize: 2Gi").isEqualTo(fromFile.toString());
+    // a policy the planner refuses, from standard input too
+    ByteArrayOutputStream refused = new ByteArrayOutputStream();
+    assertThat(
+            PlanCommand.run(
+                List.of("-f", "-", "--memory-limit", "1Gi"),
+                new java.io.ByteArrayInputStream(policy),
+                new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(refused)))
+        .isEqualTo(PlanCommand.REFUSED);
+    assertThat(refused.toString()).startsWith("refused:");
+  }
+
   @org.junit.jupiter.api.Test
   void refusalExitsTwoWithReasonsAndUsageErrorsSixtyFour() {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
