@@ -2,6 +2,7 @@ package dev.hbase.cache.operator.cli;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
@@ -30,6 +31,8 @@ public final class PlanCommand {
   public static final int OK = 0;
   public static final int REFUSED = 2;
   public static final int USAGE = 64;
+
+  static final String KIND = "BlockCachePolicy";
 
   /** {@code -f -}: the policy from standard input. */
   static final String STDIN = "-";
@@ -119,12 +122,32 @@ public final class PlanCommand {
 
   /**
    * Plans a BlockCachePolicy document. A document that does not parse (unknown field, mode Heap,
-   * wrong type) is refused with the reason, like any other bad input.
+   * wrong type) is refused with the reason, like any other bad input. A file of several documents
+   * (an example with its Secret, Role and StatefulSet) is planned by its one BlockCachePolicy.
    */
   public static PlanResult plan(String yaml, Long memoryLimit, Long memoryRequest) {
     BlockCachePolicy policy;
     try {
-      policy = YAML.readValue(yaml, BlockCachePolicy.class);
+      List<JsonNode> docs =
+          YAML.readerFor(JsonNode.class).<JsonNode>readValues(yaml).readAll().stream()
+              .filter(d -> d != null && !d.isNull() && !d.isMissingNode())
+              .toList();
+      List<JsonNode> policies =
+          docs.size() <= 1
+              ? docs
+              : docs.stream().filter(d -> KIND.equals(d.path("kind").asText())).toList();
+      if (policies.size() > 1 || (docs.size() > 1 && policies.isEmpty())) {
+        return new Refusal(
+            List.of(
+                docs.size()
+                    + " YAML documents, "
+                    + policies.size()
+                    + " of kind "
+                    + KIND
+                    + ": expected one policy"));
+      }
+      policy =
+          policies.isEmpty() ? null : YAML.treeToValue(policies.get(0), BlockCachePolicy.class);
     } catch (JsonMappingException e) {
       return new Refusal(List.of(describe(e)));
     } catch (IOException e) {
