@@ -20,7 +20,7 @@ base=$("$E2E_KIND_DIR/base-image.sh")
 if docker image inspect "$base" >/dev/null 2>&1; then from=docker://$base; else from=$base; fi
 t0=$SECONDS
 (cd "$REPO_ROOT/operator" && ${MVN:-mvn} -B -ntp -q -Dstyle.color=never -DskipTests -pl core -am package \
-  -Pjib -Djib.goal=dockerBuild -Djib.from.image="$from" -Djib.to.image="$OPERATOR_IMAGE") >&2 \
+  -Pjib -Djib.goal=dockerBuild -Djib.from.image="$from" -Djib.to.image="$OPERATOR_IMAGE" -Djib.disableUpdateChecks=true) >&2 \
   || die "Jib build of $OPERATOR_IMAGE (operator/core/pom.xml, profile jib) failed"
 docker image inspect "$OPERATOR_IMAGE" >/dev/null 2>&1 || die "Jib wrote no image $OPERATOR_IMAGE into the Docker daemon"
 log "built $OPERATOR_IMAGE with Jib (the release's build) on $from in $((SECONDS - t0))s"

@@ -27,7 +27,7 @@ mkdir -p "$out"
 
 # 1. the image: Jib pushes layers (dependency jars, then the operator's classes) straight to the
 #    registry; its digest is in operator/core/target/jib-image.digest
-jib=(-Pjib -Djib.from.image="$BASE_IMAGE" -Djib.to.image="$IMAGE_REPO:$VERSION")
+jib=(-Pjib -Djib.from.image="$BASE_IMAGE" -Djib.to.image="$IMAGE_REPO:$VERSION" -Djib.disableUpdateChecks=true)
 [ "${PLAIN_HTTP:-0}" = 1 ] && jib+=(-Djib.allowInsecureRegistries=true)
 if [ -n "${REGISTRY_USER:-}" ]; then
   jib+=(-Djib.to.auth.username="$REGISTRY_USER" -Djib.to.auth.password="$REGISTRY_PASSWORD")
