@@ -3,26 +3,15 @@
 # on `helm template` of both charts in their main value sets (below). Every finding must be in the
 # skip list charts/scan-skips.txt with its reason; a finding that is not fails this script (a new
 # finding), and so does a skip-list line that matches no finding any more (a stale one). `make lint`
-# runs it. checkov ($CHECKOV_VERSION, from PyPI) goes into a venv under $BIN_DIR on first use
-# (~2 min). Prints each value set's counts, then "N passed, M failed" (M: new findings plus stale
-# skips). CHART_SCAN_KEEP=DIR keeps the rendered manifests and checkov's JSON there.
+# runs it. checkov (tools.sh checkov: its CHECKOV_VERSION from PyPI) goes into a venv under
+# $BIN_DIR on first use (~2 min). Prints each value set's counts, then "N passed, M failed" (N:
+# checks passed; M: new findings plus stale skip lines). CHART_SCAN_KEEP=DIR keeps the rendered
+# manifests and checkov's JSON there.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-CHECKOV_VERSION=${CHECKOV_VERSION:-3.3.30}
 SKIPS=$REPO_ROOT/charts/scan-skips.txt
 have helm || "$E2E_KIND_DIR/tools.sh" helm >/dev/null
+"$E2E_KIND_DIR/tools.sh" checkov >/dev/null
 venv=$BIN_DIR/checkov-venv
-if ! [ -x "$venv/bin/checkov" ] || [ "$("$venv/bin/checkov" --version 2>/dev/null)" != "$CHECKOV_VERSION" ]; then
-  exec 8>>"$BIN_DIR/.tools.checkov.lock"
-  flock 8
-  if ! [ -x "$venv/bin/checkov" ] || [ "$("$venv/bin/checkov" --version 2>/dev/null)" != "$CHECKOV_VERSION" ]; then
-    log "pip install checkov==$CHECKOV_VERSION into $venv (a few minutes the first time)"
-    t0=$SECONDS
-    python3 -m venv "$venv" || die "python3 -m venv $venv failed (python3-venv installed?)"
-    "$venv/bin/pip" install -q --disable-pip-version-check "checkov==$CHECKOV_VERSION" >&2 || die "pip install checkov failed"
-    log "checkov installed in $((SECONDS - t0))s"
-  fi
-  exec 8>&-
-fi
 
 out=${CHART_SCAN_KEEP:-$(mktemp -d)}
 mkdir -p "$out"

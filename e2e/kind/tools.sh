@@ -7,7 +7,8 @@
 # monitoring-crds are the Prometheus Operator's ServiceMonitor, PodMonitor and PrometheusRule CRDs,
 # taken from its Go module (the module zip holds the repository's example/ directory), for
 # operator-up.sh with OPERATOR_MONITORING=1.
-# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest|prometheus|registry|monitoring-crds ...]   (default: kind helm)
+# checkov is checkov from PyPI in a venv ($BIN_DIR/checkov-venv), for chart-scan.sh (make lint).
+# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest|prometheus|registry|monitoring-crds|checkov ...]   (default: kind helm)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 have go || die "go not found (install Go >= 1.24, e.g. apt-get install golang-go or from go.dev)"
 mkdir -p "$BIN_DIR"
@@ -97,6 +98,20 @@ install_registry() {
   log "registry installed in $((SECONDS - t0))s"
 }
 
+# checkov (PyPI) in a venv of its own, for the manifest scan of the charts (chart-scan.sh, make lint)
+CHECKOV_VERSION=${CHECKOV_VERSION:-3.3.30}
+CHECKOV_VENV=$BIN_DIR/checkov-venv
+install_checkov() {
+  if [ -x "$CHECKOV_VENV/bin/checkov" ] && [ "$("$CHECKOV_VENV/bin/checkov" --version 2>/dev/null)" = "$CHECKOV_VERSION" ]; then
+    return 0
+  fi
+  log "pip install checkov==$CHECKOV_VERSION into $CHECKOV_VENV (a few minutes the first time)"
+  local t0=$SECONDS
+  python3 -m venv "$CHECKOV_VENV" || die "python3 -m venv $CHECKOV_VENV failed (python3-venv installed?)"
+  "$CHECKOV_VENV/bin/pip" install -q --disable-pip-version-check "checkov==$CHECKOV_VERSION" >&2 || die "pip install checkov failed"
+  log "checkov installed in $((SECONDS - t0))s"
+}
+
 MONITORING_CRDS_DIR=$BIN_DIR/monitoring-crds-$PROMETHEUS_OPERATOR_VERSION
 install_monitoring_crds() {
   [ -s "$MONITORING_CRDS_DIR/monitoring.coreos.com_prometheusrules.yaml" ] && return 0
@@ -125,7 +140,8 @@ for t in $want; do
     prometheus) install_prometheus ;;
     registry) install_registry ;;
     monitoring-crds) install_monitoring_crds ;;
-    *) die "unknown tool $t (kind|helm|helm-unittest|prometheus|registry|monitoring-crds)" ;;
+    checkov) install_checkov ;;
+    *) die "unknown tool $t (kind|helm|helm-unittest|prometheus|registry|monitoring-crds|checkov)" ;;
   esac
   exec 8>&-
 done
@@ -137,5 +153,6 @@ for t in $want; do
     prometheus) "$BIN_DIR/promtool" --version | head -1 ;;
     registry) "$BIN_DIR/registry" --version ;;
     monitoring-crds) echo "monitoring-crds: $MONITORING_CRDS_DIR" ;;
+    checkov) echo "checkov $("$CHECKOV_VENV/bin/checkov" --version): $CHECKOV_VENV/bin/checkov" ;;
   esac
 done
