@@ -60,8 +60,9 @@ established "$CRD"
 log "charts/hbase-cache-operator (release $REL, namespace $NS): install to Ready in $((SECONDS - t0))s"
 # The image's uid has a name: Hadoop's login (every HBase connection, Kerberos or not) fails for a
 # uid without an /etc/passwd entry (operator/core/pom.xml, profile jib)
+# (the newest Running pod: an upgrade's old pod may still be terminating)
 pod=$(kubectl --context "$CTX" -n "$NS" get pods -l app.kubernetes.io/instance="$REL" --field-selector=status.phase=Running \
-  -o jsonpath='{.items[0].metadata.name}')
+  --sort-by=.metadata.creationTimestamp -o jsonpath='{.items[-1:].metadata.name}')
 user=$(kubectl --context "$CTX" -n "$NS" exec "$pod" -c operator -- id -un 2>&1) \
   || die "the operator's uid has no name in its image (id -un: $user): Hadoop's login would fail"
 log "operator pod $pod runs $OPERATOR_IMAGE (Jib) as user $user"
