@@ -48,10 +48,11 @@ test: ## unit + API-server tests (real kube-apiserver/etcd), then the chart chec
 	@$(MAKE) --no-print-directory chart-test
 
 .PHONY: lint
-lint: ## compiler warnings as errors, shell scripts syntax-checked, Markdown links and anchors resolve
+lint: ## compiler warnings as errors, shell scripts syntax-checked, Markdown links and anchors resolve, checkov's Kubernetes checks on the rendered charts (charts/scan-skips.txt)
 	cd operator && $(MVN) $(MVN_FLAGS) -DskipTests -Dmaven.compiler.failOnWarning=true compile
 	@for f in $$(git ls-files '*.sh' .ci/run); do bash -n $$f || exit 1; done; echo "shell scripts: ok"
 	@e2e/kind/doc-links.sh
+	@e2e/kind/chart-scan.sh
 
 .PHONY: fmt
 fmt: ## format the Java sources (spotless:apply: google-java-format, imports); `make test` checks it (the e2e suite's: `make e2e`)
@@ -94,7 +95,7 @@ hbase-image: ## build HBASE_IMAGE: HBase classpath with Maven, then docker build
 	@e2e/kind/hbase-image.sh
 
 .PHONY: operator-image
-operator-image: ## build OPERATOR_IMAGE: the operator jar with Maven, then docker build of operator/Dockerfile
+operator-image: ## build OPERATOR_IMAGE into Docker: the image a release publishes (Jib, operator/core/pom.xml profile jib), on the local JRE base
 	@e2e/kind/docker.sh
 	@e2e/kind/operator-image.sh
 

@@ -300,9 +300,26 @@ class CrdValidationTest {
             .withName("blockcachepolicies.cache.hbase.dev")
             .get();
     assertThat(crd.getSpec().getNames().getShortNames()).containsExactly("bcp");
+    // kubectl get bcp: the columns in this order, AGE last (kubectl's convention); the API server
+    // serves them in the CRD's order
     assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
+        .filteredOn(c -> c.getPriority() == null || c.getPriority() == 0)
         .extracting(c -> c.getName().toUpperCase())
-        .contains("MODE", "TARGET", "HIT RATIO", "UPDATED", "PHASE", "READY", "AGE");
+        .containsExactly(
+            "MODE", "TARGET", "HIT RATIO", "UPDATED", "PHASE", "LAST ROLL (S)", "READY", "AGE");
+    assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
+        .last()
+        .extracting(c -> c.getName())
+        .isEqualTo("Age");
+    // kubectl get hbase lists the policies: the category, as discovery serves it
+    assertThat(crd.getSpec().getNames().getCategories()).containsExactly("hbase");
+    assertThat(
+            client.getApiResources("cache.hbase.dev/v1alpha1").getResources().stream()
+                .filter(r -> r.getName().equals("blockcachepolicies"))
+                .findFirst()
+                .orElseThrow()
+                .getCategories())
+        .containsExactly("hbase");
     // -o wide adds the cache used, the last roll's cached share and the sizing advice
     assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
         .filteredOn(c -> c.getPriority() != null && c.getPriority() == 1)
