@@ -430,5 +430,18 @@ public final class BadPolicies {
               "8Gi",
               null,
               "BucketAllocator needs room"),
+          new Case(
+              "an HBase line the operator does not know",
+              "  mode: Lru\n  hbase:\n    version: 2.4.18\n",
+              "8Gi",
+              "hbase.version must name an HBase 2.5 or 2.6 release",
+              "hbase.version \"2.4.18\" is not a line this operator knows"),
+          new Case(
+              "a cache-map checkpoint on HBase 2.5",
+              "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n"
+                  + "  tuning:\n    persistIntervalMillis: 5000\n  hbase:\n    version: 2.5.13\n",
+              "8Gi",
+              null,
+              "tuning.persistIntervalMillis: HBase 2.5 does not checkpoint the persistent cache map"),
           new Case("no memory limit", "  mode: Lru\n", null, null, "has no memory limit"));
 }
