@@ -2,6 +2,7 @@ package dev.hbase.cache.hbaseit;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.api.v1alpha1.CacheMode;
+import dev.hbase.cache.api.v1alpha1.spec.HBaseSpec;
 import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
 import dev.hbase.cache.api.v1alpha1.spec.MemorySpec;
 import dev.hbase.cache.api.v1alpha1.spec.StorageSpec;
@@ -14,7 +15,10 @@ import dev.hbase.cache.operator.plan.Refusal;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.nio.file.Path;
 
-/** Policies for each mode, planned by the operator's real planner for a 2 GiB container. */
+/**
+ * Policies for each mode, planned by the operator's real planner for a 2 GiB container and the
+ * HBase line of the servers under test.
+ */
 final class Plans {
 
   static final long MEMORY_LIMIT = 2L << 30;
@@ -29,6 +33,11 @@ final class Plans {
             .setHbaseSiteConfigMap("hbase-site")
             .setMasterRef(new MasterRef().setName("hbase-master"))
             .setMode(mode);
+    // planned for the line of the servers under test (LocalHBase.SERVER_VERSION), as a policy
+    // that names its cluster's release is
+    if (LocalHBase.serverLine() != null) {
+      spec.setHbase(new HBaseSpec().setVersion(LocalHBase.serverLine()));
+    }
     switch (mode) {
       case Offheap ->
           spec.setMemory(
