@@ -437,11 +437,11 @@ public final class BadPolicies {
               "hbase.version must name an HBase 2.5 or 2.6 release",
               "hbase.version \"2.4.18\" is not a line this operator knows"),
           new Case(
-              "a cache-map checkpoint on HBase 2.5",
+              "PersistentFile on HBase 2.5",
               "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n"
-                  + "  tuning:\n    persistIntervalMillis: 5000\n  hbase:\n    version: 2.5.13\n",
+                  + "  hbase:\n    version: 2.5.13\n",
               "8Gi",
               null,
-              "tuning.persistIntervalMillis: HBase 2.5 does not checkpoint the persistent cache map"),
+              "mode PersistentFile: HBase 2.5's BucketCache does not write its persistence map"),
           new Case("no memory limit", "  mode: Lru\n", null, null, "has no memory limit"));
 }

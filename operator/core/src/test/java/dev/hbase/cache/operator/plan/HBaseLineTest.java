@@ -47,41 +47,44 @@ class HBaseLineTest {
   }
 
   @Test
-  void onTwoFiveAPersistentFilePlanWritesNoKeyTheLineDoesNotKnow() {
-    Plan p = planned(PERSISTENT + "  hbase:\n    version: 2.5.13\n", Map.of());
-    // no CacheAwareLoadBalancer (not in 2.5.13's hbase-server jar), no cache-map checkpoint key
-    assertThat(p.masterSite())
-        .doesNotContainKeys(
-            "hbase.master.loadbalancer.class",
-            "hbase.master.balancer.stochastic.regionCountCost",
-            "hbase.bucketcache.persistent.path")
-        .containsEntry("hbase.assignment.dispatch.wait.msec", "10");
-    assertThat(p.masterSite().values()).doesNotContain(Planner.CACHE_AWARE_BALANCER);
-    assertThat(p.regionServerSite())
-        .doesNotContainKey("hbase.bucketcache.persist.intervalinmillis")
-        .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath())
-        .containsEntry("hbase.rs.evictblocksonclose", "false");
-    assertThat(p.warnings()).anySatisfy(w -> assertThat(w).contains("HBase 2.5 has no CacheAware"));
-    // the same policy for 2.6 (the default) gets both
+  void onTwoFivePersistentFileIsRefusedNamingTheVersion() {
+    PlanResult r = plan(PERSISTENT + "  hbase:\n    version: 2.5.13\n", Map.of());
+    assertThat(r).isInstanceOf(Refusal.class);
+    assertThat(((Refusal) r).summary())
+        .contains("mode PersistentFile: HBase 2.5's BucketCache does not write its persistence map")
+        .contains("use File");
+    // the same policy for 2.6 (the default) is planned, with 2.6's keys
     Plan six = planned(PERSISTENT, Map.of());
     assertThat(six.masterSite())
         .containsEntry("hbase.master.loadbalancer.class", Planner.CACHE_AWARE_BALANCER);
     assertThat(six.regionServerSite()).containsKey("hbase.bucketcache.persist.intervalinmillis");
-  }
-
-  @Test
-  void whatTwoFiveCannotDoIsRefusedNamingTheVersion() {
-    PlanResult r =
-        plan(
-            PERSISTENT
-                + "  tuning:\n    persistIntervalMillis: 5000\n  hbase:\n    version: 2.5.13\n",
-            Map.of());
-    assertThat(r).isInstanceOf(Refusal.class);
-    assertThat(((Refusal) r).summary())
-        .contains("tuning.persistIntervalMillis: HBase 2.5 does not checkpoint");
     // an unknown line: refused offline as the CRD's CEL refuses it
     PlanResult old = plan(PERSISTENT + "  hbase:\n    version: 2.4.18\n", Map.of());
     assertThat(((Refusal) old).summary()).contains("hbase.version \"2.4.18\" is not a line");
+  }
+
+  /**
+   * Every other mode writes only keys 2.5 reads (each found in the 2.5.13 hbase-server and
+   * hbase-procedure jars): the plans of both lines are the same, and none carries a 2.6-only key.
+   */
+  @Test
+  void theOtherModesArePlannedAlikeOnBothLinesWithKeysTwoFiveKnows() {
+    java.util.Set<String> twoSixOnly =
+        java.util.Set.of(
+            "hbase.bucketcache.persist.intervalinmillis", "hbase.rsgroup.grouploadbalancer.class");
+    for (String body :
+        java.util.List.of(
+            "  mode: Lru\n",
+            "  mode: Offheap\n",
+            "  mode: File\n  storage:\n    size: 20Gi\n",
+            "  mode: MetaOnly\n")) {
+      Plan five = planned(body + "  hbase:\n    version: \"2.5\"\n", Map.of());
+      Plan six = planned(body, Map.of());
+      assertThat(five.regionServerSite()).as(body).isEqualTo(six.regionServerSite());
+      assertThat(five.masterSite()).as(body).isEqualTo(six.masterSite()).isEmpty();
+      assertThat(five.regionServerSite().keySet()).as(body).doesNotContainAnyElementsOf(twoSixOnly);
+      assertThat(five.configHash()).isEqualTo(six.configHash());
+    }
   }
 
   @Test

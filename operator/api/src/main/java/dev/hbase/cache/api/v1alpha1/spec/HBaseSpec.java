@@ -24,9 +24,9 @@ public class HBaseSpec {
               + " the lines this operator is tested on")
   @JsonPropertyDescription(
       "The HBase release the cluster runs: 2.5 or 2.6, or a release of them (2.5.13). The planner"
-          + " writes only keys that line knows and refuses what it cannot do (PersistentFile's"
-          + " cache-aware balancer and periodic cache-map checkpoints are 2.6 only). Default: 2.6."
-          + " The operator compares it with the version the HMaster reports.")
+          + " writes only keys that line knows and refuses what it cannot do (PersistentFile needs"
+          + " 2.6: 2.5's cache does not survive a restart). Default: 2.6. The operator compares it"
+          + " with the version the HMaster reports (event HBaseVersionMismatch).")
   private String version;
 
   @JsonPropertyDescription(
