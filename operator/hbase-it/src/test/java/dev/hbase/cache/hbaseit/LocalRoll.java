@@ -95,6 +95,7 @@ final class LocalRoll {
 
   /** The roller's last decision, for the message of a roll that does not finish. */
   private volatile String lastState;
+
   boolean hbaseOffload;
 
   LocalRoll(
@@ -313,7 +314,11 @@ final class LocalRoll {
       lastState =
           d.state() == null
               ? null
-              : d.state().getPhase() + " " + d.state().getMessage() + " in flight " + d.state().getInFlight();
+              : d.state().getPhase()
+                  + " "
+                  + d.state().getMessage()
+                  + " in flight "
+                  + d.state().getInFlight();
       if (state != null) {
         state.getInFlight().forEach(r -> lastSeen.put(r.getPod(), r));
         if (done.test(state, pods, snap)) {

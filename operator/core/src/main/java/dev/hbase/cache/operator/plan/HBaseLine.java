@@ -97,8 +97,8 @@ public enum HBaseLine {
   /**
    * A persistent BucketCache that survives a restart: only 2.6. HBase 2.5.13 fails to write its
    * persistence map at shutdown once data blocks are cached (a NullPointerException in {@code
-   * BucketProtoUtils.toPB}: the blocks a read caches carry no block type), so every restart starts
-   * cold (PersistenceIT on 2.5.13).
+   * BucketProtoUtils.toPB}: the blocks a read caches carry no block type), and the map it leaves
+   * stops the next start of the RegionServer (PersistenceIT on 2.5.13).
    */
   public boolean persistentCache() {
     return this == V2_6;
@@ -113,9 +113,9 @@ public enum HBaseLine {
           "mode PersistentFile: HBase "
               + line
               + "'s BucketCache does not write its persistence map at shutdown once it holds data"
-              + " blocks (measured on 2.5.13: a NullPointerException in BucketProtoUtils.toPB), so"
-              + " the cache would not survive a restart; use File (a cache file that starts cold"
-              + " after each restart), or HBase 2.6");
+              + " blocks (measured on 2.5.13: a NullPointerException in BucketProtoUtils.toPB), and"
+              + " the map it leaves stops the RegionServer's next start; use File (a cache file that"
+              + " starts cold after each restart), or HBase 2.6");
     }
     return out;
   }
