@@ -7,7 +7,7 @@
 # - otherwise: kube-api-test downloads its three on the first test run (normal online path) and
 #   kube-controller-manager is fetched from dl.k8s.io in the same version.
 #
-# KUBE_API_TEST_K8S_VERSION=1.29.6 (an older Kubernetes than kind-offline's own, for the API-server
+# KUBE_API_TEST_K8S_VERSION=1.30.14 (an older Kubernetes than kind-offline's own, for the API-server
 # tests on the oldest version the README claims; `make test-api-oldest`): only that version's
 # kube-apiserver, etcd and kubectl, built with kind-offline in a cache of its own
 # (~/.cache/kind-offline-k8s-<version>), so that kind-offline's own outputs (the node image's
