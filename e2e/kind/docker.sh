@@ -23,8 +23,15 @@ if ! docker info >/dev/null 2>&1; then
       log "starting dockerd (log: /tmp/dockerd.log)"
       # in a session of its own (a kill of the caller's process group does not reach it) and at
       # normal CPU and I/O priority whatever the caller's (.ci/run calls this from a niced job;
-      # dockerd's containers would inherit its priority); as root, so the nice can go down
-      setsid -f nice -n "$((-$(nice)))" ionice -c2 -n4 dockerd >/tmp/dockerd.log 2>&1 </dev/null
+      # dockerd's containers would inherit its priority); as root, so the nice can go down; with
+      # no file descriptor of the caller's but the three (a caller's flock held on fd 3 or 9 would
+      # otherwise be held by dockerd, and its lock never released, for as long as dockerd runs)
+      (
+        for fd in /proc/$BASHPID/fd/*; do
+          fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
+        done
+        exec setsid -f nice -n "$((-$(nice)))" ionice -c2 -n4 dockerd >/tmp/dockerd.log 2>&1 </dev/null
+      )
     fi
   fi
   for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
