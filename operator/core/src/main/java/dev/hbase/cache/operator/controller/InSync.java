@@ -4,8 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.client.utils.Serialization;
-import java.util.Iterator;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.util.Map;
 import java.util.Objects;
 
@@ -18,6 +17,9 @@ import java.util.Objects;
  * ConfigMap, its whole data, compared exactly), which changes whenever the plan does.
  */
 final class InSync {
+  /** fabric8's own serialization (its Jackson modules), as the client writes the objects. */
+  private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+
   private InSync() {}
 
   static boolean configMap(ConfigMap actual, ConfigMap desired) {
@@ -41,8 +43,7 @@ final class InSync {
       if (!actual.isObject()) {
         return false;
       }
-      for (Iterator<Map.Entry<String, JsonNode>> it = desired.fields(); it.hasNext(); ) {
-        Map.Entry<String, JsonNode> f = it.next();
+      for (Map.Entry<String, JsonNode> f : desired.properties()) {
         if (!covers(actual.get(f.getKey()), f.getValue())) {
           return false;
         }
@@ -88,6 +89,6 @@ final class InSync {
   }
 
   private static JsonNode tree(Object o) {
-    return Serialization.jsonMapper().valueToTree(o);
+    return SERIALIZATION.convertValue(o, JsonNode.class);
   }
 }

@@ -21,6 +21,7 @@ import dev.hbase.cache.operator.roll.RollModel;
 import dev.hbase.cache.operator.roll.RollModel.Blocked;
 import dev.hbase.cache.operator.roll.RollModel.Wait;
 import dev.hbase.cache.operator.roll.Roller;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.time.Instant;
 import java.util.Comparator;
@@ -36,6 +37,9 @@ import java.util.Set;
  * writes the result once, and only when it differs from the previous status.
  */
 final class StatusAggregator {
+  /** fabric8's own serialization (its Jackson modules), as the client writes the objects. */
+  private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+
   private final BlockCachePolicyStatus old;
   private final BlockCachePolicyStatus status;
   private final Long generation;
@@ -295,7 +299,7 @@ final class StatusAggregator {
   }
 
   private static JsonNode withoutProgress(BlockCachePolicyStatus s) {
-    ObjectNode n = Serialization.jsonMapper().valueToTree(s);
+    ObjectNode n = SERIALIZATION.convertValue(s, ObjectNode.class);
     n.remove(List.of("regionServers", "cache"));
     if (n.get("rollout") instanceof ObjectNode r) {
       r.remove("message");

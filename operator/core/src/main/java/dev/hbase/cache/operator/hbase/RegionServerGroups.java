@@ -33,7 +33,7 @@ final class RegionServerGroups {
         continue;
       }
       for (Address a : g.getServers()) {
-        out.put(a.getHostname() + ":" + a.getPort(), g.getName());
+        out.put(a.getHostName() + ":" + a.getPort(), g.getName());
       }
     }
     // a cluster with the table but no group besides default: every server in default, no limit
