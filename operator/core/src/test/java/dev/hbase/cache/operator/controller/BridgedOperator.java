@@ -48,7 +48,7 @@ public final class BridgedOperator {
             (settings, login) -> cluster(bridge, settings.get("hbase.zookeeper.quorum")),
             probe(bridge));
     BlockCacheOperator op = new BlockCacheOperator(client, Set.of(), null, reconciler);
-    op.serveHttp(Integer.parseInt(args[1]), client);
+    op.serveHttp(Integer.parseInt(args[1]), 0, client);
     op.start();
     System.out.println("BRIDGED OPERATOR STARTED");
     // runs until the benchmark closes this process's standard input
