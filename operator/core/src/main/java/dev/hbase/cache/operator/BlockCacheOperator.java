@@ -58,8 +58,7 @@ import org.slf4j.LoggerFactory;
  *       default false: the allow-list of {@link JvmOptions}).
  *   <li>{@code HTTP_PORT} (default 8080): {@code /metrics}.
  *   <li>{@code PROBE_PORT} (default 8081): {@code /healthz} (fails after a minute without an answer
- *       from the API server) and {@code /readyz}, on a listener of their own ({@link
- *       ProbeServer}).
+ *       from the API server) and {@code /readyz}, on a listener of their own ({@link ProbeServer}).
  * </ul>
  */
 public final class BlockCacheOperator {
@@ -91,7 +90,9 @@ public final class BlockCacheOperator {
   private final java.util.concurrent.Semaphore scrapes =
       new java.util.concurrent.Semaphore(SCRAPES);
 
-  /** Threads serving /metrics (the probes have their own listener and thread: {@link ProbeServer}). */
+  /**
+   * Threads serving /metrics (the probes have their own listener and thread: {@link ProbeServer}).
+   */
   private final java.util.concurrent.ExecutorService httpPool =
       Executors.newFixedThreadPool(
           SCRAPES + 2,

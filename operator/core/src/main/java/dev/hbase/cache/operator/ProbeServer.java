@@ -144,7 +144,8 @@ public final class ProbeServer implements AutoCloseable {
     while ((ch = listener.accept()) != null) {
       ch.configureBlocking(false);
       SelectionKey k =
-          ch.register(selector, SelectionKey.OP_READ, new Conn(System.nanoTime() + DEADLINE.toNanos()));
+          ch.register(
+              selector, SelectionKey.OP_READ, new Conn(System.nanoTime() + DEADLINE.toNanos()));
       byAge.add(k);
       while (byAge.size() > MAX_OPEN) {
         SelectionKey oldest = byAge.poll(); // a stalled one: a probe sends at once

@@ -59,11 +59,14 @@ class ProbeServerTest {
       long t0 = System.nanoTime();
       String answer = get(s.port(), "/healthz");
       Duration took = Duration.ofNanos(System.nanoTime() - t0);
-      System.out.println("PROBE /healthz beside 200 stalled connections: " + took.toMillis() + " ms");
+      System.out.println(
+          "PROBE /healthz beside 200 stalled connections: " + took.toMillis() + " ms");
       assertThat(answer).startsWith("HTTP/1.1 200 ").endsWith("\r\n\r\nok");
       assertThat(took).isLessThan(BOUND);
     }
-    assertThat(get(s.port(), "/readyz")).startsWith("HTTP/1.1 503 ").endsWith("not ready: informers");
+    assertThat(get(s.port(), "/readyz"))
+        .startsWith("HTTP/1.1 503 ")
+        .endsWith("not ready: informers");
     assertThat(get(s.port(), "/metrics")).startsWith("HTTP/1.1 404 ");
   }
 
@@ -72,7 +75,9 @@ class ProbeServerTest {
     ProbeServer s = server();
     try (Socket stalled = new Socket(InetAddress.getLoopbackAddress(), s.port())) {
       stalled.setSoTimeout(10_000);
-      stalled.getOutputStream().write("GET /healthz HTTP/1.1\r\n".getBytes(StandardCharsets.US_ASCII));
+      stalled
+          .getOutputStream()
+          .write("GET /healthz HTTP/1.1\r\n".getBytes(StandardCharsets.US_ASCII));
       long t0 = System.nanoTime();
       assertThat(stalled.getInputStream().read()).as("the server closed it").isEqualTo(-1);
       Duration took = Duration.ofNanos(System.nanoTime() - t0);
@@ -93,7 +98,8 @@ class ProbeServerTest {
       c.setSoTimeout(10_000);
       OutputStream out = c.getOutputStream();
       long t0 = System.nanoTime();
-      out.write(("GET /healthz HTTP/1.1\r\nX: " + "a".repeat(8192)).getBytes(StandardCharsets.US_ASCII));
+      out.write(
+          ("GET /healthz HTTP/1.1\r\nX: " + "a".repeat(8192)).getBytes(StandardCharsets.US_ASCII));
       out.flush();
       String answer;
       try {
@@ -113,7 +119,9 @@ class ProbeServerTest {
       c.setSoTimeout(10_000);
       c.getOutputStream()
           .write(
-              ("GET " + path + " HTTP/1.1\r\nHost: localhost\r\nUser-Agent: kube-probe/1.34\r\n\r\n")
+              ("GET "
+                      + path
+                      + " HTTP/1.1\r\nHost: localhost\r\nUser-Agent: kube-probe/1.34\r\n\r\n")
                   .getBytes(StandardCharsets.US_ASCII));
       InputStream in = c.getInputStream();
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);

@@ -111,7 +111,7 @@ public final class InfoAsker implements AutoCloseable {
                 new Stall(
                     p.name(),
                     info.address(p),
-                    "no answer within the reconcile's " + ScrapeBudget.WAIT.toSeconds() + " s",
+                    "no answer within the reconcile's " + budget.total().toSeconds() + " s",
                     clock.instant()));
           } else {
             pool.drop(job); // its namespace's share was busy all along: asked again next time

@@ -19,11 +19,18 @@ public final class ScrapeBudget {
   public static final Duration WAIT = Duration.ofSeconds(15);
 
   private final String tenant;
+  private final Duration wait;
   private long leftNanos;
 
   ScrapeBudget(String tenant, Duration wait) {
     this.tenant = tenant;
+    this.wait = wait;
     this.leftNanos = wait.toNanos();
+  }
+
+  /** The whole budget. */
+  Duration total() {
+    return wait;
   }
 
   /** A reconcile's budget, for a policy of {@code namespace}. */

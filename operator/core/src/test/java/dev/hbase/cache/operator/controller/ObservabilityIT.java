@@ -331,7 +331,8 @@ class ObservabilityIT extends OperatorHarness {
                   .build(),
               HttpResponse.BodyHandlers.ofString());
       Duration took = Duration.ofNanos(System.nanoTime() - t0);
-      System.out.println("OBSERVABILITY " + path + " beside stalled clients: " + took.toMillis() + " ms");
+      System.out.println(
+          "OBSERVABILITY " + path + " beside stalled clients: " + took.toMillis() + " ms");
       assertThat(probe.statusCode()).isEqualTo(200);
       // the chart's probes time out after 3 s: well under it, far over what it takes
       assertThat(took).isLessThan(Duration.ofMillis(1500));

@@ -24,7 +24,7 @@ public final class InfoPortServer implements AutoCloseable {
   /** What a connection is answered with, after its request's head. */
   @FunctionalInterface
   interface Answer {
-    void write(OutputStream out) throws IOException, InterruptedException;
+    void write(OutputStream out, Socket s) throws IOException, InterruptedException;
   }
 
   private final ServerSocket server;
@@ -33,6 +33,9 @@ public final class InfoPortServer implements AutoCloseable {
 
   /** Requests whose head arrived. */
   public final AtomicInteger requests = new AtomicInteger();
+
+  /** The most connections it held open at once. */
+  public final AtomicInteger mostOpen = new AtomicInteger();
 
   /** Body bytes written, over all connections. */
   public final AtomicLong bodyBytes = new AtomicLong();
@@ -64,7 +67,7 @@ public final class InfoPortServer implements AutoCloseable {
     InfoPortServer[] self = new InfoPortServer[1];
     self[0] =
         new InfoPortServer(
-            out -> {
+            (out, socket) -> {
               head(out, "Transfer-Encoding: chunked");
               for (int i = 0; i < body.length; i += 4096) {
                 int n = Math.min(4096, body.length - i);
@@ -96,17 +99,26 @@ public final class InfoPortServer implements AutoCloseable {
         tls.getServerSocketFactory().createServerSocket(0, 128, InetAddress.getLoopbackAddress()));
   }
 
-  private static InfoPortServer trickling(Long length, Duration gap, ServerSocket socket) {
+  private static InfoPortServer trickling(Long length, Duration gap, ServerSocket listener) {
     InfoPortServer[] self = new InfoPortServer[1];
     self[0] =
         new InfoPortServer(
-            socket,
-            out -> {
+            listener,
+            (out, socket) -> {
               head(out, length == null ? "Connection: close" : "Content-Length: " + length);
               out.write('{');
               out.flush();
+              socket.setSoTimeout((int) gap.toMillis());
               while (true) {
-                Thread.sleep(gap.toMillis());
+                // wait out the gap reading: a client that hangs up is seen at once (its
+                // connection no longer counted open)
+                try {
+                  if (socket.getInputStream().read() < 0) {
+                    return;
+                  }
+                } catch (java.net.SocketTimeoutException e) {
+                  // the gap is over
+                }
                 out.write(' ');
                 out.flush();
                 self[0].bodyBytes.incrementAndGet();
@@ -123,7 +135,7 @@ public final class InfoPortServer implements AutoCloseable {
     InfoPortServer[] self = new InfoPortServer[1];
     self[0] =
         new InfoPortServer(
-            out -> {
+            (out, socket) -> {
               head(out, length == null ? "Connection: close" : "Content-Length: " + length);
               out.write("{\"beans\":[".getBytes(StandardCharsets.US_ASCII));
               byte[] block = new byte[64 << 10];
@@ -169,13 +181,14 @@ public final class InfoPortServer implements AutoCloseable {
         return; // closed
       }
       open.add(s);
+      mostOpen.accumulateAndGet(open.size(), Math::max);
       Thread t =
           new Thread(
               () -> {
                 try (s) {
                   readHead(s.getInputStream());
                   requests.incrementAndGet();
-                  answer.write(s.getOutputStream());
+                  answer.write(s.getOutputStream(), s);
                 } catch (IOException | InterruptedException e) {
                   // the client went away, or the server closed
                 } finally {
