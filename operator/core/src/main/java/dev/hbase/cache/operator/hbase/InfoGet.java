@@ -105,6 +105,10 @@ final class InfoGet {
     TooLarge() {
       super("answer larger than " + MAX_BODY + " bytes");
     }
+
+    TooLarge(long declared) {
+      super("answer of " + declared + " bytes declared, larger than the " + MAX_BODY + " read");
+    }
   }
 
   /**
@@ -194,7 +198,7 @@ final class InfoGet {
       body = new Chunked(in);
     } else if (head.length >= 0) {
       if (head.length > MAX_BODY) {
-        throw new TooLarge();
+        throw new TooLarge(head.length); // refused before a byte of it is read
       }
       body = new Limited(in, head.length, false);
     } else {
