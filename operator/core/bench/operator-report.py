@@ -8,14 +8,8 @@ import os
 import sys
 from datetime import datetime
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
 sys.path.insert(
     0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "hbase-it", "bench"))
-from report import machine  # noqa: E402
 
 GOALS = {"idle writes/min": 0, "reconcile p99 (ms)": 200, "RSS at 200 servers (MiB)": 300}
 
@@ -77,7 +71,8 @@ def noisy_section(n, date):
             f"{w.get('loadAverage', 'n/a')} |")
     out.append("")
     out.append(
-        f"- Quiet p99 beside the noisy tenant / alone: {fmt(n.get('quietP99Ratio'))}x "
+        f"- Quiet p99 beside the noisy tenant / alone: "
+        f"{fmt(n.get('quietP99Ratio')) + 'x' if n.get('quietP99Ratio') is not None else 'n/a'} "
         f"(goal <= 2x: {'met' if n.get('goalP99WithinTwice') else '**not met**'}).")
     out.append(
         f"- Peak RSS of the operator's process: {fmt(n.get('operatorProcessPeakRssMiB'), ' MiB')} "
@@ -86,6 +81,10 @@ def noisy_section(n, date):
         f"- The noisy policy's Degraded condition: `{x.get('noisyPolicyDegraded')}`; its stalled "
         f"asks held at once: {fmt(x.get('noisyStalledAsksHeldAtOnce'))} (its namespace's share of "
         "the scrape pool: 4 of 16).")
+    if n.get("operatorExitedAfterSeconds") is not None:
+        out.append(
+            f"- The operator's process exited {n['operatorExitedAfterSeconds']} s after the noisy "
+            "tenant came (its log: `operator/core/target/bench/operator-process-noisy-*.log`).")
     out.append(f"- Flooding the namespace with the ConfigMaps took {n.get('configMapFloodSeconds')} s.\n")
     out.append(NOISY_END)
     return out
@@ -127,6 +126,13 @@ def main(path, docs):
     if not pts:
         sys.exit("operator-report.py: the report needs a point with the operator in the benchmark's "
                  "JVM (a bench.points entry without 'p'); the measurements are in " + path)
+    # the whole report and its plot (the noisy row alone needs neither)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from report import machine
+
     m = machine()
     out = []
     out.append("# The operator at scale\n")

@@ -267,8 +267,17 @@ final class InfoGet {
     }
   }
 
+  /** A body's stream: its one-byte read as its array read. */
+  private abstract static class Body extends InputStream {
+    @Override
+    public int read() throws IOException {
+      byte[] one = new byte[1];
+      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+    }
+  }
+
   /** At most {@code limit} bytes: then EOF ({@code fail} false) or {@link TooLarge} (true). */
-  private static final class Limited extends InputStream {
+  private static final class Limited extends Body {
     private final InputStream in;
     private final boolean fail;
     private long left;
@@ -277,12 +286,6 @@ final class InfoGet {
       this.in = in;
       this.left = limit;
       this.fail = fail;
-    }
-
-    @Override
-    public int read() throws IOException {
-      byte[] one = new byte[1];
-      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override
@@ -309,7 +312,7 @@ final class InfoGet {
   }
 
   /** A chunked body (RFC 9112 7.1), its chunk extensions and trailers ignored. */
-  private static final class Chunked extends InputStream {
+  private static final class Chunked extends Body {
     private final InputStream in;
     private long left; // of the current chunk
     private boolean done;
@@ -317,12 +320,6 @@ final class InfoGet {
 
     Chunked(InputStream in) {
       this.in = in;
-    }
-
-    @Override
-    public int read() throws IOException {
-      byte[] one = new byte[1];
-      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override

@@ -12,10 +12,6 @@ import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.metrics.CacheProbe;
 import dev.hbase.cache.operator.metrics.ScrapePool;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.io.IOException;
 import java.time.Clock;
@@ -162,65 +158,7 @@ class NoisyNeighbourIT extends OperatorHarness {
 
   /** A namespace with its base hbase-site, a StatefulSet of {@code replicas} and Ready pods. */
   private SimulatedHBase tenant(String namespace, int replicas, String subnet) {
-    client
-        .resource(
-            new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build())
-        .create();
-    client
-        .resource(
-            new ConfigMapBuilder()
-                .withNewMetadata()
-                .withName("hbase-site")
-                .withNamespace(namespace)
-                .endMetadata()
-                .addToData(
-                    "hbase-site.xml",
-                    "<configuration>\n<property><name>hbase.zookeeper.quorum</name><value>zk."
-                        + namespace
-                        + "</value></property>\n</configuration>\n")
-                .build())
-        .create();
-    client
-        .resource(
-            new StatefulSetBuilder()
-                .withNewMetadata()
-                .withName(STS)
-                .withNamespace(namespace)
-                .endMetadata()
-                .withNewSpec()
-                .withReplicas(replicas)
-                .withServiceName(STS)
-                .withNewSelector()
-                .addToMatchLabels("app", "rs")
-                .endSelector()
-                .withNewTemplate()
-                .withNewMetadata()
-                .addToLabels("app", "rs")
-                .endMetadata()
-                .withNewSpec()
-                .addNewContainer()
-                .withName("regionserver")
-                .withImage("hbase:2.6.4")
-                .withNewResources()
-                .addToLimits("memory", new Quantity("4Gi"))
-                .addToRequests("memory", new Quantity("4Gi"))
-                .endResources()
-                .addNewVolumeMount()
-                .withName("config")
-                .withMountPath("/etc/hbase")
-                .endVolumeMount()
-                .endContainer()
-                .addNewVolume()
-                .withName("config")
-                .withNewConfigMap()
-                .withName("hbase-site")
-                .endConfigMap()
-                .endVolume()
-                .endSpec()
-                .endTemplate()
-                .endSpec()
-                .build())
-        .create();
+    FakeKube.tenant(client, namespace, "zk." + namespace, replicas);
     SimulatedHBase hbase = new SimulatedHBase(Instant::now);
     Map<String, List<String>> regions = new LinkedHashMap<>();
     for (int i = 0; i < replicas; i++) {

@@ -8,9 +8,6 @@ import dev.hbase.cache.operator.controller.OperatorScaleBench.Point;
 import dev.hbase.cache.operator.hbase.InfoPortServer;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -99,6 +96,29 @@ final class NoisyNeighbourPoint {
               OperatorScaleBench.OUT.resolve("operator-process-noisy-" + run + ".log"));
       AtomicBoolean churning = new AtomicBoolean();
       Thread churn = null;
+      // the process's peak RSS, looked at every second: its last figure stays if it dies
+      java.util.concurrent.atomic.AtomicLong peak = new java.util.concurrent.atomic.AtomicLong();
+      java.util.concurrent.atomic.AtomicReference<Instant> died =
+          new java.util.concurrent.atomic.AtomicReference<>();
+      Thread memory =
+          new Thread(
+              () -> {
+                while (died.get() == null) {
+                  if (!alive(op)) {
+                    died.set(Instant.now());
+                    return;
+                  }
+                  peak.accumulateAndGet(peakRss(op), Math::max);
+                  try {
+                    Thread.sleep(1000);
+                  } catch (InterruptedException e) {
+                    return;
+                  }
+                }
+              },
+              "noisy-memory");
+      memory.setDaemon(true);
+      memory.start();
       try {
         for (String ns : quiet.namespaces) {
           quiet.policy(ns);
@@ -115,7 +135,7 @@ final class NoisyNeighbourPoint {
         Instant t0 = Instant.now();
         SimulatedHBase noisyHBase = noisyTenant(noisyNs, subnet, quiet);
         r.put("configMapFloodSeconds", Duration.between(t0, Instant.now()).toSeconds());
-        policy(noisyNs);
+        quiet.policy(noisyNs); // the same policy as the quiet ones
         AtomicInteger churns = new AtomicInteger();
         churning.set(true);
         churn =
@@ -156,7 +176,10 @@ final class NoisyNeighbourPoint {
         beside.put("churnPatches", churns.get());
         beside.put("noisySimulatedConnects", noisyHBase.connects);
         r.put("noisy", beside);
-        r.put("operatorProcessPeakRssMiB", peakRss(op));
+        r.put("operatorProcessPeakRssMiB", Math.max(peak.get(), peakRss(op)));
+        if (died.get() != null) {
+          r.put("operatorExitedAfterSeconds", Duration.between(t0, died.get()).toSeconds());
+        }
         Map<String, Object> baseline = cast(r.get("baseline"));
         Double p0 = (Double) baseline.get("quietReconcileP99Ms");
         Double p1 = (Double) beside.get("quietReconcileP99Ms");
@@ -166,6 +189,7 @@ final class NoisyNeighbourPoint {
             "goalRssUnderLimit",
             alive(op) && (Long) r.get("operatorProcessPeakRssMiB") < LIMIT_MIB);
       } finally {
+        memory.interrupt();
         churning.set(false);
         if (churn != null) {
           churn.interrupt();
@@ -222,9 +246,8 @@ final class NoisyNeighbourPoint {
 
   /** The noisy namespace: its flood of ConfigMaps, base hbase-site, 16 Ready pods. */
   private SimulatedHBase noisyTenant(String ns, String subnet, Point quiet) {
-    client
-        .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-        .create();
+    String quorum = "zk." + ns;
+    FakeKube.tenant(client, ns, quorum, NOISY_PODS);
     String filler = "x".repeat(CONFIGMAP_BYTES);
     for (int i = 0; i < FLOOD_CONFIGMAPS; i++) {
       client
@@ -238,63 +261,6 @@ final class NoisyNeighbourPoint {
                   .build())
           .create();
     }
-    String quorum = "zk." + ns;
-    client
-        .resource(
-            new ConfigMapBuilder()
-                .withNewMetadata()
-                .withName("hbase-site")
-                .withNamespace(ns)
-                .endMetadata()
-                .addToData(
-                    "hbase-site.xml",
-                    "<configuration>\n<property><name>hbase.zookeeper.quorum</name><value>"
-                        + quorum
-                        + "</value></property>\n</configuration>\n")
-                .build())
-        .create();
-    client
-        .resource(
-            new StatefulSetBuilder()
-                .withNewMetadata()
-                .withName("rs")
-                .withNamespace(ns)
-                .endMetadata()
-                .withNewSpec()
-                .withReplicas(NOISY_PODS)
-                .withServiceName("rs")
-                .withNewSelector()
-                .addToMatchLabels("app", "rs")
-                .endSelector()
-                .withNewTemplate()
-                .withNewMetadata()
-                .addToLabels("app", "rs")
-                .endMetadata()
-                .withNewSpec()
-                .addNewContainer()
-                .withName("regionserver")
-                .withImage("hbase:2.6.4")
-                .withNewResources()
-                .addToLimits("memory", new Quantity("4Gi"))
-                .addToRequests("memory", new Quantity("4Gi"))
-                .endResources()
-                .addNewVolumeMount()
-                .withName("config")
-                .withMountPath("/etc/hbase")
-                .endVolumeMount()
-                .endContainer()
-                .addNewVolume()
-                .withName("config")
-                .withNewConfigMap()
-                .withName("hbase-site")
-                .endConfigMap()
-                .endVolume()
-                .endSpec()
-                .endTemplate()
-                .withVolumeClaimTemplates(new ArrayList<>())
-                .endSpec()
-                .build())
-        .create();
     SimulatedHBase hbase = new SimulatedHBase(Instant::now);
     Map<String, List<String>> regions = new LinkedHashMap<>();
     for (int i = 0; i < NOISY_PODS; i++) {
@@ -310,16 +276,6 @@ final class NoisyNeighbourPoint {
         .pollInterval(Duration.ofSeconds(1))
         .until(() -> kube.allReadyAndRegistered(NOISY_PODS));
     return hbase;
-  }
-
-  private void policy(String ns) {
-    String doc =
-        "apiVersion: cache.hbase.dev/v1alpha1\nkind: BlockCachePolicy\nmetadata:\n"
-            + "  name: cache\n  namespace: "
-            + ns
-            + "\nspec:\n  targetRef:\n    name: rs\n  hbaseSiteConfigMap: hbase-site\n"
-            + "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n";
-    client.resource(Serialization.unmarshal(doc, BlockCachePolicy.class)).create();
   }
 
   private String degraded(String ns) {

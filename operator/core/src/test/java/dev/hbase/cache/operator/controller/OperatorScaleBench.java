@@ -14,11 +14,6 @@ import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.metrics.CacheProbe;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubeapitest.junit.KubeConfig;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.http.BasicBuilder;
@@ -396,65 +391,8 @@ class OperatorScaleBench {
     void cluster(int c) {
       String ns = "scale-" + run + "-" + c;
       namespaces.add(ns);
-      client
-          .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-          .create();
       String quorum = "zk." + ns;
-      client
-          .resource(
-              new ConfigMapBuilder()
-                  .withNewMetadata()
-                  .withName("hbase-site")
-                  .withNamespace(ns)
-                  .endMetadata()
-                  .addToData(
-                      "hbase-site.xml",
-                      "<configuration>\n<property><name>hbase.zookeeper.quorum</name><value>"
-                          + quorum
-                          + "</value></property>\n</configuration>\n")
-                  .build())
-          .create();
-      StatefulSet sts =
-          new StatefulSetBuilder()
-              .withNewMetadata()
-              .withName("rs")
-              .withNamespace(ns)
-              .endMetadata()
-              .withNewSpec()
-              .withReplicas(replicas)
-              .withServiceName("rs")
-              .withNewSelector()
-              .addToMatchLabels("app", "rs")
-              .endSelector()
-              .withNewTemplate()
-              .withNewMetadata()
-              .addToLabels("app", "rs")
-              .endMetadata()
-              .withNewSpec()
-              .addNewContainer()
-              .withName("regionserver")
-              .withImage("hbase:2.6.4")
-              .withNewResources()
-              .addToLimits("memory", new Quantity("4Gi"))
-              .addToRequests("memory", new Quantity("4Gi"))
-              .endResources()
-              .addNewVolumeMount()
-              .withName("config")
-              .withMountPath("/etc/hbase")
-              .endVolumeMount()
-              .endContainer()
-              .addNewVolume()
-              .withName("config")
-              .withNewConfigMap()
-              .withName("hbase-site")
-              .endConfigMap()
-              .endVolume()
-              .endSpec()
-              .endTemplate()
-              .withVolumeClaimTemplates(new ArrayList<>())
-              .endSpec()
-              .build();
-      client.resource(sts).create();
+      FakeKube.tenant(client, ns, quorum, replicas);
       SimulatedHBase hbase = new SimulatedHBase(Instant::now);
       hbase.reportDelay = Duration.ofMillis(300);
       Map<String, List<String>> regions = new LinkedHashMap<>();
