@@ -84,13 +84,22 @@ public final class InfoAsker implements AutoCloseable {
     Instant now = clock.instant();
     Map<String, Answer> out = new HashMap<>();
     Map<PodView, ScrapePool.Job<Answer>> asked = new LinkedHashMap<>();
+    if (budget.leftNanos() == 0) {
+      // the reconcile spent its time for info servers already (an earlier step's asks stalled)
+      pods.forEach(p -> out.put(p.name(), Answer.NONE));
+      return out;
+    }
     for (PodView p : pods) {
       Stall s = stalled.get(key(budget, info, p));
       if (s != null && s.at().plus(ASK_AGAIN).isAfter(now)) {
         out.put(p.name(), Answer.NONE); // stalled a moment ago: not asked again yet
         continue;
       }
-      asked.put(p, pool.ask(budget.tenant(), key(budget, info, p), () -> answer(info, p, withGc)));
+      ScrapePool.Job<Answer> job =
+          pool.ask(budget.tenant(), key(budget, info, p), () -> answer(info, p, withGc));
+      // its outcome is remembered when it ends, also when no reconcile waits for it any more
+      job.answer().thenAccept(a -> remember(budget, info, p, a));
+      asked.put(p, job);
     }
     long t0 = nanoTime.getAsLong();
     try {
@@ -101,11 +110,12 @@ public final class InfoAsker implements AutoCloseable {
         Answer a;
         try {
           a = job.answer().get(Math.max(0, left), TimeUnit.NANOSECONDS);
-          remember(budget, info, p, a);
+          remember(budget, info, p, a); // at once too, for this reconcile's own report
         } catch (TimeoutException late) {
           a = Answer.NONE;
-          if (job.started()) {
-            // it runs to its deadline without this reconcile; stalled until it answers
+          if (job.runningNanos() >= budget.total().toNanos() / 2) {
+            // it runs to its deadline without this reconcile; stalled until it answers (one
+            // that started late, behind its namespace's share, is not judged on that little)
             stalled.put(
                 key(budget, info, p),
                 new Stall(
@@ -113,7 +123,7 @@ public final class InfoAsker implements AutoCloseable {
                     info.address(p),
                     "no answer within the reconcile's " + budget.total().toSeconds() + " s",
                     clock.instant()));
-          } else {
+          } else if (!job.started()) {
             pool.drop(job); // its namespace's share was busy all along: asked again next time
           }
         } catch (CancellationException | ExecutionException dropped) {

@@ -42,6 +42,7 @@ public final class ScrapePool implements AutoCloseable {
     final Supplier<T> work;
     final CompletableFuture<T> answer = new CompletableFuture<>();
     volatile boolean started;
+    volatile long startedAt; // System.nanoTime()
 
     Job(String tenant, String key, Supplier<T> work) {
       this.tenant = tenant;
@@ -52,6 +53,11 @@ public final class ScrapePool implements AutoCloseable {
     /** Whether a thread has taken it (false: still in its namespace's queue). */
     boolean started() {
       return started;
+    }
+
+    /** How long it has run, in ns (0: not started). */
+    long runningNanos() {
+      return started ? System.nanoTime() - startedAt : 0;
     }
 
     CompletableFuture<T> answer() {
@@ -157,6 +163,7 @@ public final class ScrapePool implements AutoCloseable {
   }
 
   private <T> void start(Job<T> job) {
+    job.startedAt = System.nanoTime();
     job.started = true;
     busy++;
     running.merge(job.tenant, 1, Integer::sum);
