@@ -264,7 +264,7 @@ roll-plot: plot-venv ## make e2e's rolls as a picture (reads/s, p99, the cluster
 # The benchmark JVM as the chart runs the operator: its javaOpts under the chart's 512Mi memory limit
 # (MaxRAM stands for the container's limit; in such a container the JVM picks the Serial GC itself)
 BENCH_OPERATOR_JVM ?= -XX:MaxRAM=512m -XX:MaxRAMPercentage=70 -XX:TieredStopAtLevel=1 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -XX:-UsePerfData -XX:NativeMemoryTracking=summary
-bench-operator: kube-api-test-binaries ## the operator at 3, 52 and 200 simulated RegionServers on a real kube-apiserver, then at 200 in its own process from its jar (~20 min, not a test): docs/bench-operator.md
+bench-operator: kube-api-test-binaries ## the operator at 3, 52 and 200 simulated RegionServers on a real kube-apiserver, then at 200 in its own process from its jar, then the noisy-neighbour row (~35 min, not a test; that row alone: BENCH_ARGS=-Dbench.points=noisy): docs/bench-operator.md
 	cd operator && $(MVN) $(MVN_FLAGS) -pl core -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
 	  -Dit.test=OperatorScaleBench -Dfailsafe.failIfNoSpecifiedTests=false -DargLine="$(BENCH_OPERATOR_JVM)" \
 	  -Dbench.operatorJvm="$(BENCH_OPERATOR_JVM)" $(BENCH_ARGS)

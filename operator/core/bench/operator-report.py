@@ -8,14 +8,8 @@ import os
 import sys
 from datetime import datetime
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
 sys.path.insert(
     0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "hbase-it", "bench"))
-from report import machine  # noqa: E402
 
 GOALS = {"idle writes/min": 0, "reconcile p99 (ms)": 200, "RSS at 200 servers (MiB)": 300}
 
@@ -41,6 +35,92 @@ def operator_heap(p):
     return v if v is not None and v > 0 else None
 
 
+NOISY_START = "<!-- noisy-neighbour: start (operator-report.py) -->"
+NOISY_END = "<!-- noisy-neighbour: end -->"
+
+
+def noisy_section(n, date):
+    """The noisy-neighbour row (NoisyNeighbourPoint), between markers: a run of that row alone
+    (-Dbench.points=noisy) replaces this section of docs/bench-operator.md and nothing else."""
+    b, x, sc = n["baseline"], n.get("noisy", {}), n.get("stallAndChurn", {})
+    dead = n.get("operatorExitedAfterSeconds") is not None
+    out = [NOISY_START, "## A noisy neighbour\n"]
+    out.append(
+        f"Measured {date:%Y-%m-%d %H:%M} UTC. {n['quietPolicies']} quiet policies "
+        f"({n['quietRegionServers']} simulated RegionServers) and the operator in a process of "
+        "its own, from its jar, under the chart's JVM options (as in the point above), first alone, "
+        "then beside one noisy tenant: its 16 Ready pods' info ports stall (the operator's "
+        "production scraper asks a socket server of the benchmark that sends the headers of a "
+        "1 GB body and then a byte every 2 s, or a body of no declared length at that pace), "
+        "its policy's `spec.hbase.zookeeperZnodeParent` is patched to a new value every 2 s "
+        f"({fmt(x.get('churnPatches'))} patches), and then its namespace gets "
+        f"{n.get('floodConfigMaps', 320)} ConfigMaps of 1 MiB that no policy names. Windows of "
+        f"{b['seconds']} s: alone, beside the stall and the churn, beside all three (the row); "
+        "reconcile time as above, the noisy namespace's own series left out. "
+        "`make bench-operator BENCH_ARGS=-Dbench.points=noisy` runs this row alone.\n")
+    out.append(
+        "| window | operator running | quiet reconciles | quiet reconcile p50 / p99 | process "
+        "CPU (cores) | RSS at the end | peak RSS | load average |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, w in (("alone (baseline)", b), ("beside the stall and the churn", sc),
+                    ("beside all three (the row)", x)):
+        if not w:
+            continue
+        out.append(
+            f"| {name} | {'yes' if w.get('operatorRunning') else '**no**'} | "
+            f"{fmt(w.get('quietReconciles'))} | {fmt(w.get('quietReconcileP50Ms'), ' ms')} / "
+            f"{fmt(w.get('quietReconcileP99Ms'), ' ms')} | {fmt(w.get('processCpuCores'))} | "
+            f"{fmt(w.get('rssMiB'), ' MiB')} | {fmt(w.get('peakRssMiB'), ' MiB')} | "
+            f"{w.get('loadAverage', 'n/a')} |")
+    out.append("")
+    out.append(
+        f"- Quiet p99 beside the noisy tenant / alone: "
+        f"{fmt(n.get('quietP99Ratio')) + 'x' if n.get('quietP99Ratio') is not None else 'n/a'} "
+        f"(goal <= 2x: {'met' if n.get('goalP99WithinTwice') else '**not met**'}).")
+    out.append(
+        f"- Peak RSS of the operator's process: {fmt(n.get('operatorProcessPeakRssMiB'), ' MiB')} "
+        f"(goal under the chart's 512 Mi limit: {'met' if n.get('goalRssUnderLimit') else '**not met**'}).")
+    if sc.get("quietReconcileP99Ms") is not None and b.get("quietReconcileP99Ms"):
+        out.append(
+            "- Beside the stall and the churn alone: quiet p99 "
+            f"{fmt(round(sc['quietReconcileP99Ms'] / b['quietReconcileP99Ms'], 2))}x the "
+            "baseline's.")
+    degraded = sc.get("noisyPolicyDegraded") or x.get("noisyPolicyDegraded")
+    if degraded:
+        out.append(f"- The noisy policy's Degraded condition: `{degraded[:300]}`.")
+    if not dead:
+        out.append(
+            f"- The noisy namespace's stalled asks held at once: "
+            f"{fmt(x.get('noisyStalledAsksHeldAtOnce'))} (its share of the scrape pool: 4 of 16).")
+    if n.get("operatorExitedAfterSeconds") is not None:
+        out.append(
+            f"- The operator's process exited {n['operatorExitedAfterSeconds']} s after the noisy "
+            "tenant came (its log: `operator/core/target/bench/operator-process-noisy-*.log`).")
+    out.append(f"- Flooding the namespace with the ConfigMaps took {n.get('configMapFloodSeconds')} s.\n")
+    out.append(NOISY_END)
+    return out
+
+
+def splice_noisy(docs, section):
+    """Puts the noisy-neighbour section into the existing docs/bench-operator.md: in place of the
+    one between the markers, else before the goals."""
+    path = os.path.join(docs, "bench-operator.md")
+    with open(path) as f:
+        text = f.read()
+    block = "\n".join(section)
+    if NOISY_START in text and NOISY_END in text:
+        before = text[:text.index(NOISY_START)]
+        after = text[text.index(NOISY_END) + len(NOISY_END):]
+        text = before + block + after
+    elif "## Against the goals" in text:
+        i = text.index("## Against the goals")
+        text = text[:i] + block + "\n\n" + text[i:]
+    else:
+        text = text + "\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def main(path, docs):
     with open(path) as f:
         r = json.load(f)
@@ -48,9 +128,22 @@ def main(path, docs):
     # and those where it ran in a process of its own, from its jar (its memory alone)
     pts = [p for p in r["points"] if not p.get("operatorOwnProcess")]
     own = [p for p in r["points"] if p.get("operatorOwnProcess")]
+    noisy = r.get("noisyNeighbour")
+    date = datetime.fromisoformat(r["date"][:19])
+    if not pts and noisy:
+        # the noisy-neighbour row alone: its section of the existing report, the rest untouched
+        splice_noisy(docs, noisy_section(noisy, date))
+        return
     if not pts:
         sys.exit("operator-report.py: the report needs a point with the operator in the benchmark's "
                  "JVM (a bench.points entry without 'p'); the measurements are in " + path)
+    # the whole report and its plot (the noisy row alone needs neither)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from report import machine
+
     m = machine()
     out = []
     out.append("# The operator at scale\n")
@@ -271,6 +364,9 @@ def main(path, docs):
             if v >= 1:
                 out.append(f"| {k} | {v} |")
         out.append("")
+    if noisy:
+        out.extend(noisy_section(noisy, date))
+        out.append("")
     out.append("## Against the goals (issue 12)\n")
     out.append(
         f"- Idle API writes: {fmt(big['idle']['writesPerMinute'])} per minute at "
@@ -304,10 +400,12 @@ def main(path, docs):
         "chart's JVM settings (goal RSS < 300 MiB for the operator; this JVM also holds the "
         "simulation: its heap, its threads and its clients).")
     out.append(
-        "- Scraping: a policy's servers are scraped at once on a pool shared by all policies "
-        "(16 requests in flight at most, each bounded by the probe's timeout: 5 s in production); "
-        "policies reconcile in parallel (JOSDK's executor), so a slow server delays only its own "
-        "policy's reconcile, by at most the timeout, and no other server's scrape (see above).\n")
+        "- Scraping: a policy's servers are asked at once on a pool shared by all policies (16 "
+        "threads, at most 4 of them for one namespace's asks; each ask ends within 10 s, twice the "
+        "5 s timeout, whatever the server sends, and reads at most 4 MiB); a reconcile waits for "
+        "its info servers 15 s at most; policies reconcile in parallel (JOSDK's executor), so a "
+        "slow server delays only its own policy's reconcile and holds only its namespace's share "
+        "of the pool (see above, and the noisy neighbour).\n")
     out.append("![operator at scale](bench-operator.png)\n")
     with open(os.path.join(docs, "bench-operator.md"), "w") as f:
         f.write("\n".join(out))

@@ -56,8 +56,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code ALLOW_JVM_AGENTS} ({@code true}: policies may load JVM agents, default false),
  *       {@code ALLOW_ANY_JVM_OPTIONS} ({@code true}: any jvm.extraOptions but the sized ones;
  *       default false: the allow-list of {@link JvmOptions}).
- *   <li>{@code HTTP_PORT} (default 8080): {@code /healthz} (fails after a minute without an answer
- *       from the API server), {@code /readyz}, {@code /metrics}.
+ *   <li>{@code HTTP_PORT} (default 8080): {@code /metrics}.
+ *   <li>{@code PROBE_PORT} (default 8081): {@code /healthz} (fails after a minute without an answer
+ *       from the API server) and {@code /readyz}, on a listener of their own ({@link ProbeServer}).
  * </ul>
  */
 public final class BlockCacheOperator {
@@ -67,6 +68,7 @@ public final class BlockCacheOperator {
   private final BlockCachePolicyReconciler reconciler;
   private final PrometheusMeterRegistry registry;
   private HttpServer http;
+  private ProbeServer probes;
 
   /** How long the API server may not answer before /healthz fails. */
   static final Duration HEALTH_GRACE = Duration.ofSeconds(60);
@@ -82,14 +84,14 @@ public final class BlockCacheOperator {
   /** How long a client may take to send its request before the server closes the exchange. */
   public static final long MAX_REQUEST_SECONDS = 5;
 
-  /** Scrapes served at once; the pool has two threads more, for the probes. */
+  /** Scrapes served at once; the pool has two threads more, to turn a third away (503). */
   public static final int SCRAPES = 2;
 
   private final java.util.concurrent.Semaphore scrapes =
       new java.util.concurrent.Semaphore(SCRAPES);
 
   /**
-   * Threads serving /healthz, /readyz and /metrics: probes and scrapes never wait for each other.
+   * Threads serving /metrics (the probes have their own listener and thread: {@link ProbeServer}).
    */
   private final java.util.concurrent.ExecutorService httpPool =
       Executors.newFixedThreadPool(
@@ -155,13 +157,33 @@ public final class BlockCacheOperator {
   }
 
   /**
-   * Serves /healthz (the API server answered within the last minute: {@link ApiServerHealth}),
-   * /readyz (informers healthy) and /metrics (Prometheus).
+   * Serves /metrics (Prometheus) on {@code port}, and on {@code probePort} /healthz (the API server
+   * answered within the last minute: {@link ApiServerHealth}) and /readyz (informers healthy), on a
+   * listener of their own that neither scrapes nor stalled clients can hold ({@link ProbeServer}).
+   * Port 0: any free one ({@link #probePort}).
    */
-  public void serveHttp(int port, KubernetesClient client) throws IOException {
+  public void serveHttp(int port, int probePort, KubernetesClient client) throws IOException {
     ApiServerHealth health =
         new ApiServerHealth(client::getKubernetesVersion, Clock.systemUTC(), HEALTH_GRACE);
     checks.scheduleWithFixedDelay(health::check, 0, 10, TimeUnit.SECONDS);
+    probes =
+        new ProbeServer(
+            probePort,
+            Map.of(
+                "/healthz",
+                () -> {
+                  String problem = health.problem();
+                  return new ProbeServer.Answer(
+                      problem == null ? 200 : 503, problem == null ? "ok" : problem);
+                },
+                "/readyz",
+                () -> {
+                  var info = operator.getRuntimeInfo();
+                  boolean ready = info.isStarted() && info.allEventSourcesAreHealthy();
+                  return new ProbeServer.Answer(
+                      ready ? 200 : 503,
+                      ready ? "ok" : "not ready: " + info.unhealthyEventSources());
+                }));
     // A client that sends part of a request and stalls holds a pool thread while the server reads
     // it: the JDK server closes such an exchange after maxReqTime (none by default), and one whose
     // response the client does not read after maxRspTime. Read once, at the JVM's first server.
@@ -172,27 +194,12 @@ public final class BlockCacheOperator {
         "sun.net.httpserver.maxRspTime", System.getProperty("sun.net.httpserver.maxRspTime", "30"));
     http = HttpServer.create(new InetSocketAddress(port), 0);
     // Each exchange on a pool thread of its own: without an executor the server runs every handler
-    // on its one dispatcher thread, and a slow /metrics (a slow or stuck scraper, many policies)
-    // held /healthz until the kubelet restarted a healthy operator.
+    // on its one dispatcher thread.
     http.setExecutor(httpPool);
-    http.createContext(
-        "/healthz",
-        ex -> {
-          String problem = health.problem();
-          respond(ex, problem == null ? 200 : 503, problem == null ? "ok" : problem);
-        });
-    http.createContext(
-        "/readyz",
-        ex -> {
-          var info = operator.getRuntimeInfo();
-          boolean ready = info.isStarted() && info.allEventSourcesAreHealthy();
-          respond(
-              ex, ready ? 200 : 503, ready ? "ok" : "not ready: " + info.unhealthyEventSources());
-        });
     http.createContext(
         "/metrics",
         ex -> {
-          // at most SCRAPES at once: the other pool threads stay free for the probes
+          // at most SCRAPES at once: a third is turned away at once
           if (!scrapes.tryAcquire()) {
             respond(ex, 503, "another scrape is in progress");
             return;
@@ -208,6 +215,11 @@ public final class BlockCacheOperator {
     http.start();
   }
 
+  /** The port /healthz and /readyz answer on ({@link #serveHttp}). */
+  public int probePort() {
+    return probes.port();
+  }
+
   public void stop() {
     checks.shutdownNow();
     httpPool.shutdownNow();
@@ -215,6 +227,9 @@ public final class BlockCacheOperator {
     reconciler.close(); // sends the events the last reconciles recorded
     if (http != null) {
       http.stop(0);
+    }
+    if (probes != null) {
+      probes.close();
     }
   }
 
@@ -326,7 +341,10 @@ public final class BlockCacheOperator {
     KubernetesClient client = new KubernetesClientBuilder().build();
     BlockCacheOperator op =
         new BlockCacheOperator(client, namespaces, le, productionReconciler(leading::get));
-    op.serveHttp(Integer.parseInt(env.getOrDefault("HTTP_PORT", "8080")), client);
+    op.serveHttp(
+        Integer.parseInt(env.getOrDefault("HTTP_PORT", "8080")),
+        Integer.parseInt(env.getOrDefault("PROBE_PORT", "8081")),
+        client);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(

@@ -14,9 +14,11 @@ import dev.hbase.cache.operator.controller.Observation.Why;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.controller.PlanStep.Refused;
 import dev.hbase.cache.operator.metrics.CacheProbe;
+import dev.hbase.cache.operator.metrics.InfoAsker;
 import dev.hbase.cache.operator.metrics.InfoServers;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.metrics.PolicyMetrics;
+import dev.hbase.cache.operator.metrics.ScrapePool;
 import dev.hbase.cache.operator.metrics.SecuredProbes;
 import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.roll.Roller;
@@ -60,7 +62,7 @@ import org.slf4j.LoggerFactory;
  *       #updateErrorStatus}).
  * </ol>
  *
- * An invalid policy touches nothing. Over ~400 lines (about 450): the reconcile's page of steps,
+ * An invalid policy touches nothing. Over ~400 lines (about 470): the reconcile's page of steps,
  * its cleanup (the finalizer, giving HBase back) and the event sources JOSDK asks of the reconciler
  * itself; each step is its own class.
  */
@@ -145,8 +147,10 @@ public class BlockCachePolicyReconciler
     this.credentials =
         new CredentialsStep(
             new dev.hbase.cache.operator.connection.KerberosIdentities(clusters::closeAll));
-    this.metrics = new MetricsCollector();
-    this.infoServers = new InfoServersStep(probe, secured, clusterDomain);
+    // one pool of threads for every policy's info servers, shared out by namespace
+    InfoAsker asker = new InfoAsker(new ScrapePool());
+    this.metrics = new MetricsCollector(asker);
+    this.infoServers = new InfoServersStep(probe, secured, clusterDomain, asker);
     this.roll = new RollStep(clusters, metrics, events, leading);
     this.recommend = new RecommendStep(events, jvmTrust);
     this.apply = new ApplyStep(storage, events);
@@ -295,6 +299,11 @@ public class BlockCachePolicyReconciler
             observed.pods(),
             RecommendStep.enabled(policy.getSpec()),
             c.now());
+    String stalled = metrics.stalled(info, observed.pods());
+    if (stalled != null) {
+      // the roll and the others' policies go on; this policy's figures from those pods are missing
+      status.degradedUnlessSo(Reason.InfoServerStalled, stalled);
+    }
     status.balance();
     recommend.update(c, status.status(), planned.plan(), intervals);
     return write(

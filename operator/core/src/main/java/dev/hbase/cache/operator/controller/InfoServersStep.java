@@ -7,14 +7,15 @@ import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.metrics.CacheProbe;
+import dev.hbase.cache.operator.metrics.InfoAsker;
 import dev.hbase.cache.operator.metrics.InfoServers;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
+import dev.hbase.cache.operator.metrics.ScrapeBudget;
 import dev.hbase.cache.operator.metrics.SecuredProbes;
 import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.render.SiteXml;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
 
@@ -55,6 +56,7 @@ final class InfoServersStep {
   private final CacheProbe plain;
   private final SecuredProbes secured;
   private final String clusterDomain;
+  private final InfoAsker asker;
 
   /**
    * Per probe (a CA and an identity), the pods (uid and name) whose server proved its name and was
@@ -80,11 +82,13 @@ final class InfoServersStep {
    * @param plain the probe for plain HTTP
    * @param secured the probes for HTTPS
    * @param clusterDomain the cluster's DNS domain (the chart's clusterDomain, cluster.local)
+   * @param asker asks the servers (the shared pool, each reconcile within its budget)
    */
-  InfoServersStep(CacheProbe plain, SecuredProbes secured, String clusterDomain) {
+  InfoServersStep(CacheProbe plain, SecuredProbes secured, String clusterDomain, InfoAsker asker) {
     this.plain = plain;
     this.secured = secured;
     this.clusterDomain = clusterDomain;
+    this.asker = asker;
   }
 
   Result resolve(PolicyContext c, Observed o, KerberosLogin login) {
@@ -101,8 +105,10 @@ final class InfoServersStep {
     if (r != null) {
       return r;
     }
+    // the reconcile's time for its info servers, on its namespace's share of the scrape pool
+    ScrapeBudget budget = ScrapeBudget.of(c.namespace());
     if (tls == null) {
-      return new Access(InfoServers.byIp(plain, port));
+      return new Access(InfoServers.byIp(plain, port).within(budget));
     }
     String where = "ConfigMap " + c.namespace() + "/" + tls.getCaConfigMap();
     Optional<ConfigMap> cm = c.configMap(tls.getCaConfigMap());
@@ -146,7 +152,8 @@ final class InfoServersStep {
           Reason.TlsCaInvalid,
           where + " key " + key + " holds no PEM certificate: " + cut(e.getMessage()));
     }
-    InfoServers info = InfoServers.byName(probe, port, service, c.namespace(), clusterDomain);
+    InfoServers info =
+        InfoServers.byName(probe, port, service, c.namespace(), clusterDomain).within(budget);
     Optional<Refused> bad = refused(info, o, where, c.now());
     return bad.isPresent() ? bad.get() : new Access(info);
   }
@@ -194,28 +201,34 @@ final class InfoServersStep {
     java.util.Set<String> known =
         trusted.computeIfAbsent(
             info.probe(), k -> java.util.concurrent.ConcurrentHashMap.newKeySet());
+    java.util.List<PodView> check = new java.util.ArrayList<>();
     for (PodView pod : o.pods()) {
       if (!pod.ready() || pod.terminating() || pod.ip() == null) {
         continue;
       }
-      String name = info.name(pod);
-      String seen = pod.uid() + "|" + name;
+      String seen = pod.uid() + "|" + info.name(pod);
       java.time.Instant failed = unanswered.get(seen);
       if (known.contains(seen) || (failed != null && failed.plus(ASK_AGAIN).isAfter(now))) {
         continue; // proved its name, or did not answer a moment ago (each ask may take seconds)
       }
-      try {
-        info.scrape(pod);
+      check.add(pod);
+    }
+    // all at once, on the namespace's share of the scrape pool, within the reconcile's budget
+    Map<String, InfoAsker.Answer> answers = asker.ask(info, check, false);
+    for (PodView pod : check) {
+      String name = info.name(pod);
+      String seen = pod.uid() + "|" + name;
+      InfoAsker.Answer a = answers.get(pod.name());
+      if (a.sample() != null) {
         known.add(seen); // its server proved its name: not asked again by this check
-      } catch (JmxScraper.ScrapeException e) {
-        Refused r = refusal(e, pod, name, where);
-        if (r != null) {
-          return Optional.of(r);
-        }
-        unanswered.put(seen, now);
-      } catch (IOException | RuntimeException e) {
-        unanswered.put(seen, now);
+        continue;
       }
+      Refused r =
+          a.failure() instanceof JmxScraper.ScrapeException e ? refusal(e, pod, name, where) : null;
+      if (r != null) {
+        return Optional.of(r);
+      }
+      unanswered.put(seen, now);
     }
     return Optional.empty();
   }

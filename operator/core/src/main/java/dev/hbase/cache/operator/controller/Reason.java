@@ -49,6 +49,12 @@ public enum Reason {
   SpnegoRefused,
   /** The StatefulSet's serviceName is no DNS label: no name a pod's certificate could carry. */
   InfoServerNameInvalid,
+  /**
+   * Degraded: an info server held the operator's ask to its deadline or sent more than it reads
+   * (the message names each pod and the address asked); that pod's figures are missing, and it is
+   * asked again after a while. The roll and other policies go on.
+   */
+  InfoServerStalled,
 
   // ---------------------------------------------------------------- events
 

@@ -164,6 +164,18 @@ final class StatusAggregator {
     return this;
   }
 
+  /**
+   * Something is wrong that does not stop the roll, told unless this reconcile already found
+   * Degraded for another reason (that one stays: it says what blocks or fails).
+   */
+  StatusAggregator degradedUnlessSo(Reason reason, String message) {
+    boolean already = set.contains(DEGRADED) && Conditions.isTrue(status.getConditions(), DEGRADED);
+    if (!already) {
+      condition(DEGRADED, true, reason, message);
+    }
+    return this;
+  }
+
   StatusAggregator recreating(String message) {
     condition(PROGRESSING, true, Reason.RecreatingStatefulSet, message);
     return this;

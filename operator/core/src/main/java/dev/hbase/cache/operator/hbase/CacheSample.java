@@ -1,7 +1,6 @@
 package dev.hbase.cache.operator.hbase;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.time.Instant;
 
@@ -62,7 +61,6 @@ public record CacheSample(
     long regionCount) {
 
   public static final String BEAN = "Hadoop:service=HBase,name=RegionServer,sub=Server";
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   public long l1CapacityBytes() {
     return l1UsedBytes + l1FreeBytes;
@@ -83,18 +81,41 @@ public record CacheSample(
    * @throws IOException when the body is not JSON or has no RegionServer Server bean
    */
   public static CacheSample fromJmxJson(String body, Instant at) throws IOException {
-    JsonNode root = JSON.readTree(body);
-    JsonNode beans = root == null ? null : root.get("beans");
-    if (beans == null || !beans.isArray()) {
-      throw new IOException("no \"beans\" array in the JMX answer");
-    }
-    for (JsonNode bean : beans) {
-      if (BEAN.equals(bean.path("name").asText())) {
-        return fromBean(bean, at);
-      }
-    }
-    throw new IOException("no bean " + BEAN + " in the JMX answer (not a RegionServer info port?)");
+    return fromJmx(
+        new java.io.ByteArrayInputStream(body.getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+        at);
   }
+
+  /**
+   * {@link #fromJmxJson} from a stream, keeping only the {@link #ATTRIBUTES} of {@value #BEAN}
+   * ({@link JmxBeans}).
+   */
+  static CacheSample fromJmx(java.io.InputStream body, Instant at) throws IOException {
+    return fromBean(JmxBeans.find(body, BEAN, ATTRIBUTES), at);
+  }
+
+  /** The attributes of {@value #BEAN} that {@link #fromBean} reads. */
+  static final java.util.Set<String> ATTRIBUTES =
+      java.util.Set.of(
+          "regionServerStartTime",
+          "tag.serverName",
+          "blockCacheDataHitCount",
+          "blockCacheDataMissCount",
+          "blockCacheHitCount",
+          "blockCacheMissCount",
+          "l1CacheHitCount",
+          "l1CacheMissCount",
+          "l2CacheHitCount",
+          "l2CacheMissCount",
+          "l1CacheSize",
+          "l1CacheFreeSize",
+          "l2CacheSize",
+          "l2CacheFreeSize",
+          "blockCacheCount",
+          "blockCacheDataBlockCount",
+          "blockCacheEvictionCount",
+          "blockCacheFailedInsertionCount",
+          "regionCount");
 
   static CacheSample fromBean(JsonNode bean, Instant at) throws IOException {
     Bean b = new Bean(bean);

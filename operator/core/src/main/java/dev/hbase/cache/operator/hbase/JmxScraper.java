@@ -1,45 +1,41 @@
 package dev.hbase.cache.operator.hbase;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Reads {@link CacheSample}s from RegionServer info ports (the {@code /jmx} servlet) over plain
  * HTTP; {@link #secured} gives the HTTPS one ({@link TlsJmxScraper}: the server's certificate
- * checked against a given CA and name, SPNEGO as a {@link KerberosLogin}).
+ * checked against a given CA and name, SPNEGO as a {@link KerberosLogin}). Both ask through {@link
+ * InfoGet}: each read and the connect within the timeout, the whole exchange within {@value
+ * InfoGet#DEADLINE_FACTOR} x the timeout, at most {@value InfoGet#MAX_BODY} bytes read and only the
+ * bean's figures kept ({@link JmxBeans}).
  */
 public final class JmxScraper {
 
   public static final int DEFAULT_INFO_PORT = 16030;
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private final HttpClient http;
   private final Duration timeout;
   private final Clock clock;
 
   public JmxScraper(Duration timeout) {
-    this(
-        HttpClient.newBuilder()
-            .connectTimeout(timeout)
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .build(),
-        timeout,
-        Clock.systemUTC());
+    this(timeout, Clock.systemUTC());
   }
 
-  public JmxScraper(HttpClient http, Duration timeout, Clock clock) {
-    this.http = http;
+  public JmxScraper(Duration timeout, Clock clock) {
     this.timeout = timeout;
     this.clock = clock;
+  }
+
+  /** The deadline of one whole exchange with an info server ({@link InfoGet}). */
+  public static Duration deadline(Duration timeout) {
+    return timeout.multipliedBy(InfoGet.DEADLINE_FACTOR);
   }
 
   /**
@@ -66,16 +62,15 @@ public final class JmxScraper {
   }
 
   public CacheSample scrape(URI uri) throws ScrapeException {
-    return sample(uri, get(uri), clock);
+    return get(uri, sample(uri, clock));
   }
 
-  static CacheSample sample(URI uri, String body, Clock clock) throws ScrapeException {
-    Instant at = clock.instant();
-    try {
-      return CacheSample.fromJmxJson(body, at);
-    } catch (IOException e) {
-      throw new ScrapeException(uri, e.getMessage(), e);
-    }
+  /** What reads a cache sample from an answer's body. */
+  static InfoGet.Reader<CacheSample> sample(URI uri, Clock clock) {
+    return body -> {
+      Instant at = clock.instant();
+      return CacheSample.fromJmx(body, at);
+    };
   }
 
   /** The bean with the RegionServer JVM's garbage collection time. */
@@ -87,45 +82,39 @@ public final class JmxScraper {
    */
   public long gcTimeMillis(String host, int infoPort) throws ScrapeException {
     URI uri = uri(host, infoPort, JVM_BEAN);
-    return gcTimeMillis(uri, get(uri));
+    return get(uri, JmxScraper::gcTimeMillis);
   }
 
-  static long gcTimeMillis(URI uri, String body) throws ScrapeException {
-    try {
-      JsonNode beans = JSON.readTree(body).path("beans");
-      for (JsonNode bean : beans) {
-        if (JVM_BEAN.equals(bean.path("name").asText()) && bean.path("GcTimeMillis").isNumber()) {
-          return bean.path("GcTimeMillis").asLong();
-        }
-      }
+  /** {@code GcTimeMillis} from an answer's body. */
+  static long gcTimeMillis(java.io.InputStream body) throws IOException {
+    JsonNode gc = JmxBeans.find(body, JVM_BEAN, Set.of("GcTimeMillis")).path("GcTimeMillis");
+    if (!gc.isNumber()) {
       throw new IOException("no GcTimeMillis in " + JVM_BEAN);
-    } catch (IOException e) {
-      throw new ScrapeException(uri, e.getMessage(), e);
+    }
+    return gc.asLong();
+  }
+
+  private <T> T get(URI uri, InfoGet.Reader<T> reader) throws ScrapeException {
+    try {
+      return InfoGet.get(uri, timeout, InfoGet.Transport.PLAIN, Map.of(), reader(uri, reader));
+    } catch (InfoGet.Status e) {
+      throw new ScrapeException(uri, e.getMessage(), null);
     }
   }
 
-  private String get(URI uri) throws ScrapeException {
-    HttpRequest request =
-        HttpRequest.newBuilder(uri)
-            .timeout(timeout)
-            .header("Accept", "application/json")
-            .GET()
-            .build();
-    HttpResponse<String> response;
-    try {
-      response = http.send(request, HttpResponse.BodyHandlers.ofString());
-    } catch (HttpTimeoutException e) {
-      throw new ScrapeException(uri, "no answer within " + timeout.toMillis() + " ms", e);
-    } catch (IOException e) {
-      throw new ScrapeException(uri, "cannot connect: " + e, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new ScrapeException(uri, "interrupted", e);
-    }
-    if (response.statusCode() != 200) {
-      throw new ScrapeException(uri, "HTTP " + response.statusCode(), null);
-    }
-    return response.body();
+  /** {@code reader}, its failures (not JSON, no such bean) as the scrape's. */
+  static <T> InfoGet.Reader<T> reader(URI uri, InfoGet.Reader<T> reader) {
+    return body -> {
+      try {
+        return reader.read(body);
+      } catch (InfoGet.TooLarge | ScrapeException e) {
+        throw e;
+      } catch (java.net.SocketException | java.net.SocketTimeoutException e) {
+        throw e; // the link, not the answer: InfoGet tells it
+      } catch (IOException e) {
+        throw new ScrapeException(uri, e.getMessage(), e);
+      }
+    };
   }
 
   /** A RegionServer's cache figures could not be read; the message names the URL and why. */
@@ -140,7 +129,14 @@ public final class JmxScraper {
       NOT_TLS,
       /** SPNEGO: no ticket for the server's principal, or the server answered 401. */
       UNAUTHORIZED,
-      /** Anything else: no answer, refused connection, not a RegionServer. */
+      /**
+       * No whole answer in time: no connection or no byte within the timeout, or the exchange past
+       * its deadline (a server that trickles its answer).
+       */
+      STALLED,
+      /** The answer is larger than the operator reads ({@value InfoGet#MAX_BODY} bytes). */
+      TOO_LARGE,
+      /** Anything else: a refused connection, not a RegionServer. */
       OTHER
     }
 
@@ -163,6 +159,11 @@ public final class JmxScraper {
 
     public Kind kind() {
       return kind;
+    }
+
+    /** The server holds the scrape ({@link Kind#STALLED}) or floods it ({@link Kind#TOO_LARGE}). */
+    public boolean stalled() {
+      return kind == Kind.STALLED || kind == Kind.TOO_LARGE;
     }
 
     /** {@link Kind#UNTRUSTED}. */

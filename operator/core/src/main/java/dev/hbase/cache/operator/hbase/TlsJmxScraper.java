@@ -3,12 +3,8 @@ package dev.hbase.cache.operator.hbase;
 import dev.hbase.cache.operator.hbase.JmxScraper.ScrapeException;
 import dev.hbase.cache.operator.hbase.JmxScraper.ScrapeException.Kind;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.HttpURLConnection;
-import java.net.Proxy;
-import java.net.SocketTimeoutException;
 import java.net.URI;
-import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.cert.X509Certificate;
@@ -16,7 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
-import javax.net.ssl.HttpsURLConnection;
+import java.util.Map;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
@@ -32,26 +28,10 @@ import javax.net.ssl.SSLHandshakeException;
  * certificate not trusted or without the name, a server that does not speak TLS, SPNEGO refused.
  */
 public final class TlsJmxScraper {
-  /** At most this much of an answer is read: a RegionServer's two beans are a few KiB. */
-  static final int MAX_BODY = 4 << 20;
-
   private final javax.net.ssl.X509ExtendedTrustManager caTrust;
   private final KerberosLogin spnego;
   private final Duration timeout;
   private final Clock clock = Clock.systemUTC();
-
-  /**
-   * Ends a request that runs past its whole deadline: the connect and read timeouts bound each
-   * step, not a server that trickles a byte just within each (the scrape threads are shared by all
-   * policies).
-   */
-  private static final java.util.concurrent.ScheduledExecutorService DEADLINES =
-      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "jmx-tls-deadline");
-            t.setDaemon(true);
-            return t;
-          });
 
   TlsJmxScraper(Duration timeout, String trust, KerberosLogin spnego)
       throws GeneralSecurityException {
@@ -72,13 +52,13 @@ public final class TlsJmxScraper {
   /** The server at {@code address} (an IP or a host name), which must prove it is {@code name}. */
   public CacheSample scrape(String address, String name, int infoPort) throws ScrapeException {
     URI uri = uri(address, infoPort, CacheSample.BEAN);
-    return JmxScraper.sample(uri, get(uri, name), clock);
+    return get(uri, name, JmxScraper.sample(uri, clock));
   }
 
   /** {@link JmxScraper#gcTimeMillis}, over HTTPS as {@link #scrape(String, String, int)}. */
   public long gcTimeMillis(String address, String name, int infoPort) throws ScrapeException {
     URI uri = uri(address, infoPort, JmxScraper.JVM_BEAN);
-    return JmxScraper.gcTimeMillis(uri, get(uri, name));
+    return get(uri, name, JmxScraper::gcTimeMillis);
   }
 
   static URI uri(String address, int port, String bean) {
@@ -86,66 +66,39 @@ public final class TlsJmxScraper {
     return URI.create("https" + plain.toString().substring("http".length()));
   }
 
-  private String get(URI uri, String name) throws ScrapeException {
-    HttpsURLConnection c;
+  private <T> T get(URI uri, String name, InfoGet.Reader<T> reader) throws ScrapeException {
+    javax.net.ssl.SSLSocketFactory tls;
     try {
-      URL url = uri.toURL();
-      c = (HttpsURLConnection) url.openConnection(Proxy.NO_PROXY);
-    } catch (IOException | ClassCastException e) {
-      throw new ScrapeException(uri, "not an https URL: " + e, e);
-    }
-    try {
-      c.setSSLSocketFactory(contextFor(name).getSocketFactory());
+      tls = contextFor(name).getSocketFactory();
     } catch (GeneralSecurityException e) {
       throw new ScrapeException(uri, "TLS: " + e, e);
     }
-    // the handshake checked the name the server must prove (contextFor); the connection's own
-    // check, of the address against the certificate, would refuse an IP it does not name
-    c.setHostnameVerifier((asked, session) -> true);
-    c.setConnectTimeout((int) timeout.toMillis());
-    c.setReadTimeout((int) timeout.toMillis());
-    c.setInstanceFollowRedirects(false);
-    c.setUseCaches(false);
-    c.setRequestProperty("Accept", "application/json");
-    if (spnego != null) {
-      c.setRequestProperty("Authorization", "Negotiate " + negotiateToken(uri, name));
-    }
-    var deadline =
-        DEADLINES.schedule(
-            c::disconnect, 2 * timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    Map<String, String> headers =
+        spnego == null
+            ? Map.of()
+            : Map.of("Authorization", "Negotiate " + negotiateToken(uri, name));
+    InfoGet.Transport transport =
+        new InfoGet.Transport() {
+          @Override
+          public java.net.Socket over(java.net.Socket tcp, URI u) throws IOException {
+            // the handshake checks the name the server must prove (contextFor); no check of the
+            // address against the certificate (none is set on the socket), which would refuse an IP
+            // it does not name
+            var s =
+                (javax.net.ssl.SSLSocket) tls.createSocket(tcp, InfoGet.host(u), u.getPort(), true);
+            s.startHandshake();
+            return s;
+          }
+
+          @Override
+          public ScrapeException handshakeFailed(URI u, IOException e) {
+            return TlsJmxScraper.handshakeFailed(u, e);
+          }
+        };
     try {
-      int code;
-      try {
-        code = c.getResponseCode();
-      } catch (SSLHandshakeException e) {
-        if (certificate(e)) {
-          throw new ScrapeException(
-              uri,
-              "TLS: the info server's certificate is not trusted (" + e.getMessage() + ")",
-              e,
-              Kind.UNTRUSTED);
-        }
-        // the link dropped mid-handshake (a server stopping): no sample only; anything else (no
-        // common protocol or cipher, a client certificate demanded) is no TLS the operator speaks
-        boolean dropped =
-            e.getCause() instanceof java.io.EOFException
-                || e.getCause() instanceof java.net.SocketException;
-        throw new ScrapeException(
-            uri,
-            "TLS handshake failed (" + e.getMessage() + ")",
-            e,
-            dropped ? Kind.OTHER : Kind.NOT_TLS);
-      } catch (SSLException e) {
-        throw new ScrapeException(
-            uri,
-            "TLS: the info server does not speak TLS (" + e.getMessage() + ")",
-            e,
-            Kind.NOT_TLS);
-      } catch (SocketTimeoutException e) {
-        throw new ScrapeException(uri, "no answer within " + timeout.toMillis() + " ms", e);
-      } catch (IOException e) {
-        throw new ScrapeException(uri, "cannot connect: " + e, e);
-      }
+      return InfoGet.get(uri, timeout, transport, headers, JmxScraper.reader(uri, reader));
+    } catch (InfoGet.Status e) {
+      int code = e.code;
       if (code == HttpURLConnection.HTTP_UNAUTHORIZED || code == HttpURLConnection.HTTP_FORBIDDEN) {
         throw new ScrapeException(
             uri,
@@ -158,24 +111,36 @@ public final class TlsJmxScraper {
             null,
             Kind.UNAUTHORIZED);
       }
-      if (code != HttpURLConnection.HTTP_OK) {
-        throw new ScrapeException(uri, "HTTP " + code, null);
-      }
-      try (InputStream in = c.getInputStream()) {
-        byte[] body = in.readNBytes(MAX_BODY + 1);
-        if (body.length > MAX_BODY) {
-          throw new ScrapeException(uri, "answer larger than " + MAX_BODY + " bytes", null);
-        }
-        return new String(body, StandardCharsets.UTF_8);
-      } catch (ScrapeException e) {
-        throw e;
-      } catch (IOException e) {
-        throw new ScrapeException(uri, "answer cut off: " + e, e);
-      }
-    } finally {
-      deadline.cancel(false);
-      c.disconnect();
+      throw new ScrapeException(uri, e.getMessage(), null);
     }
+  }
+
+  /** Why the TLS handshake failed, as a {@link Kind}. */
+  static ScrapeException handshakeFailed(URI uri, IOException e) {
+    if (e instanceof SSLHandshakeException) {
+      if (certificate(e)) {
+        return new ScrapeException(
+            uri,
+            "TLS: the info server's certificate is not trusted (" + e.getMessage() + ")",
+            e,
+            Kind.UNTRUSTED);
+      }
+      // the link dropped mid-handshake (a server stopping): no sample only; anything else (no
+      // common protocol or cipher, a client certificate demanded) is no TLS the operator speaks
+      boolean dropped =
+          e.getCause() instanceof java.io.EOFException
+              || e.getCause() instanceof java.net.SocketException;
+      return new ScrapeException(
+          uri,
+          "TLS handshake failed (" + e.getMessage() + ")",
+          e,
+          dropped ? Kind.OTHER : Kind.NOT_TLS);
+    }
+    if (e instanceof SSLException) {
+      return new ScrapeException(
+          uri, "TLS: the info server does not speak TLS (" + e.getMessage() + ")", e, Kind.NOT_TLS);
+    }
+    return new ScrapeException(uri, "cannot connect: " + e, e);
   }
 
   /** Whether the handshake failed on the certificate (its chain, its name), not on the link. */

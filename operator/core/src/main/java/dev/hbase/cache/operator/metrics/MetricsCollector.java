@@ -10,27 +10,18 @@ import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.JmxScraper;
-import dev.hbase.cache.operator.logging.LogContext;
 import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Recommender.ServerInterval;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Hit ratios in the status. Every metrics interval each Ready pod is scraped; ratios are over the
@@ -38,17 +29,12 @@ import org.slf4j.LoggerFactory;
  * previous samples live in memory: after an operator restart the first interval reports cumulative
  * figures only.
  *
- * <p>A policy's RegionServers are scraped at once, on a pool shared by all policies ({@link
- * #SCRAPERS} requests at most in flight): a reconcile waits for its slowest server, at most the
- * probe's timeout, not for the sum of its servers, and a slow server holds one of the pool's
- * threads, never another server's scrape.
+ * <p>A policy's RegionServers are asked at once, on the pool shared by all policies ({@link
+ * InfoAsker}, {@link ScrapePool}: a namespace's share of its threads, one ask per pod at a time): a
+ * reconcile waits for its slowest server, at most its {@link ScrapeBudget}, not for the sum of its
+ * servers, and a slow server holds one of its namespace's threads, never another namespace's.
  */
 public final class MetricsCollector {
-  private static final Logger log = LoggerFactory.getLogger(MetricsCollector.class);
-
-  /** /jmx requests in flight at most, over all policies. */
-  static final int SCRAPERS = 16;
-
   /** How often the RegionServers are sampled while a roll runs, at most (its own figures). */
   static final Duration ROLL_INTERVAL = Duration.ofSeconds(5);
 
@@ -58,48 +44,28 @@ public final class MetricsCollector {
   /** policy uid -> pod -> {start time, GC ms} at the last sample (sizing advice only). */
   private final Map<String, Map<String, long[]>> gcPrevious = new ConcurrentHashMap<>();
 
-  private final ExecutorService scrapers;
+  private final InfoAsker asker;
 
+  /** With a scrape pool of its own (tests). */
   public MetricsCollector() {
-    AtomicInteger n = new AtomicInteger();
-    this.scrapers =
-        Executors.newFixedThreadPool(
-            SCRAPERS,
-            r -> {
-              Thread t = new Thread(r, "jmx-scrape-" + n.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
+    this(new InfoAsker(new ScrapePool()));
+  }
+
+  public MetricsCollector(InfoAsker asker) {
+    this.asker = asker;
   }
 
   /** Stops the scrape pool (operator shutdown). */
   public void close() {
-    scrapers.shutdownNow();
+    asker.close();
   }
 
   /**
-   * One scrape of a server: its cache sample (null when it did not answer) and its JVM's GC time
-   * since start (null when not asked for or unknown).
+   * The policy's Degraded message for its stalled info servers among {@code pods} ({@link
+   * InfoAsker#stalls}); null when none is.
    */
-  private record Scraped(CacheSample sample, Long gcTotal) {}
-
-  /** The pods' scrapes, all at once on the pool; the answers by pod name. */
-  private Map<String, Scraped> scrapeAll(InfoServers info, List<PodView> pods, boolean withGc) {
-    Map<String, CompletableFuture<Scraped>> asked = new LinkedHashMap<>();
-    for (PodView p : pods) {
-      asked.put(
-          p.name(),
-          CompletableFuture.supplyAsync(
-              LogContext.carry( // the scrape's lines name the policy, as the reconcile's do
-                  () -> {
-                    CacheSample s = scrape(info, p);
-                    return new Scraped(s, s != null && withGc ? gcTotal(info, p) : null);
-                  }),
-              scrapers));
-    }
-    Map<String, Scraped> out = new HashMap<>();
-    asked.forEach((pod, f) -> out.put(pod, f.join()));
-    return out;
+  public String stalled(InfoServers info, List<PodView> pods) {
+    return InfoAsker.message(asker.stalls(info, pods));
   }
 
   /** Fresh samples for the roller (L2 used, hit ratio since start) of the given pods. */
@@ -108,7 +74,7 @@ public final class MetricsCollector {
     // a terminating pod is asked too: its hook holds a server that serves regions, and a stop's
     // warm gate needs its L2 before the stop
     List<PodView> asked = podViews.stream().filter(p -> p.ip() != null).toList();
-    Map<String, Scraped> answers = scrapeAll(info, asked, false);
+    Map<String, InfoAsker.Answer> answers = asker.ask(info, asked, false);
     for (PodView p : asked) {
       CacheSample s = answers.get(p.name()).sample();
       if (s != null) {
@@ -178,8 +144,8 @@ public final class MetricsCollector {
     Reads readsInRoll = new Reads();
     long size = 0;
     long used = 0;
-    Map<String, Scraped> answers =
-        scrapeAll(
+    Map<String, InfoAsker.Answer> answers =
+        asker.ask(
             info, podViews.stream().filter(p -> p.ready() && p.ip() != null).toList(), withGc);
     for (RegionServerStatus r : rows) {
       PodView p =
@@ -190,7 +156,7 @@ public final class MetricsCollector {
         r.setRegions(null); // no stale count for the Balanced condition
         continue;
       }
-      Scraped answer = answers.get(p.name());
+      InfoAsker.Answer answer = answers.get(p.name());
       CacheSample s = answer.sample();
       if (s == null) {
         r.setRegions(null);
@@ -267,16 +233,6 @@ public final class MetricsCollector {
     return intervals;
   }
 
-  /** The JVM's GC milliseconds since its start; null if unknown. */
-  private Long gcTotal(InfoServers info, PodView p) {
-    try {
-      return info.gcTimeMillis(p);
-    } catch (IOException | RuntimeException e) {
-      log.debug("GC time of {} not read: {}", p.name(), e.toString());
-      return null;
-    }
-  }
-
   /** GC milliseconds of this instance since its previous sample; null if unknown or restarted. */
   private static Long gcSince(PodView p, CacheSample s, Long total, Map<String, long[]> gcBefore) {
     if (total == null) {
@@ -334,15 +290,6 @@ public final class MetricsCollector {
     return policy.getSpec().getHbase() == null || policy.getSpec().getHbase().getInfoPort() == null
         ? JmxScraper.DEFAULT_INFO_PORT
         : policy.getSpec().getHbase().getInfoPort();
-  }
-
-  private CacheSample scrape(InfoServers info, PodView p) {
-    try {
-      return info.scrape(p);
-    } catch (IOException | RuntimeException e) {
-      log.debug("scrape of {} failed: {}", p.name(), e.toString());
-      return null;
-    }
   }
 
   private static boolean sameFigures(CacheStatus a, CacheStatus b) {

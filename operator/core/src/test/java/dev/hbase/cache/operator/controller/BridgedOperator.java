@@ -6,6 +6,7 @@ import dev.hbase.cache.operator.BlockCacheOperator;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
+import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.metrics.CacheProbe;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -31,6 +32,11 @@ import java.util.Set;
  * differ: the admin calls and the /jmx samples go over HTTP to the benchmark's simulated clusters
  * ({@link HBaseBridge}), so the HBase client's classes are not loaded (in production they are: its
  * metaspace is larger than this process's). Arguments: the bridge's URL, the HTTP port.
+ *
+ * <p>{@code -Dbridge.realJmx=<ip prefix>=<port>,<port>...}: the pods whose IP starts with the
+ * prefix are asked by the production {@link JmxScraper} on the loopback instead, ordinals 0-7 (the
+ * IP's last number less 10) at the first port, 8-15 at the next, and so on (the noisy neighbour's
+ * stalling info ports: {@code NoisyNeighbourPoint}).
  */
 public final class BridgedOperator {
   private static final ObjectMapper JSON = new ObjectMapper().findAndRegisterModules();
@@ -48,7 +54,7 @@ public final class BridgedOperator {
             (settings, login) -> cluster(bridge, settings.get("hbase.zookeeper.quorum")),
             probe(bridge));
     BlockCacheOperator op = new BlockCacheOperator(client, Set.of(), null, reconciler);
-    op.serveHttp(Integer.parseInt(args[1]), client);
+    op.serveHttp(Integer.parseInt(args[1]), 0, client);
     op.start();
     System.out.println("BRIDGED OPERATOR STARTED");
     // runs until the benchmark closes this process's standard input
@@ -82,9 +88,22 @@ public final class BridgedOperator {
   }
 
   static CacheProbe probe(String bridge) {
+    String real = System.getProperty("bridge.realJmx", "");
+    String prefix = real.contains("=") ? real.substring(0, real.indexOf('=')) : null;
+    int[] ports =
+        prefix == null
+            ? new int[0]
+            : Arrays.stream(real.substring(real.indexOf('=') + 1).split(","))
+                .mapToInt(Integer::parseInt)
+                .toArray();
+    JmxScraper scraper = new JmxScraper(Duration.ofSeconds(5)); // as production makes it
     return new CacheProbe() {
       @Override
       public CacheSample scrape(String host, int infoPort) throws IOException {
+        if (prefix != null && host.startsWith(prefix)) {
+          int ordinal = Integer.parseInt(host.substring(prefix.length())) - 10;
+          return scraper.scrape("127.0.0.1", ports[Math.min(ordinal / 8, ports.length - 1)]);
+        }
         return (CacheSample) bridged("scrape", host, infoPort);
       }
 

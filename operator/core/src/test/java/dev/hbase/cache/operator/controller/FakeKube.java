@@ -243,6 +243,78 @@ final class FakeKube implements AutoCloseable {
     return true;
   }
 
+  /**
+   * What a test tenant stands on: namespace {@code ns}, its base hbase-site (ConfigMap {@code
+   * hbase-site}, naming ZooKeeper quorum {@code quorum}) and StatefulSet {@code rs} of {@code
+   * replicas} RegionServers (4Gi each, mounting that ConfigMap, no volume claim templates yet).
+   */
+  static void tenant(KubernetesClient client, String ns, String quorum, int replicas) {
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.NamespaceBuilder()
+                .withNewMetadata()
+                .withName(ns)
+                .endMetadata()
+                .build())
+        .create();
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.ConfigMapBuilder()
+                .withNewMetadata()
+                .withName("hbase-site")
+                .withNamespace(ns)
+                .endMetadata()
+                .addToData(
+                    "hbase-site.xml",
+                    "<configuration>\n<property><name>hbase.zookeeper.quorum</name><value>"
+                        + quorum
+                        + "</value></property>\n</configuration>\n")
+                .build())
+        .create();
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder()
+                .withNewMetadata()
+                .withName("rs")
+                .withNamespace(ns)
+                .endMetadata()
+                .withNewSpec()
+                .withReplicas(replicas)
+                .withServiceName("rs")
+                .withNewSelector()
+                .addToMatchLabels("app", "rs")
+                .endSelector()
+                .withNewTemplate()
+                .withNewMetadata()
+                .addToLabels("app", "rs")
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("regionserver")
+                .withImage("hbase:2.6.4")
+                .withNewResources()
+                .addToLimits("memory", new io.fabric8.kubernetes.api.model.Quantity("4Gi"))
+                .addToRequests("memory", new io.fabric8.kubernetes.api.model.Quantity("4Gi"))
+                .endResources()
+                .addNewVolumeMount()
+                .withName("config")
+                .withMountPath("/etc/hbase")
+                .endVolumeMount()
+                .endContainer()
+                .addNewVolume()
+                .withName("config")
+                .withNewConfigMap()
+                .withName("hbase-site")
+                .endConfigMap()
+                .endVolume()
+                .endSpec()
+                .endTemplate()
+                .withVolumeClaimTemplates(new ArrayList<>())
+                .endSpec()
+                .build())
+        .create();
+  }
+
   @Override
   public void close() {
     loop.shutdownNow();

@@ -14,11 +14,6 @@ import dev.hbase.cache.operator.hbase.SimulatedHBase;
 import dev.hbase.cache.operator.metrics.CacheProbe;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubeapitest.junit.KubeConfig;
-import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.http.BasicBuilder;
@@ -75,7 +70,14 @@ class OperatorScaleBench {
           .filter(x -> !x.isEmpty())
           .toList();
 
-  static final String POINTS = System.getProperty("bench.points", "1x3,13x4,50x4,50x4p");
+  /**
+   * The scale points: {@code <StatefulSets>x<replicas>}, {@code p} at the end for the operator in a
+   * process of its own; {@code noisy}: the noisy-neighbour row ({@link NoisyNeighbourPoint}), alone
+   * with {@code -Dbench.points=noisy} ({@code make bench-operator
+   * BENCH_ARGS=-Dbench.points=noisy}).
+   */
+  static final String POINTS = System.getProperty("bench.points", "1x3,13x4,50x4,50x4p,noisy");
+
   static final Duration IDLE = Duration.ofSeconds(Integer.getInteger("bench.idleSeconds", 120));
   static final Duration SLOW = Duration.ofSeconds(Integer.getInteger("bench.slowSeconds", 60));
   static final int REGIONS_PER_SERVER = 5;
@@ -98,15 +100,20 @@ class OperatorScaleBench {
   @Test
   void benchmark() throws Exception {
     List<Map<String, Object>> points = new ArrayList<>();
+    Map<String, Object> noisy = null;
     List<String> specs = Arrays.asList(POINTS.split(","));
     // the one slow RegionServer: at the last point whose operator runs in this JVM
     int slowAt = -1;
     for (int i = 0; i < specs.size(); i++) {
-      if (!specs.get(i).endsWith("p")) {
+      if (!specs.get(i).endsWith("p") && !specs.get(i).equals("noisy")) {
         slowAt = i;
       }
     }
     for (int i = 0; i < specs.size(); i++) {
+      if (specs.get(i).equals("noisy")) {
+        noisy = new NoisyNeighbourPoint(i + 1).run();
+        continue;
+      }
       boolean ownProcess = specs.get(i).endsWith("p");
       String[] p = specs.get(i).replace("p", "").split("x");
       points.add(
@@ -119,11 +126,14 @@ class OperatorScaleBench {
     report.put("kubernetes", client.getKubernetesVersion().getGitVersion());
     report.put("idleSeconds", IDLE.toSeconds());
     report.put("points", points);
+    if (noisy != null) {
+      report.put("noisyNeighbour", noisy);
+    }
     Files.createDirectories(OUT);
     new ObjectMapper()
         .enable(SerializationFeature.INDENT_OUTPUT)
         .writeValue(OUT.resolve("operator.json").toFile(), report);
-    System.out.println("OPERATOR BENCH " + Serialization.asJson(points));
+    System.out.println("OPERATOR BENCH " + Serialization.asJson(report));
   }
 
   /** One scale point: its namespaces, simulated clusters, operator and measurements. */
@@ -378,68 +388,11 @@ class OperatorScaleBench {
       return w;
     }
 
-    private void cluster(int c) {
+    void cluster(int c) {
       String ns = "scale-" + run + "-" + c;
       namespaces.add(ns);
-      client
-          .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
-          .create();
       String quorum = "zk." + ns;
-      client
-          .resource(
-              new ConfigMapBuilder()
-                  .withNewMetadata()
-                  .withName("hbase-site")
-                  .withNamespace(ns)
-                  .endMetadata()
-                  .addToData(
-                      "hbase-site.xml",
-                      "<configuration>\n<property><name>hbase.zookeeper.quorum</name><value>"
-                          + quorum
-                          + "</value></property>\n</configuration>\n")
-                  .build())
-          .create();
-      StatefulSet sts =
-          new StatefulSetBuilder()
-              .withNewMetadata()
-              .withName("rs")
-              .withNamespace(ns)
-              .endMetadata()
-              .withNewSpec()
-              .withReplicas(replicas)
-              .withServiceName("rs")
-              .withNewSelector()
-              .addToMatchLabels("app", "rs")
-              .endSelector()
-              .withNewTemplate()
-              .withNewMetadata()
-              .addToLabels("app", "rs")
-              .endMetadata()
-              .withNewSpec()
-              .addNewContainer()
-              .withName("regionserver")
-              .withImage("hbase:2.6.4")
-              .withNewResources()
-              .addToLimits("memory", new Quantity("4Gi"))
-              .addToRequests("memory", new Quantity("4Gi"))
-              .endResources()
-              .addNewVolumeMount()
-              .withName("config")
-              .withMountPath("/etc/hbase")
-              .endVolumeMount()
-              .endContainer()
-              .addNewVolume()
-              .withName("config")
-              .withNewConfigMap()
-              .withName("hbase-site")
-              .endConfigMap()
-              .endVolume()
-              .endSpec()
-              .endTemplate()
-              .withVolumeClaimTemplates(new ArrayList<>())
-              .endSpec()
-              .build();
-      client.resource(sts).create();
+      FakeKube.tenant(client, ns, quorum, replicas);
       SimulatedHBase hbase = new SimulatedHBase(Instant::now);
       hbase.reportDelay = Duration.ofMillis(300);
       Map<String, List<String>> regions = new LinkedHashMap<>();
@@ -459,7 +412,7 @@ class OperatorScaleBench {
     }
 
     /** Scrapes go to the simulated cluster of the pod's subnet; {@link #slowIp} answers late. */
-    private CacheProbe probe() {
+    CacheProbe probe() {
       return new CacheProbe() {
         @Override
         public CacheSample scrape(String host, int infoPort) throws IOException {
@@ -489,7 +442,7 @@ class OperatorScaleBench {
       };
     }
 
-    private void policy(String ns) {
+    void policy(String ns) {
       String doc =
           "apiVersion: cache.hbase.dev/v1alpha1\nkind: BlockCachePolicy\nmetadata:\n"
               + "  name: cache\n  namespace: "
@@ -512,7 +465,7 @@ class OperatorScaleBench {
     }
 
     /** Until no policy's status has changed for a metrics interval (30 s) and 5 s. */
-    private void settle() {
+    void settle() {
       Map<String, String> seen = new ConcurrentHashMap<>();
       long[] since = {System.nanoTime()};
       await()
@@ -537,7 +490,7 @@ class OperatorScaleBench {
     }
 
     /** Policies deleted while the operator runs (it removes its finalizer), then the rest. */
-    private void cleanUp(OperatorUnderTest op) {
+    void cleanUp(OperatorUnderTest op) {
       try {
         for (String ns : namespaces) {
           client.resources(BlockCachePolicy.class).inNamespace(ns).withName("cache").delete();
