@@ -20,6 +20,7 @@ import dev.hbase.cache.operator.metrics.PolicyMetrics;
 import dev.hbase.cache.operator.metrics.SecuredProbes;
 import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.roll.Roller;
+import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -90,6 +91,8 @@ public class BlockCachePolicyReconciler
   private final HBaseClusters clusters;
   private final MetricsCollector metrics;
   private final RollStep roll;
+  private final ReleaseStep release;
+  private final String clusterDomain;
   private final RecommendStep recommend;
   private final ApplyStep apply;
   private final DisruptionBudgetStep disruptionBudget;
@@ -147,7 +150,9 @@ public class BlockCachePolicyReconciler
             new dev.hbase.cache.operator.connection.KerberosIdentities(clusters::closeAll));
     this.metrics = new MetricsCollector();
     this.infoServers = new InfoServersStep(probe, secured, clusterDomain);
-    this.roll = new RollStep(clusters, metrics, events, leading);
+    this.roll = new RollStep(clusters, metrics, events, leading, System::nanoTime, clusterDomain);
+    this.release = new ReleaseStep(clusters, events, clusterDomain);
+    this.clusterDomain = clusterDomain;
     this.recommend = new RecommendStep(events, jvmTrust);
     this.apply = new ApplyStep(storage, events);
     this.disruptionBudget = new DisruptionBudgetStep(events);
@@ -187,7 +192,7 @@ public class BlockCachePolicyReconciler
               + " to finish it");
     }
 
-    Observation seen = Observer.observe(c);
+    Observation seen = Observer.observe(c, new Zone(c.namespace(), clusterDomain));
     if (seen instanceof Unobservable u) {
       if (u.why() == Why.RecreateInterrupted) {
         storage.finishRecreate(client, policy, u.recreate());
@@ -332,7 +337,8 @@ public class BlockCachePolicyReconciler
   public DeleteControl cleanup(BlockCachePolicy policy, Context<BlockCachePolicy> ctx) {
     // The StatefulSet, its pods, PVCs and the derived ConfigMap stay; only the policy's
     // PodDisruptionBudget goes (also owned by the policy, for the garbage collector). HBase is left
-    // as a roll would leave it: balancer restored, marks cleared (RollStep.release).
+    // as a roll would leave it: balancer restored, marks cleared (ReleaseStep), on its own
+    // cluster only.
     PolicyContext c = new PolicyContext(policy, ctx.getClient(), informers, clock.instant());
     try {
       disruptionBudget.deleteOwn(c);
@@ -343,15 +349,16 @@ public class BlockCachePolicyReconciler
           e.toString());
     }
     CredentialsStep.Result identity =
-        RollStep.needsRelease(policy) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
+        ReleaseStep.needsRelease(policy) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
     if (identity instanceof CredentialsStep.Refused r) {
       log.warn(
           "policy {} deleted mid-roll: HBase left as the roll left it (no identity for it: {})",
           policy.getMetadata().getName(),
           r.message());
     } else {
-      roll.release(c, CredentialsStep.login(identity));
+      release.release(c, CredentialsStep.login(identity));
     }
+    clusters.forget(policy); // its connection closes unless another policy uses it
     metrics.forget(policy);
     writes.forget(policy.getMetadata().getUid());
     return DeleteControl.defaultDelete();
