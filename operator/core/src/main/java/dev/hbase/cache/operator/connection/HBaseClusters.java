@@ -56,14 +56,16 @@ public final class HBaseClusters implements AutoCloseable {
       Duration connect, Duration call, Duration idle, int perNamespace, int total) {
 
     /**
-     * 30 s to connect (the client's ZooKeeper session timeout is 20 s), 90 s per call (a snapshot
-     * asks the master and each RegionServer, each within the client's 10 s RPC and 20 s operation
-     * timeouts), idle after 10 min, 8 per namespace (one per cluster a namespace's policies name:
-     * RegionServer groups of one cluster share theirs), 128 in all.
+     * 15 s to connect (a healthy ZooKeeper answers in milliseconds; one that accepts connections
+     * and never answers held {@code AdminHBaseCluster.connect} 27 s, {@code SilentZooKeeperTest}),
+     * 90 s per call (a snapshot asks ZooKeeper, the master and each RegionServer, each within the
+     * client's 10 s ZooKeeper read, 10 s RPC and 20 s operation timeouts), idle after 10 min, 8 per
+     * namespace (one per cluster a namespace's policies name: RegionServer groups of one cluster
+     * share theirs), 128 in all.
      */
     public static Limits defaults() {
       return new Limits(
-          Duration.ofSeconds(30), Duration.ofSeconds(90), Duration.ofMinutes(10), 8, 128);
+          Duration.ofSeconds(15), Duration.ofSeconds(90), Duration.ofMinutes(10), 8, 128);
     }
   }
 
