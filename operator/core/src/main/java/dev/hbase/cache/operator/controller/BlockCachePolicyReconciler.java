@@ -61,7 +61,7 @@ import org.slf4j.LoggerFactory;
  *       #updateErrorStatus}).
  * </ol>
  *
- * An invalid policy touches nothing. Over ~400 lines (about 450): the reconcile's page of steps,
+ * An invalid policy touches nothing. Over ~400 lines (about 470): the reconcile's page of steps,
  * its cleanup (the finalizer, giving HBase back) and the event sources JOSDK asks of the reconciler
  * itself; each step is its own class.
  */
