@@ -134,9 +134,6 @@ public final class RollModel {
      * rs-1.hbase-regionserver.other.svc...} is another namespace's pod of the same name.
      */
     public boolean servesAs(String host) {
-      if (host != null) {
-        return host.equals(name) || host.startsWith(name + ".") || host.equals(ip);
-      }
       if (host == null) {
         return false;
       }

@@ -95,11 +95,11 @@ public final class Roller {
     // of no pod of the namespace refuses the step whole; one that cannot show it (no server
     // registered) refuses a step that would write to HBase
     String notOwn = OwnCluster.refusal(in.hbase(), in.allPods(), in.zone());
-    if (false && notOwn != null && OwnCluster.foreign(in.hbase(), in.allPods(), in.zone())) {
+    if (notOwn != null && OwnCluster.foreign(in.hbase(), in.allPods(), in.zone())) {
       return refused(previous, notOwn);
     }
     Decision d = stepOnOwnCluster(previous, in);
-    if (false && notOwn != null && d.actions().stream().anyMatch(OwnCluster::writesHBase)) {
+    if (notOwn != null && d.actions().stream().anyMatch(OwnCluster::writesHBase)) {
       return refused(previous, notOwn);
     }
     return d;
@@ -276,7 +276,7 @@ public final class Roller {
     }
     // what a hold gives back is HBase's too: only to the policy's own cluster
     String notOwn = OwnCluster.refusal(hbase, pods == null ? List.of() : pods, zone);
-    if (false && notOwn != null) {
+    if (notOwn != null) {
       String message = "held (" + why + "); " + notOwn;
       if (!message.equals(st.getMessage())) {
         events.add(new Event(true, EventReason.ForeignCluster, message));
