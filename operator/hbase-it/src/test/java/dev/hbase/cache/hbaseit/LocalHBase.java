@@ -105,6 +105,22 @@ final class LocalHBase implements AutoCloseable {
    */
   private boolean hostPerRegionServer;
 
+  /** RegionServer i listens on 127.0.0.(firstAddress+i) with {@link #hostPerRegionServer}. */
+  private int firstAddress = 11;
+
+  /**
+   * The name RegionServer i registers under instead of its address, resolved to that address by
+   * every daemon of this cluster through {@link #hostsFile} (null: it registers as its address).
+   */
+  private java.util.function.IntFunction<String> regionServerNames;
+
+  /**
+   * A hosts file every daemon of this cluster reads instead of the system resolver ({@code
+   * -Djdk.net.hosts.file}): the RegionServers' names as a pod's DNS name, without DNS. Null: the
+   * system resolver. The test JVM does not read it: its client talks to the master only.
+   */
+  private Path hostsFile;
+
   private final List<Connection> connections = new ArrayList<>();
   private final List<AdminHBaseCluster> admins = new ArrayList<>();
   private final Security security;
@@ -142,6 +158,21 @@ final class LocalHBase implements AutoCloseable {
     return start(name, maxRegionServers, masterSite, rootDir, Security.NONE);
   }
 
+  /**
+   * A cluster whose RegionServer i registers under {@code names.apply(i)} (a pod's DNS name, say
+   * {@code rs-0.hbase-regionserver.team-a.svc.cluster.local}) at its own address 127.0.0.({@code
+   * firstAddress}+i): the daemons resolve those names through a hosts file of their own. Two such
+   * clusters at once stand for two namespaces' HBase.
+   */
+  static LocalHBase startNamed(
+      String name,
+      int maxRegionServers,
+      int firstAddress,
+      java.util.function.IntFunction<String> names)
+      throws IOException {
+    return start(name, maxRegionServers, Map.of(), null, Security.NONE, firstAddress, names);
+  }
+
   /** A secured cluster: see {@link Security}. */
   static LocalHBase startSecured(String name, int maxRegionServers, Security security)
       throws IOException {
@@ -162,6 +193,18 @@ final class LocalHBase implements AutoCloseable {
       Path rootDir,
       Security security)
       throws IOException {
+    return start(name, maxRegionServers, masterSite, rootDir, security, 0, null);
+  }
+
+  private static LocalHBase start(
+      String name,
+      int maxRegionServers,
+      Map<String, String> masterSite,
+      Path rootDir,
+      Security security,
+      int firstAddress,
+      java.util.function.IntFunction<String> names)
+      throws IOException {
     if (SERVER_VERSION == null) {
       throw new IllegalStateException(
           "no HBase classpath in "
@@ -172,6 +215,17 @@ final class LocalHBase implements AutoCloseable {
     Files.createDirectories(dir.resolve("logs"));
     LocalHBase hbase = new LocalHBase(dir, maxRegionServers, security);
     hbase.rootDir = rootDir != null ? rootDir : dir.resolve("root");
+    if (names != null) {
+      hbase.hostPerRegionServer = true;
+      hbase.firstAddress = firstAddress;
+      hbase.regionServerNames = names;
+      hbase.hostsFile = dir.resolve("hosts");
+      StringBuilder hosts = new StringBuilder("127.0.0.1 localhost " + machineName() + "\n");
+      for (int i = 0; i < maxRegionServers; i++) {
+        hosts.append(hbase.regionServerAddress(i)).append(' ').append(names.apply(i)).append('\n');
+      }
+      Files.writeString(hbase.hostsFile, hosts.toString());
+    }
     try {
       hbase.zk =
           hbase.daemon(
@@ -198,9 +252,23 @@ final class LocalHBase implements AutoCloseable {
     return this;
   }
 
-  /** The host RegionServer i registers as. */
+  /** The host RegionServer i registers as: its name ({@link #startNamed}) or its address. */
   String regionServerHost(int i) {
-    return hostPerRegionServer ? "127.0.0." + (11 + i) : HOST;
+    return regionServerNames != null ? regionServerNames.apply(i) : regionServerAddress(i);
+  }
+
+  /** The address RegionServer i listens on. */
+  String regionServerAddress(int i) {
+    return hostPerRegionServer ? "127.0.0." + (firstAddress + i) : HOST;
+  }
+
+  /** This machine's host name (daemons look it up): in the hosts file beside localhost. */
+  private static String machineName() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return System.getenv().getOrDefault("HOSTNAME", "localhost");
+    }
   }
 
   /** Client settings that reach this cluster (what the operator gets from hbase-site). */
@@ -290,11 +358,11 @@ final class LocalHBase implements AutoCloseable {
     site.put("hbase.regionserver.port", Integer.toString(rsPorts[i][0]));
     site.put("hbase.regionserver.info.port", Integer.toString(rsPorts[i][1]));
     site.put("hbase.unsafe.regionserver.hostname", regionServerHost(i));
-    site.put("hbase.regionserver.ipc.address", regionServerHost(i));
+    site.put("hbase.regionserver.ipc.address", regionServerAddress(i));
     site.putAll(settings.site());
     HBaseProcess rs = daemon("rs" + i, "regionserver", site, settings.env(), List.of());
     regionServers.put(i, rs);
-    awaitPort(regionServerHost(i), rsPorts[i][0], Duration.ofSeconds(90), rs);
+    awaitPort(regionServerAddress(i), rsPorts[i][0], Duration.ofSeconds(90), rs);
     return rs;
   }
 
@@ -428,6 +496,9 @@ final class LocalHBase implements AutoCloseable {
     Map<String, String> daemonEnv = new LinkedHashMap<>(env);
     if (!security.jvmOpts().isEmpty()) {
       daemonEnv.merge("HBASE_OPTS", security.jvmOpts(), (a, b) -> a + " " + b);
+    }
+    if (hostsFile != null) {
+      daemonEnv.merge("HBASE_OPTS", "-Djdk.net.hosts.file=" + hostsFile, (a, b) -> a + " " + b);
     }
     return HBaseProcess.start(
         name, role, conf, daemonEnv, dir.resolve("logs").resolve(name + ".log"), args);

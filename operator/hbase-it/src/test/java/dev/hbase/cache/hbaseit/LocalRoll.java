@@ -16,6 +16,7 @@ import dev.hbase.cache.operator.roll.RollModel;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.Roller;
+import dev.hbase.cache.operator.roll.Zone;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -69,6 +70,12 @@ final class LocalRoll {
           reads.summary());
     }
   }
+
+  /**
+   * The "policy's" namespace: the local servers register under their loopback address, each the IP
+   * of its "pod", by which the roller tells them (and that every one of them is the policy's).
+   */
+  static final Zone ZONE = new Zone("hbase-it", "cluster.local");
 
   private final LocalHBase hbase;
   private final AdminHBaseCluster admin;
@@ -299,7 +306,8 @@ final class LocalRoll {
       Roller.Decision d =
           Roller.step(
               state,
-              new RollModel.Input(s, pods, snap, caches(pods), Instant.now(), settings.length));
+              new RollModel.Input(
+                  s, pods, snap, caches(pods), Instant.now(), settings.length, List.of(), ZONE));
       boolean acted = true;
       for (RollModel.Action a : d.actions()) {
         if (!execute(a, target)) {

@@ -1,14 +1,22 @@
 package dev.hbase.cache.operator.connection;
 
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.render.SiteXml;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.LongSupplier;
 
 /**
  * One admin connection per namespace, HBase cluster (ZooKeeper quorum, port and znode parent) and
@@ -16,28 +24,181 @@ import java.util.concurrent.ConcurrentHashMap;
  * use: two policies with different principals never share a connection. Per namespace: the client
  * settings come from a ConfigMap of the policy's namespace, and a policy in one namespace never
  * shapes the connection another namespace's policy uses.
+ *
+ * <p>Bounded by what policies name. Each connection records the policies that use it: one whose
+ * settings change moves to another connection, and one deleted leaves ({@link #forget}); a
+ * connection no policy uses any more is closed at once. A connection unused for {@link Limits#idle}
+ * is closed, and so is one broken (its connect failed, a call outlived its deadline). At most
+ * {@link Limits#perNamespace} connections per namespace and {@link Limits#total} in all: beyond
+ * them the least recently used goes (of the namespace first), and is opened again at its next use.
+ * Closing interrupts the connection's thread and closes its HBase connection (and the warm-move
+ * pool of {@code AdminHBaseCluster}) off the caller's thread.
+ *
+ * <p>No network I/O under a lock: the map is only looked at and changed under it; each connection
+ * connects on its own thread ({@link BoundedCluster}), and a caller waits for its own connection
+ * only, at most {@link Limits#connect}; every call then has {@link Limits#call}. A ZooKeeper that
+ * never answers holds its own policy's reconciles for those deadlines, and nobody else's.
  */
 public final class HBaseClusters implements AutoCloseable {
+
+  /**
+   * The bounds of the cache.
+   *
+   * @param connect how long a caller waits for a connection being opened (then its calls fail at
+   *     once until the connect ends)
+   * @param call how long a caller waits for one call (a snapshot, a drain, a switch), over the
+   *     HBase client's own timeouts
+   * @param idle a connection unused for this long is closed
+   * @param perNamespace the most connections of one namespace
+   * @param total the most connections in all
+   */
+  public record Limits(
+      Duration connect, Duration call, Duration idle, int perNamespace, int total) {
+
+    /**
+     * 15 s to connect (a healthy ZooKeeper answers in milliseconds; one that accepts connections
+     * and never answers held {@code AdminHBaseCluster.connect} 27 s, {@code SilentZooKeeperTest}),
+     * 90 s per call (a snapshot asks ZooKeeper, the master and each RegionServer, each within the
+     * client's 10 s ZooKeeper read, 10 s RPC and 20 s operation timeouts), idle after 10 min, 8 per
+     * namespace (one per cluster a namespace's policies name: RegionServer groups of one cluster
+     * share theirs), 128 in all.
+     */
+    public static Limits defaults() {
+      return new Limits(
+          Duration.ofSeconds(15), Duration.ofSeconds(90), Duration.ofMinutes(10), 8, 128);
+    }
+  }
+
   private final HBaseConnector connector;
-  private final Map<String, HBaseCluster> open = new ConcurrentHashMap<>();
+  private final Limits limits;
+  private final LongSupplier nanoTime;
+  private final Object lock = new Object();
+
+  /** The connections by key; under {@link #lock}, never any I/O. */
+  private final Map<String, Entry> open = new HashMap<>();
+
+  /** The key of the connection each policy (by UID) used last; under {@link #lock}. */
+  private final Map<String, String> usedBy = new HashMap<>();
+
+  /** Where connections are closed: off the caller's thread (a close may wait for a server). */
+  private final ExecutorService closer =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "hbase-connection-close");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private static final class Entry {
+    final String key;
+    final String namespace;
+    final BoundedCluster cluster;
+    final java.util.Set<String> users = new java.util.HashSet<>();
+    long lastUsed;
+
+    Entry(String key, String namespace, BoundedCluster cluster, long now) {
+      this.key = key;
+      this.namespace = namespace;
+      this.cluster = cluster;
+      this.lastUsed = now;
+    }
+  }
 
   public HBaseClusters(HBaseConnector connector) {
+    this(connector, Limits.defaults(), System::nanoTime);
+  }
+
+  public HBaseClusters(HBaseConnector connector, Limits limits, LongSupplier nanoTime) {
     this.connector = connector;
+    this.limits = limits;
+    this.nanoTime = nanoTime;
   }
 
   /** The cluster the policy's RegionServers belong to, without Kerberos. */
-  public HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base) {
-    return of(spec, base, null);
+  public HBaseCluster of(BlockCachePolicy policy, ConfigMap base) {
+    return of(policy, base, null);
   }
 
-  /** The cluster the policy's RegionServers belong to, as {@code login} (null: none). */
-  public HBaseCluster of(BlockCachePolicySpec spec, ConfigMap base, KerberosLogin login) {
-    Map<String, String> settings = clientSettings(spec, base);
+  /**
+   * The cluster the policy's RegionServers belong to, as {@code login} (null: none). Waits for the
+   * connection only while it is being opened, {@link Limits#connect} at most; its calls are bounded
+   * by {@link Limits#call}.
+   */
+  public HBaseCluster of(BlockCachePolicy policy, ConfigMap base, KerberosLogin login) {
+    Map<String, String> settings = clientSettings(policy.getSpec(), base);
     String ns = base == null || base.getMetadata() == null ? "" : base.getMetadata().getNamespace();
     // every client setting is in the key: a changed principal or protection in the base
     // hbase-site gets a new connection, not the one made with the old
     String key = ns + "|" + settings + "|" + (login == null ? "" : login.id());
-    return open.computeIfAbsent(key, k -> connector.connect(settings, login));
+    String user = user(policy);
+    List<BoundedCluster> closing = new ArrayList<>();
+    Entry e;
+    synchronized (lock) {
+      long now = nanoTime.getAsLong();
+      e = open.get(key);
+      if (e != null && e.cluster.broken()) {
+        drop(e, closing);
+        e = null;
+      }
+      if (e == null) {
+        String what = "namespace " + ns + ", quorum " + settings.get(QUORUM);
+        e =
+            new Entry(
+                key,
+                ns,
+                new BoundedCluster(
+                    what,
+                    () -> connector.connect(settings, login),
+                    limits.connect(),
+                    limits.call(),
+                    closer,
+                    nanoTime),
+                now);
+        open.put(key, e);
+      }
+      e.lastUsed = now;
+      String before = usedBy.put(user, key);
+      e.users.add(user);
+      if (before != null && !before.equals(key)) {
+        Entry old = open.get(before);
+        if (old != null) {
+          old.users.remove(user);
+          if (old.users.isEmpty()) {
+            drop(old, closing); // the policy's settings changed: nobody uses the old one
+          }
+        }
+      }
+      trim(now, e, closing);
+    }
+    closing.forEach(BoundedCluster::close);
+    e.cluster.awaitConnected();
+    return e.cluster;
+  }
+
+  /**
+   * The policy is gone (its cleanup): it no longer uses its connection, which is closed unless
+   * another policy uses it.
+   */
+  public void forget(BlockCachePolicy policy) {
+    List<BoundedCluster> closing = new ArrayList<>();
+    synchronized (lock) {
+      String key = usedBy.remove(user(policy));
+      Entry e = key == null ? null : open.get(key);
+      if (e != null) {
+        e.users.remove(user(policy));
+        if (e.users.isEmpty()) {
+          drop(e, closing);
+        }
+      }
+    }
+    closing.forEach(BoundedCluster::close);
+  }
+
+  /** How many connections are open (or opening) now. */
+  public int size() {
+    synchronized (lock) {
+      return open.size();
+    }
   }
 
   /**
@@ -47,26 +208,57 @@ public final class HBaseClusters implements AutoCloseable {
    */
   public void closeAll(KerberosLogin login) {
     String suffix = "|" + login.id(); // unique to this login: no other login's connection matches
-    java.util.List<HBaseCluster> gone = new java.util.ArrayList<>();
+    List<BoundedCluster> closing = new ArrayList<>();
     // out of the map first, so that no caller is handed one being closed; closed after, each on
     // its own. (A reconcile that read the login just before it was replaced may still connect as
     // it: that connection is cached under this login's id, which no later lookup uses.)
-    open.entrySet()
-        .removeIf(
-            e -> {
-              if (!e.getKey().endsWith(suffix)) {
-                return false;
-              }
-              gone.add(e.getValue());
-              return true;
-            });
-    for (HBaseCluster c : gone) {
-      try {
-        c.close();
-      } catch (RuntimeException e) {
-        // a connection that fails to close is dropped all the same
+    synchronized (lock) {
+      for (Entry e : List.copyOf(open.values())) {
+        if (e.key.endsWith(suffix)) {
+          drop(e, closing);
+        }
       }
     }
+    closing.forEach(BoundedCluster::close);
+  }
+
+  /** Out of the map (under the lock); closed by the caller after it. */
+  private void drop(Entry e, List<BoundedCluster> closing) {
+    open.remove(e.key);
+    e.users.forEach(u -> usedBy.remove(u, e.key));
+    closing.add(e.cluster);
+  }
+
+  /**
+   * Idle and broken connections out, then the least recently used over the caps (not {@code keep}).
+   */
+  private void trim(long now, Entry keep, List<BoundedCluster> closing) {
+    for (Entry e : List.copyOf(open.values())) {
+      if (e != keep && (e.cluster.broken() || now - e.lastUsed > limits.idle().toNanos())) {
+        drop(e, closing);
+      }
+    }
+    List<Entry> inNamespace =
+        open.values().stream()
+            .filter(e -> e != keep && e.namespace.equals(keep.namespace))
+            .sorted(Comparator.comparingLong(e -> e.lastUsed))
+            .toList();
+    for (int i = 0; i < inNamespace.size() + 1 - limits.perNamespace(); i++) {
+      drop(inNamespace.get(i), closing);
+    }
+    List<Entry> all =
+        open.values().stream()
+            .filter(e -> e != keep)
+            .sorted(Comparator.comparingLong(e -> e.lastUsed))
+            .toList();
+    for (int i = 0; i < all.size() + 1 - limits.total(); i++) {
+      drop(all.get(i), closing);
+    }
+  }
+
+  private static String user(BlockCachePolicy policy) {
+    var m = policy.getMetadata();
+    return m.getUid() != null ? m.getUid() : m.getNamespace() + "/" + m.getName();
   }
 
   static final String QUORUM = "hbase.zookeeper.quorum";
@@ -122,7 +314,10 @@ public final class HBaseClusters implements AutoCloseable {
 
   @Override
   public void close() {
-    open.values().forEach(HBaseCluster::close);
-    open.clear();
+    List<BoundedCluster> closing = new ArrayList<>();
+    synchronized (lock) {
+      List.copyOf(open.values()).forEach(e -> drop(e, closing));
+    }
+    closing.forEach(BoundedCluster::close); // the closer's threads end once idle
   }
 }

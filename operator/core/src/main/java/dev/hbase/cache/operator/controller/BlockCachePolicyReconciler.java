@@ -22,6 +22,7 @@ import dev.hbase.cache.operator.metrics.ScrapePool;
 import dev.hbase.cache.operator.metrics.SecuredProbes;
 import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.roll.Roller;
+import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -92,6 +93,8 @@ public class BlockCachePolicyReconciler
   private final HBaseClusters clusters;
   private final MetricsCollector metrics;
   private final RollStep roll;
+  private final ReleaseStep release;
+  private final String clusterDomain;
   private final RecommendStep recommend;
   private final ApplyStep apply;
   private final DisruptionBudgetStep disruptionBudget;
@@ -151,7 +154,9 @@ public class BlockCachePolicyReconciler
     InfoAsker asker = new InfoAsker(new ScrapePool());
     this.metrics = new MetricsCollector(asker);
     this.infoServers = new InfoServersStep(probe, secured, clusterDomain, asker);
-    this.roll = new RollStep(clusters, metrics, events, leading);
+    this.roll = new RollStep(clusters, metrics, events, leading, System::nanoTime, clusterDomain);
+    this.release = new ReleaseStep(clusters, events, clusterDomain);
+    this.clusterDomain = clusterDomain;
     this.recommend = new RecommendStep(events, jvmTrust);
     this.apply = new ApplyStep(storage, events);
     this.disruptionBudget = new DisruptionBudgetStep(events);
@@ -191,7 +196,7 @@ public class BlockCachePolicyReconciler
               + " to finish it");
     }
 
-    Observation seen = Observer.observe(c);
+    Observation seen = Observer.observe(c, new Zone(c.namespace(), clusterDomain));
     if (seen instanceof Unobservable u) {
       if (u.why() == Why.RecreateInterrupted) {
         storage.finishRecreate(client, policy, u.recreate());
@@ -341,7 +346,8 @@ public class BlockCachePolicyReconciler
   public DeleteControl cleanup(BlockCachePolicy policy, Context<BlockCachePolicy> ctx) {
     // The StatefulSet, its pods, PVCs and the derived ConfigMap stay; only the policy's
     // PodDisruptionBudget goes (also owned by the policy, for the garbage collector). HBase is left
-    // as a roll would leave it: balancer restored, marks cleared (RollStep.release).
+    // as a roll would leave it: balancer restored, marks cleared (ReleaseStep), on its own
+    // cluster only.
     PolicyContext c = new PolicyContext(policy, ctx.getClient(), informers, clock.instant());
     try {
       disruptionBudget.deleteOwn(c);
@@ -352,15 +358,16 @@ public class BlockCachePolicyReconciler
           e.toString());
     }
     CredentialsStep.Result identity =
-        RollStep.needsRelease(policy) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
+        ReleaseStep.needsRelease(policy) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
     if (identity instanceof CredentialsStep.Refused r) {
       log.warn(
           "policy {} deleted mid-roll: HBase left as the roll left it (no identity for it: {})",
           policy.getMetadata().getName(),
           r.message());
     } else {
-      roll.release(c, CredentialsStep.login(identity));
+      release.release(c, CredentialsStep.login(identity));
     }
+    clusters.forget(policy); // its connection closes unless another policy uses it
     metrics.forget(policy);
     writes.forget(policy.getMetadata().getUid());
     return DeleteControl.defaultDelete();

@@ -9,6 +9,7 @@ import dev.hbase.cache.operator.controller.Observation.Unobservable;
 import dev.hbase.cache.operator.controller.Observation.Why;
 import dev.hbase.cache.operator.render.Desired;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
+import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -29,10 +30,10 @@ import java.util.Set;
  * The observe step: the policy's StatefulSet, base ConfigMap and pods from the informer caches,
  * checked for what planning needs. Reads only; no API call.
  *
- * <p>Over ~400 lines (about 420) because it is the one place that turns Kubernetes objects into the
+ * <p>Over ~400 lines (about 460) because it is the one place that turns Kubernetes objects into the
  * roller's pure views: {@link #observe} and the pod views ({@link #podViews}, {@link #leaving},
- * {@link #podView}: readiness, revision, claims, why a pod stopped) read the same objects, and
- * splitting them would put the pod's reading in two places.
+ * {@link #targetPods}, {@link #podView}: readiness, revision, claims, why a pod stopped, its DNS
+ * name) read the same objects, and splitting them would put the pod's reading in two places.
  */
 final class Observer {
   private static final Set<String> STUCK_REASONS =
@@ -78,7 +79,11 @@ final class Observer {
                 policy.getSpec().getTargetRef().getName(), policy.getMetadata().getNamespace()));
   }
 
-  static Observation observe(PolicyContext c) {
+  /**
+   * @param zone the policy's namespace in DNS: each pod view carries its DNS name there ({@link
+   *     PodView#fqdn})
+   */
+  static Observation observe(PolicyContext c, Zone zone) {
     BlockCachePolicy policy = c.policy();
     Informers in = c.informers();
     BlockCachePolicySpec spec = policy.getSpec();
@@ -178,9 +183,9 @@ final class Observer {
         base.get(),
         container.get(),
         configVolume.get(),
-        podViews(in.pods(), sts, ns, container.get().getName()),
+        podViews(in.pods(), sts, zone, container.get().getName()),
         cacheMapRemovals(in.pods(), sts, ns),
-        leaving(in.pods(), sts, ns, container.get().getName()));
+        leaving(in.pods(), sts, zone, container.get().getName()));
   }
 
   /**
@@ -252,9 +257,25 @@ final class Observer {
   static List<PodView> podViews(
       InformerEventSource<Pod, BlockCachePolicy> pods,
       StatefulSet sts,
-      String ns,
+      Zone zone,
       String regionServer) {
-    return podViews(pods, sts, ns, regionServer, false);
+    return podViews(pods, sts, zone, regionServer, false);
+  }
+
+  /**
+   * The target's pods, below and above its replicas, when it exists; none otherwise. For a deleted
+   * policy, whose HBase is given back only when it is shown to be the policy's ({@link
+   * dev.hbase.cache.operator.roll.OwnCluster}).
+   */
+  static List<PodView> targetPods(PolicyContext c, Zone zone) {
+    Optional<StatefulSet> sts = target(c.informers(), c.policy());
+    if (sts.isEmpty()) {
+      return List.of();
+    }
+    String container = c.policy().getSpec().getTargetRef().getContainer();
+    List<PodView> all = new ArrayList<>(podViews(c.informers().pods(), sts.get(), zone, container));
+    all.addAll(leaving(c.informers().pods(), sts.get(), zone, container));
+    return all;
   }
 
   /**
@@ -264,21 +285,21 @@ final class Observer {
   static List<PodView> leaving(
       InformerEventSource<Pod, BlockCachePolicy> pods,
       StatefulSet sts,
-      String ns,
+      Zone zone,
       String regionServer) {
-    return podViews(pods, sts, ns, regionServer, true);
+    return podViews(pods, sts, zone, regionServer, true);
   }
 
   private static List<PodView> podViews(
       InformerEventSource<Pod, BlockCachePolicy> pods,
       StatefulSet sts,
-      String ns,
+      Zone zone,
       String regionServer,
       boolean aboveReplicas) {
     String name = sts.getMetadata().getName();
     int replicas = Observation.replicas(sts);
     List<PodView> out = new ArrayList<>();
-    for (Pod p : pods.list(ns, p -> true).toList()) {
+    for (Pod p : pods.list(zone.namespace(), p -> true).toList()) {
       int ordinal = Informers.ordinal(p, name);
       if (ordinal >= 0 && (ordinal < replicas) != aboveReplicas) {
         out.add(
@@ -287,7 +308,8 @@ final class Observer {
                 ordinal,
                 missingClaimVolumes(sts, p, ordinal),
                 templateChanged(sts, p),
-                regionServer));
+                regionServer,
+                zone.podName(p.getMetadata().getName(), sts.getSpec().getServiceName())));
       }
     }
     out.sort(Comparator.comparingInt(PodView::ordinal));
@@ -353,16 +375,27 @@ final class Observer {
     return podView(p, ordinal, missingClaimVolumes, templateChanged, null);
   }
 
-  /**
-   * The pod as the roller sees it; {@code regionServer} names the RegionServer container (only its
-   * restarts count for {@link PodView#restartedInPlaceAt()}; null: any container's).
-   */
   static PodView podView(
       Pod p,
       int ordinal,
       boolean missingClaimVolumes,
       boolean templateChanged,
       String regionServer) {
+    return podView(p, ordinal, missingClaimVolumes, templateChanged, regionServer, null);
+  }
+
+  /**
+   * The pod as the roller sees it; {@code regionServer} names the RegionServer container (only its
+   * restarts count for {@link PodView#restartedInPlaceAt()}; null: any container's); {@code fqdn}
+   * its DNS name in the policy's namespace ({@link Zone#podName}; null: unknown).
+   */
+  static PodView podView(
+      Pod p,
+      int ordinal,
+      boolean missingClaimVolumes,
+      boolean templateChanged,
+      String regionServer,
+      String fqdn) {
     var meta = p.getMetadata();
     String revision =
         meta.getAnnotations() == null ? null : meta.getAnnotations().get(Desired.HASH_ANNOTATION);
@@ -404,7 +437,8 @@ final class Observer {
         missingClaimVolumes,
         templateChanged,
         meta.getDeletionTimestamp() == null ? null : stopCause(p),
-        ContainerRestarts.restartedInPlaceAt(p, regionServer));
+        ContainerRestarts.restartedInPlaceAt(p, regionServer),
+        fqdn);
   }
 
   /**

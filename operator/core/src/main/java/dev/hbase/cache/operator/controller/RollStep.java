@@ -21,6 +21,7 @@ import dev.hbase.cache.operator.roll.RollModel;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.Roller;
+import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -43,9 +44,10 @@ import org.slf4j.LoggerFactory;
  * asks for, carried out in order. HBase is asked only when the roller needs it. Every call here
  * returns at once; the roller owns every wait (it looks again after its requeue delay).
  *
- * <p>Over ~400 lines (about 440): the step, its hold and its release on a deleted policy share how
- * each action kind is carried out, fenced by the leader lease and refused when decided too long ago
- * ({@code executeAll}); that part is the next to move out if it grows.
+ * <p>Over ~400 lines (about 430): the step and its hold share how each action kind is carried out,
+ * fenced by the leader lease and refused when decided too long ago ({@code executeAll}); that part
+ * is the next to move out if it grows (the release on a deleted policy went to {@link
+ * ReleaseStep}).
  */
 final class RollStep {
   private static final Logger log = LoggerFactory.getLogger(RollStep.class);
@@ -55,6 +57,7 @@ final class RollStep {
   private final Events events;
   private final BooleanSupplier leading;
   private final LongSupplier nanoTime;
+  private final String clusterDomain;
 
   /**
    * How long after a decision its actions go on being sent: the first always goes, one that would
@@ -70,23 +73,47 @@ final class RollStep {
     this(clusters, metrics, events, leading, System::nanoTime);
   }
 
-  /**
-   * @param leading whether this operator holds its leader lease now (always, without leader
-   *     election): an operator that lost it sends no action more, not even one its last reconcile
-   *     decided, while it exits; the new leader decides afresh from the status
-   * @param nanoTime the clock of {@link #FRESH} ({@code System::nanoTime})
-   */
   RollStep(
       HBaseClusters clusters,
       MetricsCollector metrics,
       Events events,
       BooleanSupplier leading,
       LongSupplier nanoTime) {
+    this(
+        clusters,
+        metrics,
+        events,
+        leading,
+        nanoTime,
+        BlockCachePolicyReconciler.DEFAULT_CLUSTER_DOMAIN);
+  }
+
+  /**
+   * @param leading whether this operator holds its leader lease now (always, without leader
+   *     election): an operator that lost it sends no action more, not even one its last reconcile
+   *     decided, while it exits; the new leader decides afresh from the status
+   * @param nanoTime the clock of {@link #FRESH} ({@code System::nanoTime})
+   * @param clusterDomain the cluster's DNS domain: a RegionServer is a pod of the policy's
+   *     namespace by its name there ({@link Zone})
+   */
+  RollStep(
+      HBaseClusters clusters,
+      MetricsCollector metrics,
+      Events events,
+      BooleanSupplier leading,
+      LongSupplier nanoTime,
+      String clusterDomain) {
     this.clusters = clusters;
     this.metrics = metrics;
     this.events = events;
     this.leading = leading;
     this.nanoTime = nanoTime;
+    this.clusterDomain = clusterDomain;
+  }
+
+  /** The policy's namespace in DNS. */
+  Zone zone(BlockCachePolicy policy) {
+    return new Zone(policy.getMetadata().getNamespace(), clusterDomain);
   }
 
   /**
@@ -132,7 +159,8 @@ final class RollStep {
                 caches,
                 now,
                 o.replicas(),
-                o.leaving()));
+                o.leaving(),
+                zone(policy)));
     java.util.concurrent.atomic.AtomicReference<String> refused =
         new java.util.concurrent.atomic.AtomicReference<>();
     if (!executeAll(
@@ -241,73 +269,19 @@ final class RollStep {
     if (!Roller.needsHold(previous)) {
       return Optional.empty();
     }
-    HBaseCluster cluster = clusters.of(policy.getSpec(), base, login);
+    HBaseCluster cluster = clusters.of(policy, base, login);
     ClusterSnapshot hbase;
     try {
       hbase = cluster.snapshot();
     } catch (RuntimeException e) {
       hbase = ClusterSnapshot.unreachable(now, e.getMessage());
     }
-    Roller.Decision d = Roller.hold(previous, pods, hbase, why.name());
+    Roller.Decision d = Roller.hold(previous, pods, hbase, why.name(), zone(policy));
     if (!executeAll(client, policy, c::cachedPod, cluster, d.actions(), nanoTime.getAsLong())) {
       return Optional.empty();
     }
     d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
-  }
-
-  /**
-   * The policy is deleted mid-roll: HBase is left as a roll would leave it, balancer restored and
-   * decommission marks cleared. Not fenced by the leader lease: it only gives back, and a policy
-   * whose finalizer goes is never seen by the next leader. Each step on its own, a failure logged:
-   * the balancer matters most, and a mark that cannot be cleared belongs to an instance that is
-   * gone (its pod restarts under a new start code, unmarked).
-   */
-  void release(PolicyContext c, KerberosLogin login) {
-    BlockCachePolicy policy = c.policy();
-    if (!needsRelease(policy)) {
-      return;
-    }
-    RolloutStatus r = policy.getStatus().getRollout();
-    ConfigMap base = c.configMap(policy.getSpec().getHbaseSiteConfigMap()).orElse(null);
-    for (RollModel.Action a : Roller.release(r)) {
-      bestEffort(
-          policy,
-          a.toString(),
-          () -> {
-            HBaseCluster cluster = clusters.of(policy.getSpec(), base, login);
-            if (a instanceof RollModel.SwitchBalancer b) {
-              return cluster.balancer(b.on());
-            } else if (a instanceof RollModel.Recommission m) {
-              return cluster.recommission(m.oldServer(), m.regions());
-            }
-            throw new IllegalStateException("not a release action: " + a);
-          });
-    }
-  }
-
-  /** Whether a deleted policy left HBase changed: the balancer off, a server drained. */
-  static boolean needsRelease(BlockCachePolicy policy) {
-    RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
-    return r != null
-        && (Boolean.TRUE.equals(r.getBalancerWasOn())
-            || (r.getInFlight() != null && !r.getInFlight().isEmpty()));
-  }
-
-  private interface HBaseCall {
-    Object call() throws Exception;
-  }
-
-  private static void bestEffort(BlockCachePolicy policy, String what, HBaseCall call) {
-    try {
-      call.call();
-    } catch (Exception e) {
-      log.warn(
-          "policy {} deleted mid-roll: could not {}: {}",
-          policy.getMetadata().getName(),
-          what,
-          e.toString());
-    }
   }
 
   /**
@@ -365,7 +339,7 @@ final class RollStep {
   }
 
   private HBaseCluster cluster(Observed o, KerberosLogin login) {
-    return clusters.of(o.policy().getSpec(), o.base(), login);
+    return clusters.of(o.policy(), o.base(), login);
   }
 
   /**

@@ -169,17 +169,27 @@ public final class AdminHBaseCluster implements HBaseCluster {
   public static AdminHBaseCluster connect(
       Map<String, String> settings, Options options, KerberosLogin login)
       throws HBaseClusterException {
+    List<Connection> made = new ArrayList<>();
     try {
       Configuration moves = configuration(settings, options);
       moves.setInt("hbase.client.retries.number", 0);
       moves.setInt("hbase.rpc.timeout", millis(MOVE_TIMEOUT));
       moves.setInt("hbase.client.operation.timeout", millis(MOVE_TIMEOUT));
+      made.add(connection(configuration(settings, options), login));
+      if (options.moves() == Moves.WARM) {
+        made.add(connection(moves, login));
+      }
       return new AdminHBaseCluster(
-          connection(configuration(settings, options), login),
-          options.moves() == Moves.WARM ? connection(moves, login) : null,
-          options,
-          Clock.systemUTC());
+          made.get(0), made.size() > 1 ? made.get(1) : null, options, Clock.systemUTC());
     } catch (IOException | RuntimeException e) {
+      // the first made when the second failed is closed: a failed connect leaves no threads
+      for (Connection c : made) {
+        try {
+          c.close();
+        } catch (IOException | RuntimeException closing) {
+          LOG.debug("closing a half-made HBase connection: {}", closing.toString());
+        }
+      }
       throw new HBaseClusterException("cannot create an HBase connection: " + e, e);
     }
   }

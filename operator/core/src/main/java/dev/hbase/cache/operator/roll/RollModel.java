@@ -41,6 +41,9 @@ public final class RollModel {
    *     (its restart count above 0; a sidecar's restart is none: a crash, an OOM kill, a failed
    *     liveness probe; not a pod delete), null if none ever did. Its RegionServer may then serve
    *     none of the regions it caches ({@link Homecomings})
+   * @param fqdn the pod's DNS name in the policy's namespace, {@code
+   *     <pod>.<serviceName>.<namespace>.svc.<clusterDomain>} (lower case, {@link Zone#podName}),
+   *     null when the StatefulSet names no service: then only its IP tells its RegionServer
    */
   public record PodView(
       String name,
@@ -54,7 +57,38 @@ public final class RollModel {
       boolean missingClaimVolumes,
       boolean templateChanged,
       String stopCause,
-      Instant restartedInPlaceAt) {
+      Instant restartedInPlaceAt,
+      String fqdn) {
+
+    /** A pod whose DNS name is not known: only its IP tells its RegionServer. */
+    public PodView(
+        String name,
+        String uid,
+        int ordinal,
+        String revision,
+        boolean ready,
+        boolean terminating,
+        String stuck,
+        String ip,
+        boolean missingClaimVolumes,
+        boolean templateChanged,
+        String stopCause,
+        Instant restartedInPlaceAt) {
+      this(
+          name,
+          uid,
+          ordinal,
+          revision,
+          ready,
+          terminating,
+          stuck,
+          ip,
+          missingClaimVolumes,
+          templateChanged,
+          stopCause,
+          restartedInPlaceAt,
+          null);
+    }
 
     /** A pod as the roller saw it before stops had a cause: a terminating one was "Deleted". */
     public PodView(
@@ -92,9 +126,25 @@ public final class RollModel {
       return templateChanged || !java.util.Objects.equals(revision, planRevision);
     }
 
-    /** Whether a RegionServer registered under {@code host} runs in this pod (FQDN, name or IP). */
+    /**
+     * Whether a RegionServer registered under {@code host} runs in this pod: its IP, or its DNS
+     * name in the policy's namespace ({@link #fqdn}) with or without the cluster domain, with or
+     * without a trailing dot, in any case. Never its bare name, nor a name that merely starts like
+     * it: a bare {@code rs-1} names no namespace (any namespace's pod may be called so), and {@code
+     * rs-1.hbase-regionserver.other.svc...} is another namespace's pod of the same name.
+     */
     public boolean servesAs(String host) {
-      return host != null && (host.equals(name) || host.startsWith(name + ".") || host.equals(ip));
+      if (host == null) {
+        return false;
+      }
+      if (host.equals(ip)) {
+        return true;
+      }
+      if (fqdn == null) {
+        return false;
+      }
+      String h = Zone.normal(host);
+      return h.equals(fqdn) || h.equals(Zone.withoutClusterDomain(fqdn));
     }
   }
 
@@ -135,6 +185,8 @@ public final class RollModel {
    * @param leaving the StatefulSet's pods at or above replicas (a scale-down removes them, highest
    *     first): their regions go to the others before they stop, no region is drained to them, and
    *     they do not come back
+   * @param zone the policy's namespace in DNS: HBase is sent nothing unless every live server of
+   *     the cluster is a pod of it ({@link OwnCluster})
    */
   public record Input(
       Settings settings,
@@ -143,27 +195,12 @@ public final class RollModel {
       Map<String, CacheView> caches,
       Instant now,
       int replicas,
-      List<PodView> leaving) {
+      List<PodView> leaving,
+      Zone zone) {
 
-    /** No pod leaving. */
-    public Input(
-        Settings settings,
-        List<PodView> pods,
-        ClusterSnapshot hbase,
-        Map<String, CacheView> caches,
-        Instant now,
-        int replicas) {
-      this(settings, pods, hbase, caches, now, replicas, List.of());
-    }
-
-    /** Every replica's pod exists. */
-    public Input(
-        Settings settings,
-        List<PodView> pods,
-        ClusterSnapshot hbase,
-        Map<String, CacheView> caches,
-        Instant now) {
-      this(settings, pods, hbase, caches, now, pods.size());
+    /** The target's pods: below the replicas, then those leaving. */
+    public List<PodView> allPods() {
+      return java.util.stream.Stream.concat(pods.stream(), leaving.stream()).toList();
     }
 
     /** Replicas without a pod. */
@@ -248,7 +285,12 @@ public final class RollModel {
     /** A homecoming's regions are home (Normal; Warning when not warm within warmTimeout). */
     RegionsHome,
     /** A homecoming that could not finish: nothing blocks (Warning). */
-    HomecomingEnded
+    HomecomingEnded,
+    /**
+     * The cluster the policy's client settings reach is not shown to be served by pods of the
+     * policy's namespace: HBase is sent nothing (Warning).
+     */
+    ForeignCluster
   }
 
   /** What happened to a pod whose restart completed. */
@@ -283,7 +325,13 @@ public final class RollModel {
     /** A replica has no pod. */
     WaitingForPods,
     /** The policy cannot be applied any more: the roll holds, the cluster runs as before it. */
-    PolicyInvalid
+    PolicyInvalid,
+    /**
+     * The cluster the policy's client settings reach is not shown to be served by pods of the
+     * policy's namespace (a RegionServer of another namespace, at an address of no pod of the
+     * target, under a bare name; or none registered): HBase is sent nothing.
+     */
+    ForeignCluster
   }
 
   /** How a roller step ended, besides its actions. */

@@ -91,6 +91,43 @@ public final class Roller {
    * use StepState and Narration; none calls back into Roller.
    */
   public static Decision step(RolloutStatus previous, Input in) {
+    // HBase only as the policy's own cluster ({@link OwnCluster}): a snapshot that shows a server
+    // of no pod of the namespace refuses the step whole; one that cannot show it (no server
+    // registered) refuses a step that would write to HBase
+    String notOwn = OwnCluster.refusal(in.hbase(), in.allPods(), in.zone());
+    if (notOwn != null && OwnCluster.foreign(in.hbase(), in.allPods(), in.zone())) {
+      return refused(previous, notOwn);
+    }
+    Decision d = stepOnOwnCluster(previous, in);
+    if (notOwn != null && d.actions().stream().anyMatch(OwnCluster::writesHBase)) {
+      return refused(previous, notOwn);
+    }
+    return d;
+  }
+
+  /**
+   * The step refused because HBase is not shown to be the policy's: the roll's state as it was,
+   * Blocked with the refusal as its message (a Warning event when that message is new), and nothing
+   * sent, to HBase or to a pod. It goes on from there once the cluster is the policy's.
+   */
+  private static Decision refused(RolloutStatus previous, String why) {
+    RolloutStatus st = StepState.copy(previous);
+    List<Event> events =
+        why.equals(st.getMessage())
+            ? List.of()
+            : List.of(new Event(true, EventReason.ForeignCluster, why));
+    st.setPhase(Phase.Blocked);
+    st.setMessage(why);
+    return new Decision(
+        st,
+        List.of(),
+        events,
+        List.of(),
+        new Blocked(Reason.ForeignCluster, why),
+        StepState.BLOCKED);
+  }
+
+  private static Decision stepOnOwnCluster(RolloutStatus previous, Input in) {
     StepState t = new StepState(previous, in);
     ClusterGate gate = new ClusterGate(t);
     RollBook book = new RollBook(t);
@@ -220,9 +257,11 @@ public final class Roller {
    * @param pods the pods as observed, or null when the target cannot be observed (then a pod in the
    *     Deleting step counts as deleted, one in the Draining step as deleted once its old instance
    *     no longer serves)
+   * @param zone the policy's namespace in DNS: nothing is given back to a cluster that is not shown
+   *     to be the policy's ({@link OwnCluster}; without pods, by the DNS names of its servers only)
    */
   public static Decision hold(
-      RolloutStatus previous, List<PodView> pods, ClusterSnapshot hbase, String why) {
+      RolloutStatus previous, List<PodView> pods, ClusterSnapshot hbase, String why, Zone zone) {
     RolloutStatus st = StepState.copy(previous);
     List<Action> actions = new ArrayList<>();
     List<Event> events = new ArrayList<>();
@@ -234,6 +273,23 @@ public final class Roller {
           List.of(),
           new Blocked(Reason.HBaseUnreachable, "held (" + why + "); " + hbase.error()),
           StepState.POLL);
+    }
+    // what a hold gives back is HBase's too: only to the policy's own cluster
+    String notOwn = OwnCluster.refusal(hbase, pods == null ? List.of() : pods, zone);
+    if (notOwn != null) {
+      String message = "held (" + why + "); " + notOwn;
+      if (!message.equals(st.getMessage())) {
+        events.add(new Event(true, EventReason.ForeignCluster, message));
+      }
+      st.setPhase(Phase.Blocked);
+      st.setMessage(message);
+      return new Decision(
+          st,
+          actions,
+          events,
+          List.of(),
+          new Blocked(Reason.ForeignCluster, message),
+          StepState.BLOCKED);
     }
     st.getInFlight().forEach(r -> StepState.outageOver(r, hbase.at()));
     boolean balancerBackOn = BalancerSwitch.backOnWhileHeld(st, hbase, actions);

@@ -22,6 +22,19 @@ class HBaseClustersTest {
     return "<property><name>" + name + "</name><value>" + value + "</value></property>";
   }
 
+  /** A policy of the namespace, with its UID. */
+  static dev.hbase.cache.api.v1alpha1.BlockCachePolicy policy(String ns, String name) {
+    var p = new dev.hbase.cache.api.v1alpha1.BlockCachePolicy();
+    p.setMetadata(
+        new io.fabric8.kubernetes.api.model.ObjectMetaBuilder()
+            .withNamespace(ns)
+            .withName(name)
+            .withUid(ns + "-" + name + "-uid")
+            .build());
+    p.setSpec(new BlockCachePolicySpec());
+    return p;
+  }
+
   @Test
   void theClientReadsTheBaseSiteLikeAPodWould() {
     var settings =
@@ -76,11 +89,10 @@ class HBaseClustersTest {
     a.getMetadata().setNamespace("team-a");
     ConfigMap b = base(property("hbase.zookeeper.quorum", "zk.shared"));
     b.getMetadata().setNamespace("team-b");
-    var spec = new BlockCachePolicySpec();
-    clusters.of(spec, a);
-    clusters.of(spec, a);
+    clusters.of(policy("team-a", "p"), a);
+    clusters.of(policy("team-a", "p"), a);
     assertThat(connected).hasSize(1);
-    clusters.of(spec, b);
+    clusters.of(policy("team-b", "p"), b);
     assertThat(connected).hasSize(2);
   }
 

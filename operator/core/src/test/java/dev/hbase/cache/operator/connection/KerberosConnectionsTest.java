@@ -2,7 +2,6 @@ package dev.hbase.cache.operator.connection;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -59,7 +58,7 @@ class KerberosConnectionsTest {
 
   @Test
   void aDroppedLoginClosesItsOwnConnectionsOnly() throws Exception {
-    List<String> closed = new ArrayList<>();
+    List<String> closed = new java.util.concurrent.CopyOnWriteArrayList<>();
     List<KerberosLogin> connectedAs = new ArrayList<>();
     HBaseClusters clusters =
         new HBaseClusters(
@@ -71,23 +70,29 @@ class KerberosConnectionsTest {
       String principal = "shared@" + kdc.getRealm();
       KerberosLogin a = identities.login("team-a/keytab", principal, keytab);
       KerberosLogin b = identities.login("team-b/keytab", principal, keytab);
-      var spec = new BlockCachePolicySpec();
-      HBaseCluster atA = clusters.of(spec, base("team-a"), a);
-      HBaseCluster atB = clusters.of(spec, base("team-b"), b);
+      var pa = HBaseClustersTest.policy("team-a", "p");
+      var pb = HBaseClustersTest.policy("team-b", "p");
+      HBaseCluster atA = clusters.of(pa, base("team-a"), a);
+      HBaseCluster atB = clusters.of(pb, base("team-b"), b);
       assertThat(connectedAs).containsExactly(a, b);
 
       identities.forget("team-a/keytab"); // team-a's Secret deleted, say
-      assertThat(closed)
-          .as("connections closed: team-a's (the first made), not team-b's")
-          .containsExactly("connection 1");
-      assertThat(clusters.of(spec, base("team-b"), b))
+      // closed off the caller's thread
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(10))
+          .untilAsserted(
+              () ->
+                  assertThat(closed)
+                      .as("connections closed: team-a's (the first made), not team-b's")
+                      .containsExactly("connection 1"));
+      assertThat(clusters.of(pb, base("team-b"), b))
           .as("team-b's connection, still open, handed out again")
           .isSameAs(atB);
       assertThat(connectedAs).hasSize(2);
 
       // team-a's Secret back with the same keytab: a new login, a new connection
       KerberosLogin again = identities.login("team-a/keytab", principal, keytab);
-      assertThat(clusters.of(spec, base("team-a"), again)).isNotSameAs(atA);
+      assertThat(clusters.of(pa, base("team-a"), again)).isNotSameAs(atA);
       assertThat(connectedAs).hasSize(3);
     }
   }

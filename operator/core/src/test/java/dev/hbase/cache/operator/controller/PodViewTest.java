@@ -3,6 +3,7 @@ package dev.hbase.cache.operator.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.hbase.cache.operator.roll.RollModel.PodView;
+import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import org.junit.jupiter.api.Test;
@@ -25,13 +26,20 @@ class PodViewTest {
                 "  phase: Running\n  podIP: 10.244.0.7\n  conditions: [{type: Ready, status: 'True'}]\n"
                     + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 0, image: x, imageID: x,"
                     + " state: {running: {startedAt: '2026-11-21T08:00:00Z'}}}]\n"),
-            1);
+            1,
+            false,
+            false,
+            "regionserver",
+            new Zone("hbase", "cluster.local").podName("rs-1", "hbase-regionserver"));
+    assertThat(v.fqdn()).isEqualTo("rs-1.hbase-regionserver.hbase.svc.cluster.local");
     assertThat(v.ready()).isTrue();
     assertThat(v.stuck()).isNull();
     assertThat(v.revision()).isEqualTo("abc");
     assertThat(v.ip()).isEqualTo("10.244.0.7");
     assertThat(v.servesAs("rs-1.hbase-regionserver.hbase.svc.cluster.local")).isTrue();
     assertThat(v.servesAs("rs-10.hbase-regionserver.hbase.svc.cluster.local")).isFalse();
+    assertThat(v.servesAs("rs-1.hbase-regionserver.other.svc.cluster.local")).isFalse();
+    assertThat(v.servesAs("10.244.0.7")).isTrue();
   }
 
   @Test

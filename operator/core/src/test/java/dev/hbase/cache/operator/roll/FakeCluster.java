@@ -65,7 +65,12 @@ final class FakeCluster {
       this.revision = revision;
     }
 
+    /** The name its RegionServer registers under: its DNS name, unless the test says otherwise. */
     String host() {
+      return registersAs.apply(this);
+    }
+
+    String fqdn() {
       return name + ".rs.ns.svc.cluster.local";
     }
 
@@ -73,6 +78,9 @@ final class FakeCluster {
       return "10.0.0." + ordinal;
     }
   }
+
+  /** The policy's namespace ("ns") in DNS: each pod is {@code <pod>.rs.ns.svc.cluster.local}. */
+  static final Zone ZONE = new Zone("ns", "cluster.local");
 
   Instant now = Instant.parse("2026-11-21T10:00:00Z");
   final SimulatedHBase hbase = new SimulatedHBase(() -> now);
@@ -110,7 +118,16 @@ final class FakeCluster {
   final List<Action> executed = new ArrayList<>();
   int maxDown;
 
+  /** How a pod's RegionServer registers with the master (the chart's way: its DNS name). */
+  private final java.util.function.Function<Pod, String> registersAs;
+
   FakeCluster(int n, String revision) {
+    this(n, revision, Pod::fqdn);
+  }
+
+  /** Pods whose RegionServers register under {@code registersAs} (an IP, a bare name...). */
+  FakeCluster(int n, String revision, java.util.function.Function<Pod, String> registersAs) {
+    this.registersAs = registersAs;
     for (int i = 0; i < n; i++) {
       String name = "rs-" + i;
       Pod p = new Pod(name, i, revision);
@@ -205,7 +222,8 @@ final class FakeCluster {
                     p.missingClaimVolumes,
                     p.templateChanged,
                     p.terminating ? (p.stopCause == null ? "Deleted" : p.stopCause) : null,
-                    p.restartedInPlaceAt))
+                    p.restartedInPlaceAt,
+                    ZONE.podName(p.name, "rs")))
         .toList();
   }
 
@@ -238,7 +256,8 @@ final class FakeCluster {
   }
 
   RollModel.Input input(RollModel.Settings s) {
-    return new RollModel.Input(s, podViews(), hbase.snapshot(), caches(), now, replicas, leaving());
+    return new RollModel.Input(
+        s, podViews(), hbase.snapshot(), caches(), now, replicas, leaving(), ZONE);
   }
 
   /**

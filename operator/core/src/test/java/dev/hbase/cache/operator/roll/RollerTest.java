@@ -546,7 +546,15 @@ class RollerTest {
     Roller.Decision d =
         Roller.step(
             null,
-            new RollModel.Input(full.settings(), full.pods(), full.hbase(), caches, full.now()));
+            new RollModel.Input(
+                full.settings(),
+                full.pods(),
+                full.hbase(),
+                caches,
+                full.now(),
+                full.replicas(),
+                full.leaving(),
+                full.zone()));
     assertThat(d.state().getInFlight()).isEmpty();
     assertThat(d.actions()).isEmpty();
     assertThat(reason(d)).isEqualTo(Reason.WaitingForCacheSample);
@@ -628,7 +636,8 @@ class RollerTest {
     assertThat(c.hbase.decommissioned).hasSize(1);
     assertThat(Roller.needsHold(mid)).isTrue();
 
-    Roller.Decision held = Roller.hold(mid, c.podViews(), c.hbase.snapshot(), "PlanRefused");
+    Roller.Decision held =
+        Roller.hold(mid, c.podViews(), c.hbase.snapshot(), "PlanRefused", FakeCluster.ZONE);
     held.actions().forEach(c::apply);
     assertThat(held.actions())
         .containsExactly(
@@ -648,7 +657,8 @@ class RollerTest {
 
     // held again later: nothing more to do
     Roller.Decision again =
-        Roller.hold(held.state(), c.podViews(), c.hbase.snapshot(), "PlanRefused");
+        Roller.hold(
+            held.state(), c.podViews(), c.hbase.snapshot(), "PlanRefused", FakeCluster.ZONE);
     assertThat(again.actions()).isEmpty();
     assertThat(again.events()).isEmpty();
 
@@ -1252,11 +1262,13 @@ class RollerTest {
     d.actions().forEach(c::apply); // the delete; d.state() is lost
     assertThat(c.restarts).containsOnlyKeys("rs-1");
 
-    Roller.Decision held = Roller.hold(s, c.podViews(), c.hbase.snapshot(), "PlanRefused");
+    Roller.Decision held =
+        Roller.hold(s, c.podViews(), c.hbase.snapshot(), "PlanRefused", FakeCluster.ZONE);
     assertThat(held.actions()).noneMatch(a -> a instanceof RollModel.Recommission);
     assertThat(held.state().getInFlight()).extracting(PodRoll::getPod).containsExactly("rs-1");
     // the pods not observable: the old instance no longer serves, so it counts as deleted too
-    Roller.Decision blind = Roller.hold(s, null, c.hbase.snapshot(), "TargetNotFound");
+    Roller.Decision blind =
+        Roller.hold(s, null, c.hbase.snapshot(), "TargetNotFound", FakeCluster.ZONE);
     assertThat(blind.actions()).noneMatch(a -> a instanceof RollModel.Recommission);
   }
 
