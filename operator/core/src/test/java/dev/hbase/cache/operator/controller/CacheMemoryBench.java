@@ -1,0 +1,304 @@
+package dev.hbase.cache.operator.controller;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
+import dev.hbase.cache.operator.hbase.CacheSample;
+import dev.hbase.cache.operator.hbase.SimulatedHBase;
+import dev.hbase.cache.operator.metrics.CacheProbe;
+import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
+import io.fabric8.kubeapitest.junit.KubeConfig;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator's memory beside a namespace flooded with objects no policy names (issue 49): the
+ * operator in its own process from its jar ({@link BridgedOperator}) under the chart's JVM options
+ * ({@code -Dbench.operatorJvm}, the Makefile's BENCH_OPERATOR_JVM), 50 policies on StatefulSets of
+ * two simulated RegionServers each (rollouts paused: no roll, the policies reconcile and scrape),
+ * then 320 ConfigMaps of 1 MiB in a namespace without a policy, then the operator restarted with
+ * them there. Per step: the heap after a full GC, RSS and its peak, whether the process lives. Not
+ * a test (run by hand: {@code -Dit.test=CacheMemoryBench}); the figures go to
+ * target/bench/cache-memory.json and a {@code CACHE MEMORY} line.
+ */
+@EnableKubeAPIServer
+class CacheMemoryBench {
+  static KubernetesClient client;
+  @KubeConfig static String kubeConfigYaml;
+
+  static final List<String> OPERATOR_JVM =
+      Arrays.stream(System.getProperty("bench.operatorJvm", "").trim().split("\\s+"))
+          .filter(x -> !x.isEmpty())
+          .toList();
+
+  static final int POLICIES = Integer.getInteger("bench.policies", 50);
+  static final int REPLICAS = 2;
+  static final int FLOOD = Integer.getInteger("bench.floodConfigMaps", 320);
+  static final Duration SETTLE = Duration.ofSeconds(Integer.getInteger("bench.settleSeconds", 60));
+  static final Path OUT = Path.of("target/bench");
+
+  final Map<String, SimulatedHBase> byQuorum = new ConcurrentHashMap<>();
+  final Map<String, SimulatedHBase> bySubnet = new ConcurrentHashMap<>();
+  final List<AutoCloseable> kubes = new ArrayList<>();
+
+  @BeforeAll
+  static void crd() throws Exception {
+    try (var in = new FileInputStream("../../crds/blockcachepolicies.cache.hbase.dev-v1.yml")) {
+      var crd = client.apiextensions().v1().customResourceDefinitions().load(in).item();
+      client.resource(crd).serverSideApply();
+      client
+          .apiextensions()
+          .v1()
+          .customResourceDefinitions()
+          .withName(crd.getMetadata().getName())
+          .waitUntilCondition(CrdValidationTest::established, 30, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void benchmark() throws Exception {
+    Files.createDirectories(OUT);
+    List<String> namespaces = new ArrayList<>();
+    for (int c = 0; c < POLICIES; c++) {
+      namespaces.add(cluster(c));
+    }
+    Map<String, Object> report = new LinkedHashMap<>();
+    report.put("date", Instant.now().toString());
+    report.put("jvm", String.join(" ", OPERATOR_JVM));
+    report.put("policies", POLICIES);
+    report.put("regionServers", POLICIES * REPLICAS);
+    try (HBaseBridge bridge = new HBaseBridge(byQuorum::get, probe())) {
+      OperatorUnderTest op = start(bridge, 1);
+      try (AutoCloseable rss = sampler(op)) {
+        for (String ns : namespaces) {
+          policy(ns);
+        }
+        await()
+            .atMost(Duration.ofMinutes(10))
+            .pollInterval(Duration.ofSeconds(2))
+            .until(() -> namespaces.stream().allMatch(CacheMemoryBench::reconciled));
+        Thread.sleep(SETTLE.toMillis());
+        report.put("policiesIdle", measure(op));
+
+        // the flood: a namespace without a policy, 320 MiB of ConfigMaps
+        client
+            .resource(
+                new NamespaceBuilder().withNewMetadata().withName("noisy").endMetadata().build())
+            .create();
+        String mib = "x".repeat((1 << 20) - 256);
+        Instant t0 = Instant.now();
+        for (int i = 0; i < FLOOD && alive(op); i++) {
+          client
+              .resource(
+                  new ConfigMapBuilder()
+                      .withNewMetadata()
+                      .withName("blob-" + i)
+                      .withNamespace("noisy")
+                      .endMetadata()
+                      .addToData("blob", mib)
+                      .build())
+              .create();
+        }
+        report.put("floodSeconds", Duration.between(t0, Instant.now()).toSeconds());
+        Thread.sleep(SETTLE.toMillis());
+        report.put("flooded", measure(op));
+      } finally {
+        op.close();
+      }
+      // a restart with the flood there: the first list of every watched namespace
+      op = start(bridge, 2);
+      try (AutoCloseable rss = sampler(op)) {
+        Thread.sleep(SETTLE.toMillis());
+        report.put("restartedBesideTheFlood", measure(op));
+      } finally {
+        op.close();
+      }
+    } finally {
+      for (AutoCloseable k : kubes) {
+        k.close();
+      }
+    }
+    new com.fasterxml.jackson.databind.ObjectMapper()
+        .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT)
+        .writeValue(OUT.resolve("cache-memory.json").toFile(), report);
+    System.out.println("CACHE MEMORY " + Serialization.asJson(report));
+  }
+
+  OperatorUnderTest start(HBaseBridge bridge, int run) throws Exception {
+    return OperatorUnderTest.process(
+        kubeConfigYaml, bridge.url(), OPERATOR_JVM, OUT.resolve("cache-memory-" + run + ".log"));
+  }
+
+  static boolean alive(OperatorUnderTest op) {
+    return ProcessHandle.of(op.pid()).map(ProcessHandle::isAlive).orElse(false);
+  }
+
+  /** The largest RSS of the operator's process seen since the last {@link #measure}, KiB. */
+  static final java.util.concurrent.atomic.AtomicLong PEAK =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  /** Samples the process's RSS every 200 ms (its peak is gone with it, should it die). */
+  static AutoCloseable sampler(OperatorUnderTest op) {
+    var t =
+        new Thread(
+            () -> {
+              while (!Thread.currentThread().isInterrupted()) {
+                PEAK.accumulateAndGet(
+                    OperatorUnderTest.Proc.statusKiB(op.pid(), "VmRSS"), Math::max);
+                try {
+                  Thread.sleep(200);
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            "rss-sampler");
+    t.setDaemon(true);
+    t.start();
+    return t::interrupt;
+  }
+
+  static Map<String, Object> measure(OperatorUnderTest op)
+      throws IOException, InterruptedException {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("alive", alive(op));
+    m.put("largestRssSeenMiB", PEAK.getAndSet(0) >> 10);
+    if (alive(op)) {
+      m.putAll(OperatorUnderTest.Proc.memory(op.pid()));
+    }
+    return m;
+  }
+
+  /** The policy's status shows a plan: it was reconciled (its rollout is paused). */
+  static boolean reconciled(String ns) {
+    BlockCachePolicy p =
+        client.resources(BlockCachePolicy.class).inNamespace(ns).withName("cache").get();
+    return p != null && p.getStatus() != null && p.getStatus().getPlan() != null;
+  }
+
+  String cluster(int c) {
+    String ns = "mem-" + c;
+    client
+        .resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build())
+        .create();
+    String quorum = "zk." + ns;
+    client
+        .resource(
+            new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName("hbase-site")
+                .withNamespace(ns)
+                .endMetadata()
+                .addToData(
+                    "hbase-site.xml",
+                    "<configuration>\n<property><name>hbase.zookeeper.quorum</name><value>"
+                        + quorum
+                        + "</value></property>\n</configuration>\n")
+                .build())
+        .create();
+    client
+        .resource(
+            new StatefulSetBuilder()
+                .withNewMetadata()
+                .withName("rs")
+                .withNamespace(ns)
+                .endMetadata()
+                .withNewSpec()
+                .withReplicas(REPLICAS)
+                .withServiceName("rs")
+                .withNewSelector()
+                .addToMatchLabels("app", "rs")
+                .endSelector()
+                .withNewTemplate()
+                .withNewMetadata()
+                .addToLabels("app", "rs")
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("regionserver")
+                .withImage("hbase:2.6.4")
+                .withNewResources()
+                .addToLimits("memory", new Quantity("4Gi"))
+                .addToRequests("memory", new Quantity("4Gi"))
+                .endResources()
+                .addNewVolumeMount()
+                .withName("config")
+                .withMountPath("/etc/hbase")
+                .endVolumeMount()
+                .endContainer()
+                .addNewVolume()
+                .withName("config")
+                .withNewConfigMap()
+                .withName("hbase-site")
+                .endConfigMap()
+                .endVolume()
+                .endSpec()
+                .endTemplate()
+                .endSpec()
+                .build())
+        .create();
+    SimulatedHBase hbase = new SimulatedHBase(Instant::now);
+    Map<String, List<String>> regions = new LinkedHashMap<>();
+    for (int i = 0; i < REPLICAS; i++) {
+      regions.put("rs-" + i, List.of("r" + c + "x" + i));
+    }
+    FakeKube kube = new FakeKube(client, ns, "rs", hbase, regions);
+    kube.tick = Duration.ofSeconds(1);
+    kube.subnet = "10.9." + c + ".";
+    byQuorum.put(quorum, hbase);
+    bySubnet.put(kube.subnet, hbase);
+    kubes.add(kube.start());
+    return ns;
+  }
+
+  static void policy(String ns) {
+    String doc =
+        "apiVersion: cache.hbase.dev/v1alpha1\nkind: BlockCachePolicy\nmetadata:\n  name: cache\n"
+            + "  namespace: "
+            + ns
+            + "\nspec:\n  targetRef:\n    name: rs\n  hbaseSiteConfigMap: hbase-site\n"
+            + "  mode: Lru\n  rollout:\n    paused: true\n";
+    client.resource(Serialization.unmarshal(doc, BlockCachePolicy.class)).create();
+  }
+
+  CacheProbe probe() {
+    return new CacheProbe() {
+      @Override
+      public CacheSample scrape(String host, int infoPort) throws IOException {
+        return at(host).probe().scrape(host, infoPort);
+      }
+
+      @Override
+      public Long gcTimeMillis(String host, int infoPort) throws IOException {
+        return at(host).probe().gcTimeMillis(host, infoPort);
+      }
+
+      private SimulatedHBase at(String host) throws IOException {
+        SimulatedHBase h = bySubnet.get(host.substring(0, host.lastIndexOf('.') + 1));
+        if (h == null) {
+          throw new IOException("connection refused: " + host);
+        }
+        return h;
+      }
+    };
+  }
+}
