@@ -84,12 +84,14 @@ record Informers(
             "statefulsets",
             StatefulSet.class,
             ctx.getClient(),
-            p -> target(p) == null ? Set.of() : Set.of(target(p)));
+            p -> target(p) == null ? Set.of() : Set.of(target(p)),
+            null);
     var configMaps =
         new NamedWatches<>(
-            "configmaps", ConfigMap.class, ctx.getClient(), Informers::configMapNames);
-    // held by the observe step, which knows the StatefulSet's replicas (podsOf)
-    var pods = new NamedWatches<>("pods", Pod.class, ctx.getClient(), null);
+            "configmaps", ConfigMap.class, ctx.getClient(), Informers::configMapNames, null);
+    // held by the observe step, which knows the StatefulSet's replicas (podsOf); only pods the
+    // StatefulSet controller made (its label, the pod's name), not one named like them
+    var pods = new NamedWatches<>("pods", Pod.class, ctx.getClient(), null, STATEFULSET_POD_LABEL);
     var budgets =
         new InformerEventSource<>(
             InformerEventSourceConfiguration.from(PodDisruptionBudget.class, BlockCachePolicy.class)

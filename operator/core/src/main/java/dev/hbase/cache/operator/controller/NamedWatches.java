@@ -53,6 +53,9 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
   private final KubernetesClient client;
   private final Function<BlockCachePolicy, Set<String>> names;
 
+  /** A label whose value must be the object's name (also asked of the API server), or null. */
+  private final String nameLabel;
+
   /** Guarded by this: the watches, and what each policy holds. */
   private final Map<ResourceID, Watch> watches = new HashMap<>();
 
@@ -61,16 +64,31 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
 
   /**
    * @param names the names a policy's spec holds in its namespace; null: only {@link #hold}
+   * @param nameLabel a label each object must carry with its own name as the value (the pods: the
+   *     StatefulSet controller's {@code statefulset.kubernetes.io/pod-name}), or null
    */
   NamedWatches(
       String name,
       Class<R> type,
       KubernetesClient client,
-      Function<BlockCachePolicy, Set<String>> names) {
+      Function<BlockCachePolicy, Set<String>> names,
+      String nameLabel) {
     super(type, name);
     this.type = type;
     this.client = client;
     this.names = names;
+    this.nameLabel = nameLabel;
+  }
+
+  /** The object {@code id} as the API server is asked for it: its name, and the label if any. */
+  private io.fabric8.kubernetes.client.dsl.FilterWatchListDeletable<
+          R,
+          io.fabric8.kubernetes.api.model.KubernetesResourceList<R>,
+          io.fabric8.kubernetes.client.dsl.Resource<R>>
+      select(ResourceID id) {
+    var inNs = client.resources(type).inNamespace(id.getNamespace().orElseThrow());
+    var named = inNs.withField("metadata.name", id.getName());
+    return nameLabel == null ? named : named.withLabel(nameLabel, id.getName());
   }
 
   /** One object's informer and the policies that hold it. */
@@ -87,12 +105,7 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
 
     Watch(ResourceID id) {
       this.id = id;
-      this.informer =
-          client
-              .resources(type)
-              .inNamespace(id.getNamespace().orElseThrow())
-              .withName(id.getName())
-              .runnableInformer(0);
+      this.informer = select(id).runnableInformer(0);
       informer.addEventHandler(
           new ResourceEventHandler<R>() {
             @Override
@@ -242,8 +255,7 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
     if (w != null && (cached.isPresent() || !w.stopped)) {
       return cached;
     }
-    return Optional.ofNullable(
-        client.resources(type).inNamespace(id.getNamespace().orElseThrow()).withName(name).get());
+    return select(id).list().getItems().stream().findFirst();
   }
 
   /** Every object the policy holds that exists, as its watch has it. */

@@ -178,6 +178,10 @@ class CacheBoundsIT extends OperatorHarness {
                             .getData()
                             .get("log4j2.properties")));
 
+    // the new derived ConfigMap rolls the pods: their cache holds the three once they are back
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .until(() -> idleAndApplied("cb") && caches().pods().cached().size() == 3);
     assertThat(names(caches().configMaps().cached()))
         .as("ConfigMaps cached: the base and the derived one, none of the %d others", FLOOD)
         .containsExactlyInAnyOrder(ns + "/hbase-site", ns + "/cb-rs-site");
