@@ -78,20 +78,31 @@ record Informers(
     return List.of(statefulSets, configMaps, pods, budgets);
   }
 
+  /** The watches' first lists in flight at once ({@link WatchStarts}). */
+  static final int STARTING_AT_ONCE = 16;
+
   static Informers of(EventSourceContext<BlockCachePolicy> ctx) {
+    var starts = new WatchStarts(STARTING_AT_ONCE);
     var statefulSets =
         new NamedWatches<>(
             "statefulsets",
             StatefulSet.class,
             ctx.getClient(),
             p -> target(p) == null ? Set.of() : Set.of(target(p)),
-            null);
+            null,
+            starts);
     var configMaps =
         new NamedWatches<>(
-            "configmaps", ConfigMap.class, ctx.getClient(), Informers::configMapNames, null);
+            "configmaps",
+            ConfigMap.class,
+            ctx.getClient(),
+            Informers::configMapNames,
+            null,
+            starts);
     // held by the observe step, which knows the StatefulSet's replicas (podsOf); only pods the
     // StatefulSet controller made (its label, the pod's name), not one named like them
-    var pods = new NamedWatches<>("pods", Pod.class, ctx.getClient(), null, STATEFULSET_POD_LABEL);
+    var pods =
+        new NamedWatches<>("pods", Pod.class, ctx.getClient(), null, STATEFULSET_POD_LABEL, starts);
     var budgets =
         new InformerEventSource<>(
             InformerEventSourceConfiguration.from(PodDisruptionBudget.class, BlockCachePolicy.class)

@@ -39,15 +39,17 @@ import org.slf4j.LoggerFactory;
  * <p>Names come from the policy's spec ({@code names}, held as the policies arrive, change and go:
  * JOSDK tells every {@link ResourceEventAware} event source of the policies' events) or from the
  * reconcile ({@link #hold}: the pods, whose names follow from the StatefulSet). A change of a held
- * object triggers the reconcile of each policy that holds it. A read of a held name waits for its
- * watch's first list (bounded); a read of a name the policy does not hold is one GET, never cached.
+ * object triggers the reconcile of each policy that holds it. A read of a held name waits a moment
+ * for its watch's first list, else reads the API server once (a new watch on a busy API server:
+ * hundreds start together when the operator starts) and the policy reconciles again once the watch
+ * has it; a read of a name the policy does not hold is one read too, never cached.
  */
 final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, BlockCachePolicy>
     implements ResourceEventAware<BlockCachePolicy> {
   private static final Logger log = LoggerFactory.getLogger(NamedWatches.class);
 
-  /** How long a read waits for a new watch's first list. */
-  static final Duration SYNC = Duration.ofSeconds(20);
+  /** How long a read waits for a new watch's first list before it reads the API server. */
+  static final Duration SYNC = Duration.ofSeconds(2);
 
   private final Class<R> type;
   private final KubernetesClient client;
@@ -72,13 +74,17 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
       Class<R> type,
       KubernetesClient client,
       Function<BlockCachePolicy, Set<String>> names,
-      String nameLabel) {
+      String nameLabel,
+      WatchStarts starts) {
     super(type, name);
     this.type = type;
     this.client = client;
     this.names = names;
     this.nameLabel = nameLabel;
+    this.starts = starts;
   }
+
+  private final WatchStarts starts;
 
   /** The object {@code id} as the API server is asked for it: its name, and the label if any. */
   private io.fabric8.kubernetes.client.dsl.FilterWatchListDeletable<
@@ -103,6 +109,12 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
     /** Stopped: its last holder let go (a read that raced with that reads the API server). */
     volatile boolean stopped;
 
+    /** A read went to the API server before the first list: its holders reconcile after it. */
+    volatile boolean readAround;
+
+    /** Tells {@link WatchStarts} that this start is done (its first list, a failure, or a stop). */
+    volatile Runnable started = () -> {};
+
     Watch(ResourceID id) {
       this.id = id;
       this.informer = select(id).runnableInformer(0);
@@ -125,17 +137,44 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
           });
     }
 
+    /** Queued behind the other watches' first lists ({@link WatchStarts}). */
     void start() {
-      informer
-          .start()
-          .whenComplete(
-              (ok, failed) -> {
-                if (failed == null) {
-                  synced.complete(null);
-                } else {
-                  synced.completeExceptionally(failed);
-                }
-              });
+      // a list or watch that fails (a timeout, the API server away, no rights) is tried again
+      // with fabric8's backoff until the watch stops, also before its first list
+      informer.exceptionHandler(
+          (isStarted, t) -> {
+            log.debug("{}: {} (tried again)", what(id), t.toString());
+            started.run();
+            return !stopped;
+          });
+      starts.submit(
+          done -> {
+            started = done;
+            if (stopped) {
+              done.run();
+              return;
+            }
+            informer
+                .start()
+                .whenComplete(
+                    (ok, failed) -> {
+                      done.run();
+                      if (failed == null) {
+                        synced.complete(null);
+                        if (readAround) {
+                          changed(); // what was read meanwhile may be older than the list
+                        }
+                      } else {
+                        synced.completeExceptionally(failed);
+                      }
+                    });
+          });
+    }
+
+    void stop() {
+      stopped = true;
+      started.run();
+      informer.stop();
     }
 
     /**
@@ -153,20 +192,23 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
       to.forEach(p -> getEventHandler().handleEvent(new Event(p)));
     }
 
-    Optional<R> read() {
+    /**
+     * The object as the watch has it, once it has its first list (waiting until {@code deadline});
+     * else as the API server has it now.
+     */
+    Optional<R> read(long deadline) {
       try {
-        synced.get(SYNC.toMillis(), TimeUnit.MILLISECONDS);
+        synced.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        if (!stopped) {
+          return Optional.ofNullable(informer.getStore().getByKey(key(id)));
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new KubernetesClientException("interrupted", e);
-      } catch (ExecutionException e) {
-        throw new KubernetesClientException(
-            "cannot watch " + what(id) + ": " + e.getCause().getMessage(), e.getCause());
-      } catch (TimeoutException e) {
-        throw new KubernetesClientException(
-            "no first list of " + what(id) + " within " + SYNC.toSeconds() + " s", e);
+      } catch (ExecutionException | TimeoutException e) {
+        readAround = true;
       }
-      return Optional.ofNullable(informer.getStore().getByKey(key(id)));
+      return readNow(id);
     }
   }
 
@@ -219,8 +261,7 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
         w.holders.remove(policy);
         if (w.holders.isEmpty()) {
           watches.remove(id);
-          w.stopped = true;
-          w.informer.stop();
+          w.stop();
         }
       }
     }
@@ -239,11 +280,11 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
   }
 
   /**
-   * The object {@code name} of the policy's namespace: from its watch when the policy holds it
-   * (waiting for the watch's first list), else one GET (a name the policy reads seldom: it is not
-   * cached). A policy that holds nothing of this kind yet holds what its spec names from here on,
-   * should its event have been missed (not otherwise: the reconcile may run on an older version of
-   * the policy than the event's).
+   * The object {@code name} of the policy's namespace: from its watch when the policy holds it,
+   * else one read of the API server (a name the policy reads seldom: it is not cached). A policy
+   * that holds nothing of this kind yet holds what its spec names from here on, should its event
+   * have been missed (not otherwise: the reconcile may run on an older version of the policy than
+   * the event's).
    */
   Optional<R> get(BlockCachePolicy policy, String name) {
     if (held(policy).isEmpty()) {
@@ -251,10 +292,11 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
     }
     ResourceID id = new ResourceID(name, policy.getMetadata().getNamespace());
     Watch w = watch(ResourceID.fromResource(policy), id);
-    Optional<R> cached = w == null ? Optional.empty() : w.read();
-    if (w != null && (cached.isPresent() || !w.stopped)) {
-      return cached;
-    }
+    return w == null ? readNow(id) : w.read(deadline());
+  }
+
+  /** The object as the API server has it now (by name, and label if any): one read, not cached. */
+  private Optional<R> readNow(ResourceID id) {
     return select(id).list().getItems().stream().findFirst();
   }
 
@@ -262,10 +304,11 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
   List<R> list(BlockCachePolicy policy) {
     ResourceID p = ResourceID.fromResource(policy);
     List<R> out = new ArrayList<>();
+    long deadline = deadline(); // one wait for all of them
     for (String name : held(policy)) {
       Watch w = watch(p, new ResourceID(name, policy.getMetadata().getNamespace()));
       if (w != null) {
-        w.read().ifPresent(out::add);
+        w.read(deadline).ifPresent(out::add);
       }
     }
     return out;
@@ -292,6 +335,10 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
     return w;
   }
 
+  private static long deadline() {
+    return System.nanoTime() + SYNC.toNanos();
+  }
+
   /** The objects watched ({@code namespace/name}), whether they exist or not. */
   synchronized Set<String> watchedNames() {
     return watches.keySet().stream().map(NamedWatches::key).collect(Collectors.toSet());
@@ -316,15 +363,17 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
     }
     starting.forEach(Watch::start);
     // the policies known at start (JOSDK starts their informer first): their watches listed before
-    // the first reconcile, as JOSDK's own informers are
+    // the first reconcile, as JOSDK's own informers are (a minute at most for all)
+    long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
     for (Watch w : starting) {
       try {
-        w.synced.get(SYNC.toMillis(), TimeUnit.MILLISECONDS);
+        w.synced.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
       } catch (ExecutionException | TimeoutException e) {
-        log.warn("{}: no first list yet (read again by its reconcile): {}", what(w.id), e);
+        log.warn(
+            "{}: no first list yet (its reconcile waits for it): {}", what(w.id), e.toString());
       }
     }
     super.start();
@@ -339,11 +388,7 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
       watches.clear();
       held.clear();
     }
-    all.forEach(
-        w -> {
-          w.stopped = true;
-          w.informer.stop();
-        });
+    all.forEach(Watch::stop);
     super.stop();
   }
 

@@ -87,8 +87,9 @@ class CacheMemoryBench {
     report.put("policies", POLICIES);
     report.put("regionServers", POLICIES * REPLICAS);
     try (HBaseBridge bridge = new HBaseBridge(byQuorum::get, probe())) {
-      OperatorUnderTest op = start(bridge, 1);
-      try (AutoCloseable rss = sampler(op)) {
+      Operator op = new Operator(bridge, 1);
+      try {
+        report.put("started", op.started);
         for (String ns : namespaces) {
           policy(ns);
         }
@@ -97,7 +98,8 @@ class CacheMemoryBench {
             .pollInterval(Duration.ofSeconds(2))
             .until(() -> namespaces.stream().allMatch(CacheMemoryBench::reconciled));
         Thread.sleep(SETTLE.toMillis());
-        report.put("policiesIdle", measure(op));
+        report.put("policiesIdle", op.measure());
+        write(report);
 
         // the flood: a namespace without a policy, 320 MiB of ConfigMaps
         client
@@ -106,7 +108,7 @@ class CacheMemoryBench {
             .create();
         String mib = "x".repeat((1 << 20) - 256);
         Instant t0 = Instant.now();
-        for (int i = 0; i < FLOOD && alive(op); i++) {
+        for (int i = 0; i < FLOOD; i++) {
           client
               .resource(
                   new ConfigMapBuilder()
@@ -120,15 +122,19 @@ class CacheMemoryBench {
         }
         report.put("floodSeconds", Duration.between(t0, Instant.now()).toSeconds());
         Thread.sleep(SETTLE.toMillis());
-        report.put("flooded", measure(op));
+        report.put("flooded", op.measure());
+        write(report);
       } finally {
         op.close();
       }
       // a restart with the flood there: the first list of every watched namespace
-      op = start(bridge, 2);
-      try (AutoCloseable rss = sampler(op)) {
+      op = new Operator(bridge, 2);
+      try {
         Thread.sleep(SETTLE.toMillis());
-        report.put("restartedBesideTheFlood", measure(op));
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("started", op.started);
+        m.putAll(op.measure());
+        report.put("restartedBesideTheFlood", m);
       } finally {
         op.close();
       }
@@ -137,55 +143,114 @@ class CacheMemoryBench {
         k.close();
       }
     }
-    new com.fasterxml.jackson.databind.ObjectMapper()
-        .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT)
-        .writeValue(OUT.resolve("cache-memory.json").toFile(), report);
+    write(report);
     System.out.println("CACHE MEMORY " + Serialization.asJson(report));
   }
 
-  OperatorUnderTest start(HBaseBridge bridge, int run) throws Exception {
-    return OperatorUnderTest.process(
-        kubeConfigYaml, bridge.url(), OPERATOR_JVM, OUT.resolve("cache-memory-" + run + ".log"));
+  static void write(Map<String, Object> report) throws IOException {
+    new com.fasterxml.jackson.databind.ObjectMapper()
+        .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT)
+        .writeValue(OUT.resolve("cache-memory.json").toFile(), report);
   }
 
-  static boolean alive(OperatorUnderTest op) {
-    return ProcessHandle.of(op.pid()).map(ProcessHandle::isAlive).orElse(false);
-  }
+  /**
+   * {@link BridgedOperator} from the operator's jar, as {@link OperatorUnderTest#process} starts
+   * it, but held here: its RSS is sampled from its first moment (a process that dies of {@code
+   * OutOfMemoryError} takes its peak with it), and one that dies while starting is a result.
+   */
+  final class Operator implements AutoCloseable {
+    final Process process;
+    final Path log;
+    final boolean started;
+    final Thread sampler;
+    long largestRssKiB;
 
-  /** The largest RSS of the operator's process seen since the last {@link #measure}, KiB. */
-  static final java.util.concurrent.atomic.AtomicLong PEAK =
-      new java.util.concurrent.atomic.AtomicLong();
-
-  /** Samples the process's RSS every 200 ms (its peak is gone with it, should it die). */
-  static AutoCloseable sampler(OperatorUnderTest op) {
-    var t =
-        new Thread(
-            () -> {
-              while (!Thread.currentThread().isInterrupted()) {
-                PEAK.accumulateAndGet(
-                    OperatorUnderTest.Proc.statusKiB(op.pid(), "VmRSS"), Math::max);
-                try {
-                  Thread.sleep(200);
-                } catch (InterruptedException e) {
-                  return;
-                }
-              }
-            },
-            "rss-sampler");
-    t.setDaemon(true);
-    t.start();
-    return t::interrupt;
-  }
-
-  static Map<String, Object> measure(OperatorUnderTest op)
-      throws IOException, InterruptedException {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("alive", alive(op));
-    m.put("largestRssSeenMiB", PEAK.getAndSet(0) >> 10);
-    if (alive(op)) {
-      m.putAll(OperatorUnderTest.Proc.memory(op.pid()));
+    Operator(HBaseBridge bridge, int run) throws Exception {
+      Path jar = Path.of("../target/hbase-cache-operator.jar");
+      log = OUT.resolve("cache-memory-" + run + ".log");
+      Path kubeconfig = OUT.resolve("cache-memory.kubeconfig");
+      Files.writeString(kubeconfig, kubeConfigYaml);
+      int port;
+      try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+        port = socket.getLocalPort();
+      }
+      List<String> cmd = new ArrayList<>();
+      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      cmd.addAll(OPERATOR_JVM);
+      cmd.addAll(
+          List.of(
+              "-cp",
+              jar.toAbsolutePath() + ":" + Path.of("target/test-classes").toAbsolutePath(),
+              BridgedOperator.class.getName(),
+              bridge.url(),
+              Integer.toString(port)));
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+      pb.redirectOutput(log.toFile());
+      pb.environment().put("KUBECONFIG", kubeconfig.toAbsolutePath().toString());
+      process = pb.start();
+      sampler = new Thread(this::sample, "rss-sampler");
+      sampler.setDaemon(true);
+      sampler.start();
+      Instant deadline = Instant.now().plusSeconds(180);
+      boolean up = false;
+      while (process.isAlive() && Instant.now().isBefore(deadline)) {
+        if (Files.readString(log).contains("BRIDGED OPERATOR STARTED")) {
+          up = true;
+          break;
+        }
+        Thread.sleep(200);
+      }
+      started = up;
     }
-    return m;
+
+    private void sample() {
+      while (process.isAlive()) {
+        long kib = OperatorUnderTest.Proc.statusKiB(process.pid(), "VmRSS");
+        synchronized (this) {
+          largestRssKiB = Math.max(largestRssKiB, kib);
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+
+    /** The figures now; the largest RSS seen since the last call. */
+    Map<String, Object> measure() throws IOException, InterruptedException {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("alive", process.isAlive());
+      synchronized (this) {
+        m.put("largestRssSeenMiB", largestRssKiB >> 10);
+        largestRssKiB = 0;
+      }
+      if (process.isAlive()) {
+        m.putAll(OperatorUnderTest.Proc.memory(process.pid()));
+      } else {
+        m.put("exitCode", process.exitValue());
+        m.put(
+            "lastLogLine",
+            Files.readAllLines(log).stream()
+                .filter(l -> !l.isBlank())
+                .reduce((a, b) -> b)
+                .orElse(""));
+      }
+      return m;
+    }
+
+    @Override
+    public void close() throws Exception {
+      try (var in = process.getOutputStream()) {
+        in.close(); // BridgedOperator stops when its standard input closes
+      } catch (IOException e) {
+        // gone already
+      }
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor();
+      }
+      sampler.interrupt();
+    }
   }
 
   /** The policy's status shows a plan: it was reconciled (its rollout is paused). */
