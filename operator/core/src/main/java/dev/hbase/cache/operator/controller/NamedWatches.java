@@ -154,8 +154,14 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
               done.run();
               return;
             }
-            informer
-                .start()
+            java.util.concurrent.CompletionStage<Void> first;
+            try {
+              first = informer.start();
+            } catch (IllegalStateException stoppedMeanwhile) { // fabric8: no start after a stop
+              done.run();
+              return;
+            }
+            first
                 .whenComplete(
                     (ok, failed) -> {
                       done.run();

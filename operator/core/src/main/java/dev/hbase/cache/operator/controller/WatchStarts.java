@@ -29,7 +29,7 @@ final class WatchStarts {
         () ->
             start.accept(
                 () -> {
-                  if (true) {
+                  if (released.compareAndSet(false, true)) {
                     next();
                   }
                 });
