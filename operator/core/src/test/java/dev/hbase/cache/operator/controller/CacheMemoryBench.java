@@ -35,7 +35,8 @@ import org.junit.jupiter.api.Test;
  * operator in its own process from its jar ({@link BridgedOperator}) under the chart's JVM options
  * ({@code -Dbench.operatorJvm}, the Makefile's BENCH_OPERATOR_JVM), 50 policies on StatefulSets of
  * two simulated RegionServers each (rollouts paused: no roll, the policies reconcile and scrape),
- * then 320 ConfigMaps of 1 MiB in a namespace without a policy, then the operator restarted with
+ * then 320 ConfigMaps of 1 MiB ({@code -Dbench.floodConfigMaps}, {@code
+ * -Dbench.floodConfigMapBytes}) in a namespace without a policy, then the operator restarted with
  * them there. Per step: the heap after a full GC, RSS and its peak, whether the process lives. Not
  * a test (run by hand: {@code -Dit.test=CacheMemoryBench}); the figures go to
  * target/bench/cache-memory.json and a {@code CACHE MEMORY} line.
@@ -53,6 +54,8 @@ class CacheMemoryBench {
   static final int POLICIES = Integer.getInteger("bench.policies", 50);
   static final int REPLICAS = 2;
   static final int FLOOD = Integer.getInteger("bench.floodConfigMaps", 320);
+  /** Each flood ConfigMap's size (its one value a little less), bytes. */
+  static final int FLOOD_BYTES = Integer.getInteger("bench.floodConfigMapBytes", 1 << 20);
   static final Duration SETTLE = Duration.ofSeconds(Integer.getInteger("bench.settleSeconds", 60));
   static final Path OUT = Path.of("target/bench");
 
@@ -86,6 +89,8 @@ class CacheMemoryBench {
     report.put("jvm", String.join(" ", OPERATOR_JVM));
     report.put("policies", POLICIES);
     report.put("regionServers", POLICIES * REPLICAS);
+    report.put("floodConfigMaps", FLOOD);
+    report.put("floodConfigMapBytes", FLOOD_BYTES);
     try (HBaseBridge bridge = new HBaseBridge(byQuorum::get, probe())) {
       Operator op = new Operator(bridge, 1);
       try {
@@ -101,12 +106,12 @@ class CacheMemoryBench {
         report.put("policiesIdle", op.measure());
         write(report);
 
-        // the flood: a namespace without a policy, 320 MiB of ConfigMaps
+        // the flood: a namespace without a policy, 320 MiB of ConfigMaps by default
         client
             .resource(
                 new NamespaceBuilder().withNewMetadata().withName("noisy").endMetadata().build())
             .create();
-        String mib = "x".repeat((1 << 20) - 256);
+        String blob = "x".repeat(Math.max(1, FLOOD_BYTES - 256));
         Instant t0 = Instant.now();
         for (int i = 0; i < FLOOD; i++) {
           client
@@ -116,7 +121,7 @@ class CacheMemoryBench {
                       .withName("blob-" + i)
                       .withNamespace("noisy")
                       .endMetadata()
-                      .addToData("blob", mib)
+                      .addToData("blob", blob)
                       .build())
               .create();
         }
