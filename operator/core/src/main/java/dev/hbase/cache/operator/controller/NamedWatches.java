@@ -161,19 +161,18 @@ final class NamedWatches<R extends HasMetadata> extends AbstractEventSource<R, B
               done.run();
               return;
             }
-            first
-                .whenComplete(
-                    (ok, failed) -> {
-                      done.run();
-                      if (failed == null) {
-                        synced.complete(null);
-                        if (readAround) {
-                          changed(); // what was read meanwhile may be older than the list
-                        }
-                      } else {
-                        synced.completeExceptionally(failed);
-                      }
-                    });
+            first.whenComplete(
+                (ok, failed) -> {
+                  done.run();
+                  if (failed == null) {
+                    synced.complete(null);
+                    if (readAround) {
+                      changed(); // what was read meanwhile may be older than the list
+                    }
+                  } else {
+                    synced.completeExceptionally(failed);
+                  }
+                });
           });
     }
 

@@ -54,8 +54,10 @@ class CacheMemoryBench {
   static final int POLICIES = Integer.getInteger("bench.policies", 50);
   static final int REPLICAS = 2;
   static final int FLOOD = Integer.getInteger("bench.floodConfigMaps", 320);
+
   /** Each flood ConfigMap's size (its one value a little less), bytes. */
   static final int FLOOD_BYTES = Integer.getInteger("bench.floodConfigMapBytes", 1 << 20);
+
   static final Duration SETTLE = Duration.ofSeconds(Integer.getInteger("bench.settleSeconds", 60));
   static final Path OUT = Path.of("target/bench");
 
