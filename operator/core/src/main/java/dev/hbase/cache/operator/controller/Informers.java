@@ -144,7 +144,7 @@ record Informers(
    * above that it held before and that still exists (a scale-down's leaving pods, until they are
    * gone).
    */
-  static List<Pod> podsOf(PolicyContext c, StatefulSet sts) {
+  List<Pod> podsOf(BlockCachePolicy policy, StatefulSet sts) {
     String name = sts.getMetadata().getName();
     int created =
         sts.getStatus() == null || sts.getStatus().getReplicas() == null
@@ -155,13 +155,13 @@ record Informers(
     for (int i = 0; i < upTo; i++) {
       names.add(name + "-" + i);
     }
-    for (Pod p : c.informers().pods().list(c.policy())) {
+    for (Pod p : pods().list(policy)) {
       if (ordinal(p, name) >= 0) {
         names.add(p.getMetadata().getName());
       }
     }
-    c.informers().pods().hold(c.policy(), names);
-    return c.informers().pods().list(c.policy());
+    pods().hold(policy, names);
+    return pods().list(policy);
   }
 
   /**

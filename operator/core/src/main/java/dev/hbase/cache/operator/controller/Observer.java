@@ -161,7 +161,7 @@ final class Observer {
               + spec.getHbaseSiteConfigMap()
               + ": the operator repoints that volume to the derived ConfigMap");
     }
-    List<Pod> pods = Informers.podsOf(c, sts);
+    List<Pod> pods = c.informers().podsOf(c.policy(), sts);
     return new Observed(
         policy,
         sts,
