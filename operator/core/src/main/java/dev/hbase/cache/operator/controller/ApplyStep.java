@@ -16,8 +16,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -70,10 +68,9 @@ final class ApplyStep {
   Outcome apply(PolicyContext c, Observed o, Planned p, BlockCachePolicyStatus status) {
     BlockCachePolicy policy = o.policy();
     KubernetesClient client = c.client();
-    InformerEventSource<ConfigMap, BlockCachePolicy> configMaps = c.informers().configMaps();
     ConfigMap derived =
         Desired.siteConfigMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
-    ConfigMap had = configMaps.get(ResourceID.fromResource(derived)).orElse(null);
+    ConfigMap had = c.configMap(derived.getMetadata().getName()).orElse(null);
     if (had != null && !ours(had, policy, derived)) {
       return new NotOwned(notOwned(had));
     }
@@ -114,7 +111,7 @@ final class ApplyStep {
       patched = true;
     }
     if (policy.getSpec().getMasterRef() != null) {
-      applyMaster(client, configMaps, policy, o.base(), p.plan());
+      applyMaster(c, o.base(), p.plan());
     }
     return patched ? new TargetPatched() : new Applied();
   }
@@ -201,12 +198,9 @@ final class ApplyStep {
   }
 
   /** The master's derived ConfigMap and its config volume (the master is not rolled). */
-  private void applyMaster(
-      KubernetesClient client,
-      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
-      BlockCachePolicy policy,
-      ConfigMap base,
-      Plan plan) {
+  private void applyMaster(PolicyContext c, ConfigMap base, Plan plan) {
+    KubernetesClient client = c.client();
+    BlockCachePolicy policy = c.policy();
     MasterRef ref = policy.getSpec().getMasterRef();
     String ns = policy.getMetadata().getNamespace();
     Map<String, String> data =
@@ -219,7 +213,7 @@ final class ApplyStep {
                 + " with the master keys of BlockCachePolicy "
                 + policy.getMetadata().getName());
     ConfigMap derived = Desired.siteConfigMap(policy, Desired.masterConfigMapName(policy), data);
-    if (!InSync.configMap(configMaps.get(ResourceID.fromResource(derived)).orElse(null), derived)) {
+    if (!InSync.configMap(c.configMap(derived.getMetadata().getName()).orElse(null), derived)) {
       ServerSideApply.apply(client, derived);
     }
     boolean deployment = ref.getKind() == MasterRef.Kind.Deployment;
@@ -244,8 +238,7 @@ final class ApplyStep {
             podSpec,
             base.getMetadata().getName(),
             Desired.masterConfigMapName(policy),
-            configMaps,
-            ns);
+            name -> c.configMap(name).orElse(null));
     if (volume.isEmpty()) {
       events.warn(
           client,

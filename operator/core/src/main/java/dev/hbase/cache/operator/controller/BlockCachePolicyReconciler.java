@@ -63,9 +63,9 @@ import org.slf4j.LoggerFactory;
  *       #updateErrorStatus}).
  * </ol>
  *
- * An invalid policy touches nothing. Over ~400 lines (about 470): the reconcile's page of steps,
- * its cleanup (the finalizer, giving HBase back) and the event sources JOSDK asks of the reconciler
- * itself; each step is its own class.
+ * An invalid policy touches nothing. Over ~400 lines (about 490): the reconcile's page of steps,
+ * its cleanup (the finalizer, giving HBase back), the event sources JOSDK asks of the reconciler
+ * itself and its two constructors' documented parameters; each step is its own class.
  */
 // Every update passes through PolicyChanges instead of JOSDK's generation filter: the manual
 // restart annotation starts a roll at once.
@@ -89,7 +89,7 @@ public class BlockCachePolicyReconciler
   private final Clock clock;
   private final JvmOptions.Trust jvmTrust;
   private final Events events;
-  private final StorageManager storage = new StorageManager();
+  private final StorageManager storage;
   private final HBaseClusters clusters;
   private final MetricsCollector metrics;
   private final RollStep roll;
@@ -143,6 +143,31 @@ public class BlockCachePolicyReconciler
       BooleanSupplier leading,
       SecuredProbes secured,
       String clusterDomain) {
+    this(
+        clock,
+        connector,
+        probe,
+        jvmTrust,
+        leading,
+        secured,
+        clusterDomain,
+        System.getenv("POD_NAMESPACE"));
+  }
+
+  /**
+   * @param operatorNamespace the operator's own namespace, where it keeps the record of its
+   *     StatefulSet recreates ({@link RecreateLedger}); null: its client's namespace
+   */
+  public BlockCachePolicyReconciler(
+      Clock clock,
+      HBaseConnector connector,
+      CacheProbe probe,
+      JvmOptions.Trust jvmTrust,
+      BooleanSupplier leading,
+      SecuredProbes secured,
+      String clusterDomain,
+      String operatorNamespace) {
+    this.storage = new StorageManager(new RecreateLedger(operatorNamespace));
     this.jvmTrust = jvmTrust;
     this.clock = clock;
     this.events = new Events(clock);
@@ -180,7 +205,7 @@ public class BlockCachePolicyReconciler
     PolicyContext c = new PolicyContext(policy, ctx.getClient(), informers, clock.instant());
     KubernetesClient client = c.client();
     StatusAggregator status = new StatusAggregator(policy, c.now());
-    String orphaned = Observer.target(c.informers(), policy).map(status::recreateDone).orElse(null);
+    String orphaned = c.target().map(status::recreateDone).orElse(null);
     if (orphaned != null) {
       events.warn(
           client,
@@ -196,11 +221,11 @@ public class BlockCachePolicyReconciler
               + " to finish it");
     }
 
-    Observation seen = Observer.observe(c, new Zone(c.namespace(), clusterDomain));
+    // a recreate interrupted between its delete and its create is finished here, or refused
+    Observation seen =
+        storage.finishInterrupted(client, policy, Observer.observe(c, new Zone(c.namespace(), clusterDomain)));
     if (seen instanceof Unobservable u) {
-      if (u.why() == Why.RecreateInterrupted) {
-        storage.finishRecreate(client, policy, u.recreate());
-      } else if (u.why().invalid) {
+      if (u.why().invalid) {
         events.warn(client, policy, u.why(), u.message());
         if (u.why() != Why.Conflict) { // a conflicting policy never rolled anything
           hold(c, status, null, u.why());
@@ -368,6 +393,7 @@ public class BlockCachePolicyReconciler
       release.release(c, CredentialsStep.login(identity));
     }
     clusters.forget(policy); // its connection closes unless another policy uses it
+    storage.ledger().forgetDeleted(c.client(), policy);
     metrics.forget(policy);
     writes.forget(policy.getMetadata().getUid());
     return DeleteControl.defaultDelete();
@@ -421,6 +447,7 @@ public class BlockCachePolicyReconciler
       Duration requeue) {
     BlockCachePolicyStatus changed = status.changed();
     if (changed != null) {
+      storage.ledger().settled(ctx.getClient(), policy, changed);
       String uid = policy.getMetadata().getUid();
       Instant now = clock.instant();
       Duration wait = writes.deferral(uid, changed, status.onlyProgressChanged(), now);
@@ -444,6 +471,11 @@ public class BlockCachePolicyReconciler
 
   private static Duration min(Duration a, Duration b) {
     return a.compareTo(b) <= 0 ? a : b;
+  }
+
+  /** The caches of the operator (null before the controller started): tests assert on them. */
+  Informers informers() {
+    return informers;
   }
 
   /**

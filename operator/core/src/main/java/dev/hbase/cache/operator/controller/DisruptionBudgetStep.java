@@ -51,8 +51,18 @@ final class DisruptionBudgetStep {
     List<String> others =
         existing.stream()
             .filter(b -> !name(policy).equals(b.getMetadata().getName()))
-            .filter(b -> selects(b.getSpec().getSelector(), podLabels))
-            .map(b -> b.getMetadata().getName())
+            .filter(
+                b ->
+                    tooLarge(b) != null
+                        || b.getSpec() != null && selects(b.getSpec().getSelector(), podLabels))
+            .map(
+                b ->
+                    b.getMetadata().getName()
+                        + (tooLarge(b) == null
+                            ? ""
+                            : " (a selector of "
+                                + tooLarge(b)
+                                + " bytes, not evaluated: taken to select them)"))
             .sorted()
             .toList();
     if (!enabled(policy) || !others.isEmpty()) {
@@ -166,6 +176,15 @@ final class DisruptionBudgetStep {
     return b.getMetadata().getOwnerReferences() != null
         && b.getMetadata().getOwnerReferences().stream()
             .anyMatch(o -> Objects.equals(o.getUid(), policy.getMetadata().getUid()));
+  }
+
+  /**
+   * The size of a budget's selector that the operator's cache did not keep ({@link
+   * Informers#budgetSummary}), or null.
+   */
+  static String tooLarge(PodDisruptionBudget b) {
+    var a = b.getMetadata().getAnnotations();
+    return a == null ? null : a.get(Informers.SELECTOR_TOO_LARGE);
   }
 
   /**

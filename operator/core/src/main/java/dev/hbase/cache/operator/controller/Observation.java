@@ -92,8 +92,9 @@ sealed interface Observation {
     RecreateInterrupted(false),
     /**
      * The target is missing and something that is not the operator's own would have it created: a
-     * ConfigMap named like the old backups, or a saved recreate for another target. Nothing is
-     * created; Degraded names the object.
+     * ConfigMap named like the old backups, a saved recreate for another target, or one its own
+     * record of recreates does not vouch for ({@link RecreateLedger}). Nothing is created; Degraded
+     * names the object.
      */
     UntrustedBackup(true);
 

@@ -17,14 +17,13 @@ import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.readiness.Readiness;
-import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The observe step: the policy's StatefulSet, base ConfigMap and pods from the informer caches,
@@ -71,14 +70,6 @@ final class Observer {
                 .thenComparing(p -> p.getMetadata().getName()));
   }
 
-  /** The policy's target StatefulSet as the informer shows it, if it exists. */
-  static Optional<StatefulSet> target(Informers in, BlockCachePolicy policy) {
-    return in.statefulSets()
-        .get(
-            new ResourceID(
-                policy.getSpec().getTargetRef().getName(), policy.getMetadata().getNamespace()));
-  }
-
   /**
    * @param zone the policy's namespace in DNS: each pod view carries its DNS name there ({@link
    *     PodView#fqdn})
@@ -99,8 +90,7 @@ final class Observer {
               + owner.get().getMetadata().getName()
               + " (created first); this policy changes nothing while that one exists");
     }
-    Optional<StatefulSet> target =
-        in.statefulSets().get(new ResourceID(spec.getTargetRef().getName(), ns));
+    Optional<StatefulSet> target = c.target();
     if (target.isEmpty()) {
       RecreateStatus saved = policy.getStatus() == null ? null : policy.getStatus().getRecreate();
       if (saved != null) {
@@ -166,8 +156,7 @@ final class Observer {
             podSpec,
             spec.getHbaseSiteConfigMap(),
             Desired.regionServerConfigMapName(policy),
-            in.configMaps(),
-            ns);
+            name -> c.configMap(name).orElse(null));
     if (configVolume.isEmpty()) {
       return new Unobservable(
           Why.ConfigVolumeNotFound,
@@ -177,43 +166,51 @@ final class Observer {
               + spec.getHbaseSiteConfigMap()
               + ": the operator repoints that volume to the derived ConfigMap");
     }
+    List<Pod> pods = c.informers().podsOf(c.policy(), sts);
     return new Observed(
         policy,
         sts,
         base.get(),
         container.get(),
         configVolume.get(),
-        podViews(in.pods(), sts, zone, container.get().getName()),
-        cacheMapRemovals(in.pods(), sts, ns),
-        leaving(in.pods(), sts, zone, container.get().getName()));
+        podViews(pods, sts, zone, container.get().getName()),
+        cacheMapRemovals(pods, sts),
+        leaving(pods, sts, zone, container.get().getName()));
   }
 
   /**
-   * The volume of {@code spec} that holds hbase-site.xml: one mounting the base ConfigMap, or one
-   * the operator derived from the same base (for this policy or for one deleted before it was
-   * created, whose StatefulSet stays on what it derived), or the policy's own derived name not
-   * created yet.
+   * The volume of {@code spec} that holds hbase-site.xml: one mounting the base ConfigMap or the
+   * policy's own derived one (not created yet, or derived from the same base), else one the
+   * operator derived from the same base for a policy deleted before this one was created (its
+   * StatefulSet stays on what it derived). {@code configMaps} reads a ConfigMap of the namespace:
+   * the base and the policy's derived one from its watches, any other only when neither is mounted
+   * (one read each, not cached).
    */
   static Optional<String> configVolume(
-      PodSpec spec,
-      String baseName,
-      String derivedName,
-      InformerEventSource<ConfigMap, BlockCachePolicy> configMaps,
-      String ns) {
+      PodSpec spec, String baseName, String derivedName, Function<String, ConfigMap> configMaps) {
     // the policy's own derived ConfigMap counts only while it was derived from this base: a policy
     // author who points hbaseSiteConfigMap at another ConfigMap of theirs does not get its files
     // into RegionServers that mount the derived one (switching the base takes an edit of the
     // StatefulSet's config volume, by someone who may edit it)
+    Optional<String> own =
+        Desired.configVolume(
+            spec,
+            name -> {
+              if (name.equals(baseName)) {
+                return true;
+              }
+              if (!name.equals(derivedName)) {
+                return false;
+              }
+              ConfigMap cm = configMaps.apply(name);
+              return cm == null || legacyDerived(cm) || Desired.derivedFrom(cm, baseName);
+            });
+    if (own.isPresent()) {
+      return own;
+    }
     return Desired.configVolume(
         spec,
-        name -> {
-          if (name.equals(baseName)) {
-            return true;
-          }
-          ConfigMap cm = configMaps.get(new ResourceID(name, ns)).orElse(null);
-          return name.equals(derivedName) && (cm == null || legacyDerived(cm))
-              || Desired.derivedFrom(cm, baseName);
-        });
+        name -> !name.equals(derivedName) && Desired.derivedFrom(configMaps.apply(name), baseName));
   }
 
   /**
@@ -228,11 +225,12 @@ final class Observer {
   }
 
   /** The cache-map-guard reports of the StatefulSet's pods (their current start). */
-  static List<CacheMapRemoval> cacheMapRemovals(
-      InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
+  static List<CacheMapRemoval> cacheMapRemovals(List<Pod> pods, StatefulSet sts) {
     List<CacheMapRemoval> out = new ArrayList<>();
     for (Pod p :
-        pods.list(ns, p -> Informers.ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
+        pods.stream()
+            .filter(p -> Informers.ordinal(p, sts.getMetadata().getName()) >= 0)
+            .toList()) {
       if (p.getStatus() == null || p.getStatus().getInitContainerStatuses() == null) {
         continue;
       }
@@ -254,11 +252,7 @@ final class Observer {
   }
 
   /** The StatefulSet's pods below its replicas, as the roller sees them, by ordinal. */
-  static List<PodView> podViews(
-      InformerEventSource<Pod, BlockCachePolicy> pods,
-      StatefulSet sts,
-      Zone zone,
-      String regionServer) {
+  static List<PodView> podViews(List<Pod> pods, StatefulSet sts, Zone zone, String regionServer) {
     return podViews(pods, sts, zone, regionServer, false);
   }
 
@@ -268,13 +262,14 @@ final class Observer {
    * dev.hbase.cache.operator.roll.OwnCluster}).
    */
   static List<PodView> targetPods(PolicyContext c, Zone zone) {
-    Optional<StatefulSet> sts = target(c.informers(), c.policy());
+    Optional<StatefulSet> sts = c.target();
     if (sts.isEmpty()) {
       return List.of();
     }
     String container = c.policy().getSpec().getTargetRef().getContainer();
-    List<PodView> all = new ArrayList<>(podViews(c.informers().pods(), sts.get(), zone, container));
-    all.addAll(leaving(c.informers().pods(), sts.get(), zone, container));
+    List<Pod> pods = c.informers().podsOf(c.policy(), sts.get());
+    List<PodView> all = new ArrayList<>(podViews(pods, sts.get(), zone, container));
+    all.addAll(leaving(pods, sts.get(), zone, container));
     return all;
   }
 
@@ -282,24 +277,16 @@ final class Observer {
    * The StatefulSet's pods at or above its replicas (a scale-down removes them, highest first), by
    * ordinal: their regions go to the others before they stop, and no region is drained to them.
    */
-  static List<PodView> leaving(
-      InformerEventSource<Pod, BlockCachePolicy> pods,
-      StatefulSet sts,
-      Zone zone,
-      String regionServer) {
+  static List<PodView> leaving(List<Pod> pods, StatefulSet sts, Zone zone, String regionServer) {
     return podViews(pods, sts, zone, regionServer, true);
   }
 
   private static List<PodView> podViews(
-      InformerEventSource<Pod, BlockCachePolicy> pods,
-      StatefulSet sts,
-      Zone zone,
-      String regionServer,
-      boolean aboveReplicas) {
+      List<Pod> pods, StatefulSet sts, Zone zone, String regionServer, boolean aboveReplicas) {
     String name = sts.getMetadata().getName();
     int replicas = Observation.replicas(sts);
     List<PodView> out = new ArrayList<>();
-    for (Pod p : pods.list(zone.namespace(), p -> true).toList()) {
+    for (Pod p : pods) {
       int ordinal = Informers.ordinal(p, name);
       if (ordinal >= 0 && (ordinal < replicas) != aboveReplicas) {
         out.add(

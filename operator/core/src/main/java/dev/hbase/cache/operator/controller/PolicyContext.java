@@ -3,6 +3,7 @@ package dev.hbase.cache.operator.controller;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import java.time.Instant;
@@ -20,13 +21,21 @@ record PolicyContext(
     return policy.getMetadata().getNamespace();
   }
 
-  /** A ConfigMap of the policy's namespace, as the informer has it. */
+  /**
+   * A ConfigMap of the policy's namespace: as its watch has it when the policy names it ({@link
+   * Informers#configMapNames}), else read once from the API server (never cached).
+   */
   Optional<ConfigMap> configMap(String name) {
-    return informers.configMaps().get(new ResourceID(name, namespace()));
+    return informers.configMaps().get(policy, name);
   }
 
-  /** A pod as the informer has it (the one the roller decided on). */
+  /** The policy's target StatefulSet as its watch has it, if it exists. */
+  Optional<StatefulSet> target() {
+    return informers.statefulSets().get(policy, policy.getSpec().getTargetRef().getName());
+  }
+
+  /** A pod as its watch has it (the one the roller decided on). */
   Optional<Pod> cachedPod(ResourceID id) {
-    return informers.pods().get(id);
+    return informers.pods().get(policy, id.getName());
   }
 }

@@ -29,14 +29,56 @@ import org.slf4j.LoggerFactory;
  * or growing the cache template means recreating the StatefulSet with orphan propagation (its pods
  * keep running and are adopted by the new one). The object to create again is saved in the policy's
  * status first ({@link RecreateStatus}, written in one reconcile, the delete in the next), so an
- * operator that dies between the delete and the create finishes the job on restart. The status is
- * the operator's alone (the status subresource; policy authors get no write on it): nothing a
- * policy author can write ever becomes a StatefulSet (before, a ConfigMap {@code
- * <policy>-sts-backup} was read back and created as it said, in any namespace). PVCs are never
+ * operator that dies between the delete and the create finishes the job on restart. PVCs are never
  * deleted; existing ones grow through the PVC itself when their StorageClass allows it.
+ *
+ * <p>Why a recreate creates only what the operator saved (issue 49): the status is not the
+ * operator's alone (under {@code scope=Prerequisites} every namespace admin may write it), so the
+ * manifest there is trusted only as far as the operator's own record vouches for it ({@link
+ * RecreateLedger}, a ConfigMap in the operator's namespace, which tenants cannot write). The record
+ * is written right before the orphan delete, from the manifest the operator computed from the live
+ * StatefulSet that reconcile (same UID and resourceVersion as the delete's preconditions), and
+ * binds the policy's UID, namespace and name, the StatefulSet's name and UID, when it was saved and
+ * the manifest's SHA-256. A create needs all of them to match: a status written by anyone else (a
+ * privileged pod template, another image, for the target's name) is refused with {@code
+ * Degraded}/{@code UntrustedBackup} and a Warning, and nothing is created. A copy of an old record
+ * cannot be replayed: the entry goes once its recreate is done or dropped ({@link
+ * RecreateLedger#settled}) and with the policy. The record lives in the API server, so a restart
+ * between the delete and the create, or another replica taking the lead, finishes the recreate as
+ * before. Where the operator shares its namespace with the tenant (a {@code scope=Namespace}
+ * install) the tenant can write the record too; there the namespace's editors can run pods as the
+ * operator's service account anyway, and its Role holds no right the admin who installed it does
+ * not.
  */
 final class StorageManager {
   private static final Logger log = LoggerFactory.getLogger(StorageManager.class);
+
+  private final RecreateLedger ledger;
+
+  StorageManager(RecreateLedger ledger) {
+    this.ledger = ledger;
+  }
+
+  /**
+   * The observation, or, for a recreate interrupted between its delete and its create, the same
+   * once the create is sent, or {@code UntrustedBackup} when the operator's record does not vouch
+   * for it ({@link #finishRecreate}).
+   */
+  Observation finishInterrupted(
+      KubernetesClient client, BlockCachePolicy policy, Observation seen) {
+    if (seen instanceof Observation.Unobservable u
+        && u.why() == Observation.Why.RecreateInterrupted) {
+      String refused = finishRecreate(client, policy, u.recreate());
+      if (refused != null) {
+        return new Observation.Unobservable(Observation.Why.UntrustedBackup, refused);
+      }
+    }
+    return seen;
+  }
+
+  RecreateLedger ledger() {
+    return ledger;
+  }
 
   /** Storage is ready (all null/false), being recreated, or blocked with a reason. */
   record Outcome(boolean recreating, String message, String blocked) {
@@ -198,6 +240,9 @@ final class StorageManager {
           null);
     }
     status.setRecreate(saved); // kept until the StatefulSet exists again under a new UID
+    // the status holds what was computed from this very StatefulSet (checked above): the
+    // operator's own record of it goes first, the one thing a create from the status trusts
+    ledger.record(client, policy, saved);
     orphanDelete(client, sts);
     String msg =
         "recreating StatefulSet "
@@ -238,10 +283,20 @@ final class StorageManager {
   }
 
   /**
-   * Creates the StatefulSet saved before the orphan delete (checked by {@link #untrusted}), in the
-   * policy's namespace whatever the manifest says.
+   * Creates the StatefulSet saved before the orphan delete (its name checked by {@link
+   * #untrusted}), in the policy's namespace whatever the manifest says, if the operator's record
+   * vouches for it; else creates nothing and returns why.
    */
-  void finishRecreate(KubernetesClient client, BlockCachePolicy policy, RecreateStatus saved) {
+  String finishRecreate(KubernetesClient client, BlockCachePolicy policy, RecreateStatus saved) {
+    String notOurs = ledger.untrusted(client, policy, saved);
+    if (notOurs != null) {
+      return "status.recreate holds StatefulSet "
+          + saved.getStatefulSet()
+          + " to create, but "
+          + notOurs
+          + ": not created (the status is writable by more than the operator). If the recreate"
+          + " is yours, check status.recreate.manifest and create the StatefulSet yourself";
+    }
     StatefulSet next = Serialization.unmarshal(saved.getManifest(), StatefulSet.class);
     next.getMetadata().setNamespace(policy.getMetadata().getNamespace());
     next.getMetadata().setUid(null);
@@ -258,6 +313,7 @@ final class StorageManager {
         throw e;
       }
     }
+    return null;
   }
 
   /**

@@ -93,12 +93,17 @@ class ConfinedDeputyIT extends OperatorHarness {
   }
 
   /**
-   * A recreate interrupted between the orphan delete and the create (the operator died) is finished
-   * from the policy's status, in the policy's namespace whatever the saved manifest says; a
-   * recreate saved for another target (the policy edited since) creates nothing.
+   * A recreate saved in the status but not recorded by the operator (issue 49): whoever may write a
+   * policy's status (every namespace admin under {@code scope=Prerequisites}) could otherwise have
+   * the operator create, under its own identity, a StatefulSet of their choosing. One saved for
+   * another target creates nothing; one for the target whose manifest the operator never recorded
+   * (a privileged pod of another image, naming another namespace) creates nothing either, anywhere:
+   * Degraded/UntrustedBackup and a Warning say why. Before, the second was created as it said (in
+   * the policy's namespace). The honest recreate, interrupted by a restart, finishes: {@link
+   * StorageIT#anHonestRecreateInterruptedByARestartFinishes}.
    */
   @Test
-  void anInterruptedRecreateFinishesFromTheStatusInThePolicysNamespaceOnly() {
+  void aRecreateTheOperatorDidNotRecordCreatesNothing() {
     String other = "other-" + NS.incrementAndGet();
     client
         .resource(new NamespaceBuilder().withNewMetadata().withName(other).endMetadata().build())
@@ -117,15 +122,34 @@ class ConfinedDeputyIT extends OperatorHarness {
     assertThat(conditionMessage("rec", "Degraded")).contains("someone-else");
     assertThat(client.apps().statefulSets().inNamespace(ns).list().getItems()).isEmpty();
 
-    // saved for the target, its manifest naming another namespace: created here, not there
-    writeRecreate("rec", STS, evilStatefulSet(STS, other));
+    // saved for the target: a privileged pod of another image, its manifest naming another
+    // namespace; the operator recorded no such recreate
+    StatefulSet forged = evilStatefulSet(STS, other);
+    var container = forged.getSpec().getTemplate().getSpec().getContainers().get(0);
+    container.setSecurityContext(
+        new io.fabric8.kubernetes.api.model.SecurityContextBuilder().withPrivileged(true).build());
+    writeRecreate("rec", STS, forged);
     nudge("rec", "12s");
-    await().atMost(Duration.ofSeconds(30)).until(() -> sts() != null);
-    assertThat(client.apps().statefulSets().inNamespace(other).list().getItems()).isEmpty();
-    // once the target exists under a new UID, the saved recreate is dropped from the status
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> get("rec").getStatus().getRecreate() == null);
+        .until(() -> conditionMessage("rec", "Degraded").contains("operator's record"));
+    assertThat(reason("rec", "Degraded", "True")).isEqualTo("UntrustedBackup");
+    assertThat(conditionMessage("rec", "Degraded"))
+        .contains("StatefulSet " + STS)
+        .contains("holds none for this policy")
+        .contains("not created");
+    eventually(
+        () ->
+            assertThat(events())
+                .anyMatch(
+                    e ->
+                        "Warning".equals(e.getType())
+                            && "UntrustedBackup".equals(e.getReason())
+                            && e.getMessage().contains("operator's record")));
+    // a few more reconciles: still nothing created, here or there
+    await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(8)).until(() -> true);
+    assertThat(client.apps().statefulSets().inNamespace(ns).list().getItems()).isEmpty();
+    assertThat(client.apps().statefulSets().inNamespace(other).list().getItems()).isEmpty();
   }
 
   /**

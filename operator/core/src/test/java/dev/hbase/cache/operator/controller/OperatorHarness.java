@@ -45,7 +45,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * a RegionServer StatefulSet and pods ({@link FakeKube}, or the real StatefulSet controller), the
  * operator on its informers, and helpers to read its policies. The test classes (RollIT,
  * RollFaultsIT, RollTakeoverIT, AdviceRecommendIT, AdviceApplyIT, AdviceGrowIT, StorageIT,
- * ObservabilityIT, ConfinedDeputyIT, OwnedObjectsIT) extend it and carry
+ * ObservabilityIT, ConfinedDeputyIT, OwnedObjectsIT, CacheBoundsIT) extend it and carry
  * {@code @EnableKubeAPIServer} themselves: one kube-apiserver + etcd per class, so failsafe runs
  * classes in parallel forks (operator/core/pom.xml). There is no kubelet: {@link FakeKube} plays
  * it, and the StatefulSet controller and garbage collector too, except in the tests that start the
@@ -72,6 +72,15 @@ abstract class OperatorHarness {
 
   /** Set before {@link #cluster}: the real StatefulSet controller creates the pods. */
   ControllerManager controllers;
+
+  /**
+   * Set before {@link #operator}: the operator's own namespace (its record of recreates); null: its
+   * client's.
+   */
+  String operatorNamespace;
+
+  /** The reconciler of the last operator started: its caches, for tests that assert on them. */
+  BlockCachePolicyReconciler reconciler;
 
   /**
    * kube-api-test writes its certificates into the shared {@code ~/.kubeapitest} on first use,
@@ -244,7 +253,9 @@ abstract class OperatorHarness {
             dev.hbase.cache.operator.plan.JvmOptions.Trust.ALLOW_LIST,
             () -> true,
             secured,
-            BlockCachePolicyReconciler.DEFAULT_CLUSTER_DOMAIN);
+            BlockCachePolicyReconciler.DEFAULT_CLUSTER_DOMAIN,
+            operatorNamespace);
+    this.reconciler = reconciler;
     BlockCacheOperator op = new BlockCacheOperator(client, Set.of(ns), le, reconciler);
     op.start();
     closeAfter.add(0, op::stop);

@@ -92,6 +92,101 @@ class StorageIT extends OperatorHarness {
     assertThat(hbase.balancerOn).isTrue();
   }
 
+  /**
+   * The recreate of {@link #persistentFileRecreatesTheStatefulSetKeepingPodsAndNeverDeletesAPvc},
+   * its operator stopped between the orphan delete and the create (its creates of StatefulSets fail
+   * meanwhile): the next operator, another process as after a restart or a leader's failover,
+   * finishes it from the policy's status, which its record of recreates in the operator's own
+   * namespace vouches for ({@link RecreateLedger}); the record is dropped once the StatefulSet
+   * exists again. A status the operator did not record creates nothing: {@link
+   * ConfinedDeputyIT#aRecreateTheOperatorDidNotRecordCreatesNothing}.
+   */
+  @Test
+  void anHonestRecreateInterruptedByARestartFinishes() throws Exception {
+    operatorNamespace = "op-" + NS.incrementAndGet();
+    client
+        .resource(
+            new io.fabric8.kubernetes.api.model.NamespaceBuilder()
+                .withNewMetadata()
+                .withName(operatorNamespace)
+                .endMetadata()
+                .build())
+        .create();
+    cluster("4Gi", false);
+    var podUids =
+        client.pods().inNamespace(ns).list().getItems().stream()
+            .map(x -> x.getMetadata().getUid())
+            .toList();
+    String oldUid = sts().getMetadata().getUid();
+    // the first operator's creates of StatefulSets go nowhere: it dies before it can create one
+    String creates = "/apis/apps/v1/namespaces/" + ns + "/statefulsets";
+    var refusing =
+        new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+            .withConfig(client.getConfiguration())
+            .withHttpClientBuilderConsumer(
+                b ->
+                    b.addOrReplaceInterceptor(
+                        "refuse-creates",
+                        new io.fabric8.kubernetes.client.http.Interceptor() {
+                          @Override
+                          public void before(
+                              io.fabric8.kubernetes.client.http.BasicBuilder builder,
+                              io.fabric8.kubernetes.client.http.HttpRequest request,
+                              io.fabric8.kubernetes.client.http.Interceptor.RequestTags tags) {
+                            if ("POST".equals(request.method())
+                                && request.uri().getPath().equals(creates)) {
+                              builder.uri(
+                                  java.net.URI.create(request.uri().toString() + "-refused"));
+                            }
+                          }
+                        }))
+            .build();
+    closeAfter.add(refusing::close);
+    operator(null, refusing);
+    AutoCloseable first = closeAfter.remove(0);
+    BlockCachePolicy p =
+        policy(
+            "restart",
+            "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n  rollout:\n    paused: true\n");
+    String key = p.getMetadata().getUid();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                sts() == null
+                    && get("restart").getStatus() != null
+                    && get("restart").getStatus().getRecreate() != null);
+    assertThat(ledger().getData()).containsKey(key);
+    first.close(); // the operator dies between the delete and the create
+
+    operator(null); // the next one: a restart, or the standby that takes the lease
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () -> {
+              StatefulSet s = sts();
+              return s != null
+                  && !s.getMetadata().getUid().equals(oldUid)
+                  && s.getSpec().getVolumeClaimTemplates() != null
+                  && s.getSpec().getVolumeClaimTemplates().stream()
+                      .anyMatch(t -> t.getMetadata().getName().equals("bucketcache"));
+            });
+    assertThat(client.pods().inNamespace(ns).list().getItems())
+        .extracting(x -> x.getMetadata().getUid())
+        .containsExactlyInAnyOrderElementsOf(podUids);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                get("restart").getStatus().getRecreate() == null
+                    && (ledger().getData() == null || !ledger().getData().containsKey(key)));
+    assertThat(condition("restart", "Degraded", "True")).isFalse();
+  }
+
+  io.fabric8.kubernetes.api.model.ConfigMap ledger() {
+    return client.configMaps().inNamespace(operatorNamespace).withName(RecreateLedger.NAME).get();
+  }
+
   @Test
   void aChangeThatDropsPersistedCachesIsAnnouncedBeforeTheRoll() {
     cluster("4Gi", false);

@@ -7,9 +7,10 @@ import lombok.experimental.Accessors;
 
 /**
  * A StatefulSet recreate under way: the object the operator will create again, saved before its
- * orphan delete. It lives in the policy's status (written only through the status subresource,
- * which policy authors are not granted), never in an object a policy author could write: what the
- * operator creates from it is its own.
+ * orphan delete. It lives in the policy's status, where users see it; the status subresource is not
+ * the operator's alone (scope=Prerequisites grants it to namespace admins), so the operator creates
+ * from it only what its own record of recreates, in its own namespace, vouches for (the SHA-256 of
+ * this manifest, this UID, this save time).
  */
 @Data
 @Accessors(chain = true)
