@@ -179,7 +179,7 @@ final class Observer {
         container.get(),
         configVolume.get(),
         podViews(in.pods(), sts, ns, container.get().getName()),
-        cacheMapRemovals(in.pods(), sts, ns),
+        cacheMapRemovals(in.pods(), sts, ns, container.get().getName()),
         leaving(in.pods(), sts, ns, container.get().getName()));
   }
 
@@ -222,27 +222,16 @@ final class Observer {
         && (m.getAnnotations() == null || !m.getAnnotations().containsKey(Desired.BASE_ANNOTATION));
   }
 
-  /** The cache-map-guard reports of the StatefulSet's pods (their current start). */
+  /** The cache-map-guard reports of the StatefulSet's pods ({@link CacheMapReports}). */
   static List<CacheMapRemoval> cacheMapRemovals(
-      InformerEventSource<Pod, BlockCachePolicy> pods, StatefulSet sts, String ns) {
+      InformerEventSource<Pod, BlockCachePolicy> pods,
+      StatefulSet sts,
+      String ns,
+      String regionServer) {
     List<CacheMapRemoval> out = new ArrayList<>();
     for (Pod p :
         pods.list(ns, p -> Informers.ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
-      if (p.getStatus() == null || p.getStatus().getInitContainerStatuses() == null) {
-        continue;
-      }
-      for (var c : p.getStatus().getInitContainerStatuses()) {
-        if (!Desired.CACHE_MAP_GUARD.equals(c.getName())) {
-          continue;
-        }
-        // the current run only: reporting lastState too would alternate two messages per pod
-        var t = c.getState() == null ? null : c.getState().getTerminated();
-        if (t != null && t.getMessage() != null && !t.getMessage().isBlank()) {
-          out.add(
-              new CacheMapRemoval(
-                  p.getMetadata().getName(), t.getFinishedAt(), t.getMessage().strip()));
-        }
-      }
+      out.addAll(CacheMapReports.of(p, regionServer));
     }
     out.sort(Comparator.comparing(CacheMapRemoval::pod));
     return out;
