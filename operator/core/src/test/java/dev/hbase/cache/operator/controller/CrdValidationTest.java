@@ -82,6 +82,21 @@ class CrdValidationTest {
         .hasMessageContaining(c.apiServer());
   }
 
+  /**
+   * The API server these tests ran on: the one kube-api-test picks (the newest under
+   * ~/.kubeapitest), or the version {@code KUBE_API_TEST_API_SERVER_VERSION} asks for ({@code make
+   * test-api-oldest}: the oldest Kubernetes the README claims).
+   */
+  @Test
+  void theApiServerIsTheVersionAskedFor() {
+    String asked = System.getenv("KUBE_API_TEST_API_SERVER_VERSION");
+    String running = client.getKubernetesVersion().getGitVersion();
+    System.out.println("CrdValidationTest: kube-apiserver " + running);
+    if (asked != null && !asked.isBlank()) {
+      assertThat(running).isEqualTo("v" + asked.replaceFirst("^v", ""));
+    }
+  }
+
   @Test
   void atLeast25BadInputsReachTheApiServer() {
     assertThat(apiServerCases()).hasSizeGreaterThanOrEqualTo(25);
