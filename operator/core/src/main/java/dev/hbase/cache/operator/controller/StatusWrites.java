@@ -69,11 +69,11 @@ final class StatusWrites {
    * does) until the informer has it.
    *
    * <p>The write is a server-side apply of the whole status with the resourceVersion this reconcile
-   * read: the API server refuses it (409) when the policy changed since, and a status computed
-   * from an older record never overwrites a newer one (another operator's in-flight pod, with two
+   * read: the API server refuses it (409) when the policy changed since, and a status computed from
+   * an older record never overwrites a newer one (another operator's in-flight pod, with two
    * running at once; a user's spec edit). PrimaryUpdateAndCacheUtils re-applied the same status
-   * with the newer resourceVersion instead: the last writer won. A refused write is dropped:
-   * {@link #refused}.
+   * with the newer resourceVersion instead: the last writer won. A refused write is dropped: {@link
+   * #refused}.
    */
   UpdateControl<BlockCachePolicy> write(
       Context<BlockCachePolicy> ctx,
@@ -128,9 +128,9 @@ final class StatusWrites {
   /**
    * The policy changed since this reconcile read it (another writer: a second operator, a user's
    * edit), and its status was not written. Progress alone is dropped: the change that refused it
-   * brings its own reconcile, which works the progress out again. A write of the roll's state
-   * means this reconcile decided on an older record: the policy as the API server has it now goes
-   * into the cache over the informer, and the next reconcile, at once, decides again from it.
+   * brings its own reconcile, which works the progress out again. A write of the roll's state means
+   * this reconcile decided on an older record: the policy as the API server has it now goes into
+   * the cache over the informer, and the next reconcile, at once, decides again from it.
    */
   private static UpdateControl<BlockCachePolicy> refused(
       Context<BlockCachePolicy> ctx,

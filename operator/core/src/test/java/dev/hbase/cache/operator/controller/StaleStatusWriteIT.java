@@ -27,9 +27,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Two operators on one API server, neither with leader election (a {@code helm upgrade} that
- * surged a second pod, a deleted pod's replacement starting while it still stops): the status is
- * the roll's record, and a write computed from an older version of the policy must not overwrite a
+ * Two operators on one API server, neither with leader election (a {@code helm upgrade} that surged
+ * a second pod, a deleted pod's replacement starting while it still stops): the status is the
+ * roll's record, and a write computed from an older version of the policy must not overwrite a
  * newer one. Operator B's status write is held (on its way to the API server) while operator A
  * records a pod in flight; then B's write goes: the API server refuses it (its resourceVersion is
  * stale), B decides again from the policy as it is now, and A's in-flight entry stays until that
@@ -144,7 +144,9 @@ class StaleStatusWriteIT extends OperatorHarness {
     // a change both see while the roll is paused: B's status write for it is held
     gate.armed = true;
     mergePatch("two", "{\"spec\":{\"metrics\":{\"interval\":\"11s\"}}}");
-    await("B writes a status").atMost(Duration.ofSeconds(60)).until(() -> gate.held.getCount() == 0);
+    await("B writes a status")
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> gate.held.getCount() == 0);
     assertThat(inFlight(status(gate.heldBody)))
         .as("B's held write: computed while the roll was paused")
         .isEmpty();
@@ -184,7 +186,9 @@ class StaleStatusWriteIT extends OperatorHarness {
     for (int i = first; i < history.size(); i++) {
       BlockCachePolicyStatus s = history.get(i);
       assertThat(inFlight(s).contains(pod) || restarted(s, pod))
-          .as("status %d of %d: %s in flight or restarted (in flight: %s)", i, history.size(), pod, inFlight(s))
+          .as(
+              "status %d of %d: %s in flight or restarted (in flight: %s)",
+              i, history.size(), pod, inFlight(s))
           .isTrue();
     }
     assertThat(kube.deleteCount)
