@@ -14,10 +14,11 @@ import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.JmxScraper;
 import dev.hbase.cache.operator.hbase.RecommissionResult;
 import dev.hbase.cache.operator.hbase.ServerId;
-import dev.hbase.cache.operator.render.Desired;
+import dev.hbase.cache.operator.render.PodHooks;
 import dev.hbase.cache.operator.roll.DrainTargets;
 import dev.hbase.cache.operator.roll.RollModel;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -92,8 +93,8 @@ class DrainAndReloadIT {
         new ProcessBuilder(
                 "bash",
                 "-c",
-                Desired.WARM_STOP_SCRIPT,
-                Desired.WARM_STOP,
+                PodHooks.WARM_STOP_SCRIPT,
+                PodHooks.WARM_STOP,
                 Integer.toString(infoPort),
                 Long.toString(boundSeconds),
                 Long.toString(stallSeconds))
@@ -282,8 +283,72 @@ class DrainAndReloadIT {
     assertThat(admin.balancer(balancerWasOn)).isFalse();
   }
 
+  /**
+   * What the operator does to a stopping pod whose grace period would not leave HBase its own
+   * shutdown time after the warm stop's hold (StopDeadlines): {@code stopServer}, HBase's own stop
+   * over RPC. The RegionServer stops by itself as after SIGTERM: its regions go to the other server,
+   * it writes its cache map and its process exits; started again on the same cache directory, it
+   * restores its L2 from that map.
+   */
   @Test
   @Order(2)
+  void stopServerIsTheGracefulStopOfSigterm() throws Exception {
+    ClusterSnapshot start = awaitHealthy();
+    int victim = start.metaServer().port() == hbase.regionServerPort(0) ? 1 : 0;
+    ServerId id = start.liveAt(LocalHBase.HOST, hbase.regionServerPort(victim)).orElseThrow().id();
+    int regions = start.live(id).orElseThrow().regionCount();
+    int total = start.live().stream().mapToInt(ServerState::regionCount).sum();
+    assertThat(regions).isPositive();
+    Path map = hbase.dir.resolve("cache-rs" + victim).resolve("bucketcache.map");
+    long mapBefore = Files.exists(map) ? Files.getLastModifiedTime(map).toMillis() : 0;
+    HBaseProcess rs = hbase.regionServer(victim);
+    long logFrom = Files.size(rs.log);
+
+    Instant asked = Instant.now();
+    admin.stopServer(id, "StopDeadlinesTest");
+    await("the RegionServer exits by itself")
+        .atMost(Duration.ofSeconds(90))
+        .pollInterval(Duration.ofMillis(200))
+        .until(() -> !rs.alive());
+    Duration stopped = Duration.between(asked, Instant.now());
+    String log = since(rs.log, logFrom);
+    int exit = hbase.stopRegionServer(victim);
+    assertThat(log).contains("STOPPED").doesNotContain("ABORTING region server");
+    assertThat(map).as("the cache map written at the stop").exists();
+    assertThat(Files.getLastModifiedTime(map).toMillis()).isGreaterThan(mapBefore);
+    assertThat(Files.size(map)).isGreaterThan(20);
+    ClusterSnapshot after =
+        await("its regions on the other server")
+            .atMost(Duration.ofSeconds(60))
+            .until(
+                admin::snapshot,
+                s ->
+                    s.masterReachable()
+                        && s.regionsInTransition() == 0
+                        && s.live().size() == 1
+                        && s.live().get(0).regionCount() == total);
+
+    long restartFrom = Files.size(rs.log);
+    hbase.startRegionServer(victim, settings[victim]);
+    hbase.awaitRegionServerReported(admin, victim, Duration.ofSeconds(90));
+    assertThat(since(hbase.regionServer(victim).log, restartFrom))
+        .as("started again, it restores its L2 from the map")
+        .contains("Bucket cache retrieved from file successfully");
+    System.out.printf(
+        "RESULT stopServer: %s with %d regions exited by itself %s after the request (exit %d);"
+            + " its map %d bytes; the other server holds %d regions%n",
+        id, regions, stopped, exit, Files.size(map), after.live().get(0).regionCount());
+    awaitHealthy();
+  }
+
+  /** A log from {@code offset} bytes on (a RegionServer started again appends to its log). */
+  static String since(Path log, long offset) throws java.io.IOException {
+    byte[] all = Files.readAllBytes(log);
+    return new String(all, (int) offset, all.length - (int) offset, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  @Test
+  @Order(3)
   void deadMasterMakesCallsFailFast() throws Exception {
     ServerId someone = admin.snapshot().live().get(0).id();
     hbase.master().stop(60);

@@ -237,8 +237,8 @@ class PersistenceIT {
         new ProcessBuilder(
             "sh",
             "-c",
-            dev.hbase.cache.operator.render.Desired.CACHE_MAP_GUARD_SCRIPT,
-            dev.hbase.cache.operator.render.Desired.CACHE_MAP_GUARD,
+            dev.hbase.cache.operator.render.PodHooks.CACHE_MAP_GUARD_SCRIPT,
+            dev.hbase.cache.operator.render.PodHooks.CACHE_MAP_GUARD,
             map.toString());
     pb.environment().put("TERMINATION_LOG", map.resolveSibling("termination-log").toString());
     pb.redirectErrorStream(true);

@@ -161,6 +161,15 @@ final class BoundedCluster implements HBaseCluster {
     return call(HBaseCluster::decommissioned);
   }
 
+  @Override
+  public void stopServer(ServerId server, String why) throws HBaseClusterException {
+    call(
+        c -> {
+          c.stopServer(server, why);
+          return null;
+        });
+  }
+
   /**
    * Closes it without waiting: its thread is interrupted, and the connection (once its connect
    * ends, if it ever does) is closed on the closer.

@@ -24,7 +24,6 @@ import dev.hbase.cache.operator.plan.JvmOptions;
 import dev.hbase.cache.operator.roll.Roller;
 import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -33,14 +32,12 @@ import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
-import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
@@ -243,9 +240,9 @@ public class BlockCachePolicyReconciler
           client,
           policy,
           r.pod(),
-          false,
-          Reason.EmptyCacheMapRemoved,
-          r.pod() + " (cache-map-guard finished " + r.at() + "): " + r.message());
+          r.reason() != Reason.EmptyCacheMapRemoved, // an empty map is HBase's own doing
+          r.reason(),
+          r.pod() + " (cache-map-guard " + r.when() + ", " + r.at() + "): " + r.message());
     }
 
     PlanStep.Result result = PlanStep.plan(observed, status.previousPlan(), jvmTrust);
@@ -334,13 +331,15 @@ public class BlockCachePolicyReconciler
       // the roll and the others' policies go on; this policy's figures from those pods are missing
       status.degradedUnlessSo(Reason.InfoServerStalled, stalled);
     }
+    CacheMapReports.apply(status.status().getRegionServers(), observed.cacheMapRemovals());
     status.balance();
     recommend.update(c, status.status(), planned.plan(), intervals);
+    Duration requeue = min(MetricsCollector.interval(policy.getSpec()), d.get().requeueAfter());
     return write(
         ctx,
         policy,
         status,
-        min(MetricsCollector.interval(policy.getSpec()), d.get().requeueAfter()));
+        rolled.releaseIn() == null ? requeue : min(requeue, rolled.releaseIn()));
   }
 
   /**
@@ -431,15 +430,7 @@ public class BlockCachePolicyReconciler
         .ifPresent(status::held);
   }
 
-  /**
-   * Writes the status when it changed; progress alone waits a few seconds while a roll runs ({@link
-   * StatusWrites}). The roll's state lives in the status, so the next reconcile must see this write
-   * even when an event (a pod turning Ready) triggers it before the informer has caught up:
-   * otherwise it re-decides a step already taken (seen: a second PodRestarted event for one
-   * restart, a balancer switched off and on again after a roll). JOSDK's PrimaryUpdateAndCacheUtils
-   * patches with optimistic locking (a conflict re-reads and re-applies) and keeps the written
-   * resource in a cache over the informer until the informer has it.
-   */
+  /** Writes the status when it changed ({@link StatusWrites#write}). */
   private UpdateControl<BlockCachePolicy> write(
       Context<BlockCachePolicy> ctx,
       BlockCachePolicy policy,
@@ -448,25 +439,8 @@ public class BlockCachePolicyReconciler
     BlockCachePolicyStatus changed = status.changed();
     if (changed != null) {
       storage.ledger().settled(ctx.getClient(), policy, changed);
-      String uid = policy.getMetadata().getUid();
-      Instant now = clock.instant();
-      Duration wait = writes.deferral(uid, changed, status.onlyProgressChanged(), now);
-      if (!wait.isZero()) {
-        // progress alone, written less than PROGRESS_EVERY ago: the next reconcile works it out
-        // again and writes it, with whatever else changed by then
-        return UpdateControl.<BlockCachePolicy>noUpdate().rescheduleAfter(min(requeue, wait));
-      }
-      BlockCachePolicy fresh = new BlockCachePolicy();
-      fresh.setMetadata(
-          new ObjectMetaBuilder()
-              .withName(policy.getMetadata().getName())
-              .withNamespace(policy.getMetadata().getNamespace())
-              .build());
-      fresh.setStatus(changed);
-      PrimaryUpdateAndCacheUtils.ssaPatchStatusAndCacheResource(policy, fresh, ctx);
-      writes.written(uid, now);
     }
-    return UpdateControl.<BlockCachePolicy>noUpdate().rescheduleAfter(requeue);
+    return writes.write(ctx, policy, status, requeue, clock.instant());
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -20,7 +20,7 @@ sealed interface Observation {
    * @param configVolume the template's volume that mounts the base (or already the derived)
    *     ConfigMap: the operator points it at the derived one
    * @param pods the StatefulSet's pods below its replicas, by ordinal
-   * @param cacheMapRemovals what the cache-map-guard init containers of the pods reported
+   * @param cacheMapRemovals what the cache-map-guards of the pods reported
    * @param leaving the pods at or above replicas (a scale-down removes them), by ordinal
    */
   record Observed(
@@ -60,13 +60,17 @@ sealed interface Observation {
   }
 
   /**
-   * A pod's cache-map-guard init container removed an empty persistence map before HBase started.
+   * A pod's cache-map-guard removed its BucketCache persistence map before HBase read it ({@link
+   * CacheMapReports}).
    *
    * @param pod the pod
-   * @param at when the guard finished (one report per start of the pod)
-   * @param message the guard's termination message
+   * @param reason why: {@link CacheMapReports#REASONS}
+   * @param at when: the init container's end, or the start of the container whose postStart hook
+   *     removed it (one report per start)
+   * @param when which start, in words
+   * @param message the guard's message after the reason
    */
-  record CacheMapRemoval(String pod, String at, String message) {}
+  record CacheMapRemoval(String pod, Reason reason, String at, String when, String message) {}
 
   /**
    * The target cannot be planned for now; {@code recreate} is set for {@link

@@ -174,7 +174,7 @@ final class Observer {
         container.get(),
         configVolume.get(),
         podViews(pods, sts, zone, container.get().getName()),
-        cacheMapRemovals(pods, sts),
+        cacheMapRemovals(pods, sts, container.get().getName()),
         leaving(pods, sts, zone, container.get().getName()));
   }
 
@@ -224,28 +224,13 @@ final class Observer {
         && (m.getAnnotations() == null || !m.getAnnotations().containsKey(Desired.BASE_ANNOTATION));
   }
 
-  /** The cache-map-guard reports of the StatefulSet's pods (their current start). */
-  static List<CacheMapRemoval> cacheMapRemovals(List<Pod> pods, StatefulSet sts) {
+  /** The cache-map-guard reports of the StatefulSet's pods ({@link CacheMapReports}). */
+  static List<CacheMapRemoval> cacheMapRemovals(
+      List<Pod> pods, StatefulSet sts, String regionServer) {
     List<CacheMapRemoval> out = new ArrayList<>();
     for (Pod p :
-        pods.stream()
-            .filter(p -> Informers.ordinal(p, sts.getMetadata().getName()) >= 0)
-            .toList()) {
-      if (p.getStatus() == null || p.getStatus().getInitContainerStatuses() == null) {
-        continue;
-      }
-      for (var c : p.getStatus().getInitContainerStatuses()) {
-        if (!Desired.CACHE_MAP_GUARD.equals(c.getName())) {
-          continue;
-        }
-        // the current run only: reporting lastState too would alternate two messages per pod
-        var t = c.getState() == null ? null : c.getState().getTerminated();
-        if (t != null && t.getMessage() != null && !t.getMessage().isBlank()) {
-          out.add(
-              new CacheMapRemoval(
-                  p.getMetadata().getName(), t.getFinishedAt(), t.getMessage().strip()));
-        }
-      }
+        pods.stream().filter(p -> Informers.ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
+      out.addAll(CacheMapReports.of(p, regionServer));
     }
     out.sort(Comparator.comparing(CacheMapRemoval::pod));
     return out;

@@ -58,8 +58,24 @@ public enum Reason {
 
   // ---------------------------------------------------------------- events
 
-  /** A cache-map-guard init container removed an empty persistence map. */
+  /**
+   * The cache-map-guard removed an empty persistence map (HBase 2.6.4 writes it when its L2 holds
+   * no block, and dies reading it at the next start).
+   */
   EmptyCacheMapRemoved,
+  /**
+   * The cache-map-guard removed a persistence map that ends before the chunks its header counts
+   * (HBase 2.6.4 dies reading one cut at a chunk's boundary, and drops one cut inside a chunk).
+   */
+  TruncatedCacheMapRemoved,
+  /** The cache-map-guard removed a file that is no persistence map (zero-filled, say). */
+  UnreadableCacheMapRemoved,
+  /**
+   * A stopping pod's grace period would not leave its RegionServer HBase's own shutdown time after
+   * the warm stop's hold (a short --grace-period, an eviction, the kubelet's own stop): the
+   * operator stopped the RegionServer through HBase.
+   */
+  WarmStopShortened,
   /** A new plan drops the persisted caches at the next restarts (also a condition type). */
   CacheResetPending,
   /** Another PodDisruptionBudget selects the RegionServers: the operator keeps none. */

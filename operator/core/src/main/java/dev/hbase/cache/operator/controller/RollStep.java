@@ -58,6 +58,7 @@ final class RollStep {
   private final BooleanSupplier leading;
   private final LongSupplier nanoTime;
   private final String clusterDomain;
+  private final StopDeadlines deadlines;
 
   /**
    * How long after a decision its actions go on being sent: the first always goes, one that would
@@ -109,6 +110,7 @@ final class RollStep {
     this.leading = leading;
     this.nanoTime = nanoTime;
     this.clusterDomain = clusterDomain;
+    this.deadlines = new StopDeadlines(events, leading);
   }
 
   /** The policy's namespace in DNS. */
@@ -120,9 +122,11 @@ final class RollStep {
    * What {@link #roll} did: the roller's decision with its actions carried out, or none when an
    * action failed (the previous roll state stays and the step is taken again: the roller is
    * idempotent); {@code refused} is HBase's refusal when that is why (the policy's identity lacks a
-   * permission: a Degraded reason, since the step fails again until one is granted), else null.
+   * permission: a Degraded reason, since the step fails again until one is granted), else null;
+   * {@code releaseIn} when a stopping pod's RegionServer is next due to be stopped through HBase
+   * ({@link StopDeadlines}), null if none is.
    */
-  record Rolled(Optional<Roller.Decision> decision, String refused) {}
+  record Rolled(Optional<Roller.Decision> decision, String refused, Duration releaseIn) {}
 
   /** The roller's decision with its actions carried out ({@link Rolled}). */
   Rolled roll(
@@ -136,12 +140,16 @@ final class RollStep {
     KubernetesClient client = c.client();
     Instant now = c.now();
     BlockCachePolicy policy = o.policy();
+    List<PodView> pods =
+        java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream()).toList();
     boolean ask =
-        Roller.needsHBase(
-            previous,
-            java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream()).toList(),
-            p.revision(),
-            now);
+        Roller.needsHBase(previous, pods, p.revision(), now)
+            || pods.stream()
+                .anyMatch(
+                    v ->
+                        c.cachedPod(new ResourceID(v.name(), policy.getMetadata().getNamespace()))
+                            .map(StopDeadlines::stoppedByKubelet)
+                            .orElse(false));
     ClusterSnapshot hbase =
         ask
             ? snapshot(o, now, login)
@@ -171,11 +179,24 @@ final class RollStep {
         d.actions(),
         nanoTime.getAsLong(),
         refused::set)) {
-      return new Rolled(Optional.empty(), refused.get());
+      return new Rolled(Optional.empty(), refused.get(), null);
     }
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
-    return new Rolled(Optional.of(d), null);
+    Duration release =
+        !hbase.masterReachable()
+            ? null
+            : deadlines.release(
+                client,
+                policy,
+                pods,
+                name -> c.cachedPod(new ResourceID(name, policy.getMetadata().getNamespace())),
+                o.container().getName(),
+                hbase,
+                () -> cluster(o, login),
+                Duration.ofSeconds(p.plan().terminationGracePeriodSeconds()),
+                now);
+    return new Rolled(Optional.of(d), null, release);
   }
 
   /**

@@ -532,6 +532,20 @@ public final class AdminHBaseCluster implements HBaseCluster {
         .toList();
   }
 
+  /**
+   * HBase's own stop of one RegionServer ({@code Admin.stopRegionServer}, an RPC to the server
+   * itself): the graceful stop SIGTERM starts. Needs ADMIN.
+   */
+  @Override
+  public void stopServer(ServerId server, String why) throws HBaseClusterException {
+    call(
+        "stop " + server,
+        () -> {
+          admin.stopRegionServer(server.hostAndPort());
+          return null;
+        });
+  }
+
   @Override
   public void close() {
     try {

@@ -48,6 +48,12 @@ public interface HBaseCluster extends AutoCloseable {
   /** Servers currently marked decommissioned (old instances included). */
   List<ServerId> decommissioned() throws HBaseClusterException;
 
+  /**
+   * Asks the RegionServer to stop as it does after SIGTERM (it closes its regions, writes its cache
+   * map and exits); returns once the server has the request.
+   */
+  void stopServer(ServerId server, String why) throws HBaseClusterException;
+
   @Override
   void close();
 }

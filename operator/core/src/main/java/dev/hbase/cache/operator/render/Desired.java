@@ -9,7 +9,6 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Lifecycle;
-import io.fabric8.kubernetes.api.model.LifecycleBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
@@ -36,10 +35,9 @@ import java.util.function.Predicate;
  * The objects the operator wants to exist, as pure functions of the policy, the plan and what it
  * observed. The reconciler only sends them.
  *
- * <p>Over ~400 lines because the RegionServer patch is one object: its fields (update strategy,
- * revision, grace period, JVM options, cache volume, warm-stop hook, pod security) are rendered
- * together so that the field manager owns exactly that set; split, the set would be spread over
- * classes that must stay in step.
+ * <p>The RegionServer patch is one object: its fields (update strategy, revision, grace period, JVM
+ * options, cache volume, hooks, pod security) are rendered together so that the field manager owns
+ * exactly that set; the hooks and the guard's init container themselves are {@link PodHooks}.
  */
 public final class Desired {
   public static final String FIELD_MANAGER = "hbase-cache-operator";
@@ -55,32 +53,6 @@ public final class Desired {
   public static final String MANAGED_BY = "app.kubernetes.io/managed-by";
   public static final String CACHE_VOLUME = "bucketcache";
   public static final String SITE_FILE = "hbase-site.xml";
-  public static final String CACHE_MAP_GUARD = "cache-map-guard";
-
-  /** The script of {@link #cacheMapGuard}: {@code sh -c <script> cache-map-guard <map path>}. */
-  public static final String CACHE_MAP_GUARD_SCRIPT = resource("cache-map-guard.sh");
-
-  /**
-   * The preStop hook of {@link #warmStop}: {@code bash -c <script> warm-stop <port> <bound> <stall
-   * bound>}.
-   */
-  public static final String WARM_STOP = "warm-stop";
-
-  public static final String WARM_STOP_SCRIPT = resource("warm-stop.sh");
-
-  /**
-   * How long the preStop hook holds a stopping RegionServer that still serves regions: the time the
-   * operator has to move them off it warm. With the operator down it is what a stop costs more than
-   * HBase's own, and the pod's grace period grows by as much.
-   */
-  public static final long WARM_STOP_SECONDS = 90;
-
-  /**
-   * How long the preStop hook waits for a stopping RegionServer's region count to fall (the drain
-   * to begin, or to go on) before it lets HBase stop it: what a stop costs more than HBase's own
-   * when no operator drains it (down, or the policy deleted). HBase refreshes the count every 5 s.
-   */
-  public static final long WARM_STOP_STALL_SECONDS = 20;
 
   /** HBase's default RegionServer info port (hbase.regionserver.info.port). */
   public static final int DEFAULT_INFO_PORT = 16030;
@@ -229,7 +201,8 @@ public final class Desired {
       PodSecurityContext podSecurity,
       int infoPort) {
     String containerName = regionServer.getName();
-    Optional<Lifecycle> warmStop = warmStop(policy, regionServer, infoPort);
+    Lifecycle hooks = PodHooks.lifecycle(policy, plan, regionServer, infoPort);
+    boolean warmStop = hooks != null && hooks.getPreStop() != null;
     List<EnvVar> env = new ArrayList<>();
     plan.env().forEach((k, v) -> env.add(new EnvVar(k, v, null)));
     List<VolumeMount> mounts = new ArrayList<>();
@@ -260,7 +233,7 @@ public final class Desired {
             .withName(containerName)
             .withEnv(env)
             .withVolumeMounts(mounts)
-            .withLifecycle(warmStop.orElse(null))
+            .withLifecycle(hooks)
             .build();
     return new StatefulSetBuilder()
         .withNewMetadata()
@@ -286,60 +259,14 @@ public final class Desired {
                             .build())
                 .orElse(null))
         .withTerminationGracePeriodSeconds(
-            plan.terminationGracePeriodSeconds() + (warmStop.isPresent() ? WARM_STOP_SECONDS : 0))
-        .withInitContainers(cacheMapGuard(plan, regionServer).stream().toList())
+            plan.terminationGracePeriodSeconds() + (warmStop ? PodHooks.WARM_STOP_SECONDS : 0))
+        .withInitContainers(PodHooks.cacheMapGuard(plan, regionServer).stream().toList())
         .withContainers(c)
         .withVolumes(volumes)
         .endSpec()
         .endTemplate()
         .endSpec()
         .build();
-  }
-
-  /**
-   * The RegionServer container's preStop hook for a warm stop ({@code warm-stop.sh}): whoever stops
-   * the pod, its RegionServer keeps running while it serves regions and they are leaving, for at
-   * most {@link #WARM_STOP_SECONDS} (and {@link #WARM_STOP_STALL_SECONDS} without a fall of its
-   * region count), so that the operator moves them to where their blocks are cached first. Only
-   * with DrainAndReload (InPlace is the choice of HBase's own stop), and never over a preStop hook
-   * of the template's own (a chart's RegionMover, say): that one is kept, and stops are HBase's or
-   * that hook's.
-   */
-  public static Optional<Lifecycle> warmStop(
-      BlockCachePolicy policy, Container regionServer, int infoPort) {
-    var rollout = policy.getSpec().getRollout();
-    var strategy =
-        rollout == null
-            ? dev.hbase.cache.api.v1alpha1.spec.RolloutSpec.Strategy.DrainAndReload
-            : rollout.strategyOrDefault();
-    if (strategy != dev.hbase.cache.api.v1alpha1.spec.RolloutSpec.Strategy.DrainAndReload) {
-      return Optional.empty();
-    }
-    var own = regionServer.getLifecycle() == null ? null : regionServer.getLifecycle().getPreStop();
-    if (own != null && !isWarmStop(own)) {
-      return Optional.empty();
-    }
-    return Optional.of(
-        new LifecycleBuilder()
-            .withNewPreStop()
-            .withNewExec()
-            .withCommand(
-                "bash",
-                "-c",
-                WARM_STOP_SCRIPT,
-                WARM_STOP,
-                Integer.toString(infoPort),
-                Long.toString(WARM_STOP_SECONDS),
-                Long.toString(WARM_STOP_STALL_SECONDS))
-            .endExec()
-            .endPreStop()
-            .build());
-  }
-
-  /** Whether a preStop hook is the operator's {@link #warmStop} (of any version). */
-  static boolean isWarmStop(io.fabric8.kubernetes.api.model.LifecycleHandler h) {
-    List<String> cmd = h.getExec() == null ? null : h.getExec().getCommand();
-    return cmd != null && cmd.size() >= 4 && WARM_STOP.equals(cmd.get(3));
   }
 
   /**
@@ -376,35 +303,6 @@ public final class Desired {
     return Optional.of(g);
   }
 
-  /**
-   * The init container that removes an empty BucketCache persistence map before HBase reads it
-   * (HBase 2.6 dies on it at start: see cache-map-guard.sh), for the persistent mode on a volume.
-   * It runs the RegionServer's own image and security context (the image is the user's, not ours:
-   * only {@code sh} and {@code od} are needed; the same user can remove the file), and leaves its
-   * message in its termination log (the operator turns it into an event).
-   */
-  public static Optional<Container> cacheMapGuard(Plan plan, Container regionServer) {
-    if (plan.persistentPath() == null || plan.volume() == null || plan.volume().memory()) {
-      return Optional.empty();
-    }
-    return Optional.of(
-        new ContainerBuilder()
-            .withName(CACHE_MAP_GUARD)
-            .withImage(regionServer.getImage())
-            .withImagePullPolicy(regionServer.getImagePullPolicy())
-            .withSecurityContext(regionServer.getSecurityContext())
-            .withCommand("sh", "-c", CACHE_MAP_GUARD_SCRIPT, CACHE_MAP_GUARD, plan.persistentPath())
-            .withVolumeMounts(
-                new VolumeMount(
-                    plan.volume().mountPath(), null, CACHE_VOLUME, null, null, null, null))
-            .withNewResources()
-            .addToRequests("cpu", new Quantity("10m"))
-            .addToRequests("memory", new Quantity("16Mi"))
-            .addToLimits("memory", new Quantity("64Mi"))
-            .endResources()
-            .build());
-  }
-
   /** The cache PVC template of the file modes on disk. */
   public static PersistentVolumeClaim claimTemplate(Plan plan) {
     return new PersistentVolumeClaimBuilder()
@@ -432,16 +330,5 @@ public final class Desired {
         .withName(masterConfigMapName(policy))
         .endConfigMap()
         .build();
-  }
-
-  private static String resource(String name) {
-    try (var in = Desired.class.getResourceAsStream(name)) {
-      if (in == null) {
-        throw new IllegalStateException("missing resource " + name);
-      }
-      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
   }
 }

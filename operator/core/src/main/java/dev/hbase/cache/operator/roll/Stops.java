@@ -20,9 +20,9 @@ import java.util.stream.Stream;
 /**
  * Stops the roll did not decide: a pod deleted or evicted by someone else (kubectl, a node drain,
  * the autoscaler, a preemption, a scale-down). The rendered preStop hook keeps such a pod's
- * RegionServer running while it still serves regions (up to {@code Desired.WARM_STOP_SECONDS}); the
- * roll takes the pod in flight at once, as a drain that needs no gate (it goes down anyway), so its
- * regions move to where their blocks are cached before the JVM stops. From there the pod is an
+ * RegionServer running while it still serves regions (up to {@code PodHooks.WARM_STOP_SECONDS});
+ * the roll takes the pod in flight at once, as a drain that needs no gate (it goes down anyway), so
+ * its regions move to where their blocks are cached before the JVM stops. From there the pod is an
  * ordinary restart: when a pod of the same ordinal returns, its regions go home and the warm gate
  * follows; a pod above the replicas does not return ({@link PodLifecycle}).
  *

@@ -17,16 +17,28 @@
 # which the operator raises by $2. HBase refreshes regionCount every hbase.regionserver.metrics.period
 # (5 s by default): a drained server stops up to that much later, and $3 must span a few refreshes.
 #
+# The hook knows no deadline but its own: the kubelet tells a container nothing of the grace period
+# a stop was given (a shorter one than the pod's, from kubectl delete --grace-period, an eviction,
+# a node's shutdown). It keeps exactly to $2: every read of /jmx is cut at the time left, so the
+# grace period the operator renders ($2 plus HBase's own time) leaves HBase its own. A stop given
+# less, the operator sees (the pod's deletionTimestamp, or a DisruptionTarget condition of the
+# kubelet's): it stops the RegionServer through HBase in time, which ends this hook (its port
+# refuses).
+#
 # $1: the RegionServer's info port. $2: the bound in seconds. $3: the stall bound in seconds.
 port=${1:-16030}
 bound=${2:-90}
 stall=${3:-20}
-# prints the region count; status 1: the port refuses the connection; 2: no count in the answer
+start=$SECONDS
+# seconds left of the bound
+left() { echo $((bound - (SECONDS - start))); }
+# prints the region count, waiting at most $1 seconds for it; status 1: the port refuses the
+# connection; 2: no count in the answer (in time)
 regions() {
-  local line n=
+  local line n= end=$((SECONDS + $1)) t
   exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
   printf 'GET /jmx?qry=Hadoop:service=HBase,name=RegionServer,sub=Server HTTP/1.0\r\n\r\n' >&3
-  while IFS= read -r -t 5 line <&3; do
+  while t=$((end - SECONDS)) && [ "$t" -gt 0 ] && IFS= read -r -t "$t" line <&3; do
     case $line in
       *'"regionCount"'*)
         n=${line##*:}
@@ -39,11 +51,12 @@ regions() {
   [ -n "$n" ] || return 2
   echo "$n"
 }
-start=$SECONDS
 fell=$SECONDS
 last=
-while [ $((SECONDS - start)) -lt "$bound" ] && [ $((SECONDS - fell)) -lt "$stall" ]; do
-  n=$(regions 2>/dev/null)
+while [ "$(left)" -gt 0 ] && [ $((SECONDS - fell)) -lt "$stall" ]; do
+  wait=$(left)
+  [ "$wait" -le 5 ] || wait=5
+  n=$(regions "$wait" 2>/dev/null)
   case $? in
     1) exit 0 ;;
     0)
@@ -54,5 +67,6 @@ while [ $((SECONDS - start)) -lt "$bound" ] && [ $((SECONDS - fell)) -lt "$stall
       last=$n
       ;;
   esac
+  [ "$(left)" -gt 0 ] || break
   sleep 1
 done

@@ -98,6 +98,9 @@ class HBaseClustersBoundsTest {
     }
 
     @Override
+    public void stopServer(ServerId server, String why) {}
+
+    @Override
     public void close() {
       pool.shutdownNow();
       try {

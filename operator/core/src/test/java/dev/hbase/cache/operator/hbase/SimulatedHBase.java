@@ -404,6 +404,23 @@ public final class SimulatedHBase implements HBaseCluster {
     return out;
   }
 
+  /** The servers stopped through {@link #stopServer}, in order. */
+  public final List<ServerId> stopped = new ArrayList<>();
+
+  /** As HBase's own stop: the server leaves, its regions go to the others (like a SIGTERM). */
+  @Override
+  public synchronized void stopServer(ServerId server, String why) throws HBaseClusterException {
+    reachable();
+    admin("stop " + server);
+    Server s = byId(server);
+    stopped.add(server);
+    servers.entrySet().stream()
+        .filter(e -> e.getValue() == s)
+        .map(Map.Entry::getKey)
+        .findFirst()
+        .ifPresent(this::unregister);
+  }
+
   private boolean reported(Server s) {
     return !clock.get().isBefore(s.reportAt);
   }

@@ -4,7 +4,7 @@ import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.SimulatedHBase;
-import dev.hbase.cache.operator.render.Desired;
+import dev.hbase.cache.operator.render.PodHooks;
 import dev.hbase.cache.operator.roll.RollModel.Action;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
@@ -152,7 +152,7 @@ final class FakeCluster {
     p.readyAt = null; // re-created once its RegionServer has stopped (tick)
     p.stopCause = cause;
     p.heldUntil =
-        now.plus(preStopHook ? Duration.ofSeconds(Desired.WARM_STOP_SECONDS) : Duration.ZERO);
+        now.plus(preStopHook ? Duration.ofSeconds(PodHooks.WARM_STOP_SECONDS) : Duration.ZERO);
     restarts.merge(p.name, 1, Integer::sum);
   }
 

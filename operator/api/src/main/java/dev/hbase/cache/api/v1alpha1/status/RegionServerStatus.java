@@ -59,6 +59,33 @@ public class RegionServerStatus {
           + " (RFC 3339).")
   private String restartedAt;
 
+  @JsonPropertyDescription(
+      "What the cache-map-guard removed before the pod's RegionServer read its BucketCache"
+          + " persistence map, as it last reported for this pod: a map HBase 2.6.4 would die on or"
+          + " drop at start. The RegionServer then started with an empty L2. Absent when the guard"
+          + " kept the map.")
+  private CacheMapRemoval cacheMapRemoved;
+
+  /** A removal by the cache-map-guard. */
+  @Data
+  @Accessors(chain = true)
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public static class CacheMapRemoval {
+    @JsonPropertyDescription(
+        "Why: EmptyCacheMapRemoved (no cached block), TruncatedCacheMapRemoved (it ends before the"
+            + " chunks its header counts), UnreadableCacheMapRemoved (no map at all, zero-filled"
+            + " say).")
+    private String reason;
+
+    @JsonPropertyDescription(
+        "When (RFC 3339): the end of the guard's init container, or the start of the RegionServer"
+            + " container whose postStart hook removed it.")
+    private String at;
+
+    @JsonPropertyDescription("The guard's message: the file, its size and what was wrong.")
+    private String message;
+  }
+
   /** L2 used bytes after the last operator restart / before it. */
   @JsonPropertyDescription(
       "L2 bytes in use after the operator's last restart of the pod / before it (0-1), when the"
