@@ -404,7 +404,8 @@ final class Observer {
         missingClaimVolumes,
         templateChanged,
         meta.getDeletionTimestamp() == null ? null : stopCause(p),
-        ContainerRestarts.restartedInPlaceAt(p, regionServer));
+        ContainerRestarts.restartedInPlaceAt(p, regionServer),
+        ContainerRestarts.lastTermination(p, regionServer));
   }
 
   /**

@@ -9,6 +9,7 @@ import dev.hbase.cache.operator.connection.HBaseClusters;
 import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ExpireResult;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
@@ -43,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * asks for, carried out in order. HBase is asked only when the roller needs it. Every call here
  * returns at once; the roller owns every wait (it looks again after its requeue delay).
  *
- * <p>Over ~400 lines (about 440): the step, its hold and its release on a deleted policy share how
+ * <p>Over ~400 lines (about 465): the step, its hold and its release on a deleted policy share how
  * each action kind is carried out, fenced by the leader lease and refused when decided too long ago
  * ({@code executeAll}); that part is the next to move out if it grows.
  */
@@ -109,9 +110,11 @@ final class RollStep {
     KubernetesClient client = c.client();
     Instant now = c.now();
     BlockCachePolicy policy = o.policy();
+    var lastCrash = policy.getStatus() == null ? null : policy.getStatus().getLastCrash();
     boolean ask =
         Roller.needsHBase(
             previous,
+            lastCrash,
             java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream()).toList(),
             p.revision(),
             now);
@@ -132,7 +135,8 @@ final class RollStep {
                 caches,
                 now,
                 o.replicas(),
-                o.leaving()));
+                o.leaving(),
+                lastCrash));
     java.util.concurrent.atomic.AtomicReference<String> refused =
         new java.util.concurrent.atomic.AtomicReference<>();
     if (!executeAll(
@@ -408,6 +412,15 @@ final class RollStep {
               .lockResourceVersion(seen.getMetadata().getResourceVersion())
               .delete();
         }
+      } else if (a instanceof RollModel.ExpireServer x) {
+        // checked again on the master and at the instance's endpoint: a live one is refused, the
+        // roll goes on, and its ZooKeeper session decides
+        ExpireResult r = cluster.expire(x.server());
+        log.info("policy {}/{}: {} ({})", ns, policy.getMetadata().getName(), r, x.pod());
+        if (r.refused()) {
+          events.warn(client, policy, Reason.ExpiryRefused, x.pod() + ": " + r);
+        }
+        return true;
       } else if (a instanceof RollModel.SwitchBalancer b) {
         cluster.balancer(b.on());
       } else if (a instanceof RollModel.Drain d) {

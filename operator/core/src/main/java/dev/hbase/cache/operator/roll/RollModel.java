@@ -1,6 +1,7 @@
 package dev.hbase.cache.operator.roll;
 
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.status.CrashStatus;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.ServerId;
 import java.time.Duration;
@@ -41,6 +42,11 @@ public final class RollModel {
    *     (its restart count above 0; a sidecar's restart is none: a crash, an OOM kill, a failed
    *     liveness probe; not a pod delete), null if none ever did. Its RegionServer may then serve
    *     none of the regions it caches ({@link Homecomings})
+   * @param lastTermination the RegionServer container's last termination as the kubelet reported
+   *     it (its current state if terminated, else its last state), null if it never terminated in
+   *     this pod or the container is not known by name: every RegionServer instance at this pod's
+   *     host and port that started before it belonged to a container run that has ended ({@link
+   *     Crashes})
    */
   public record PodView(
       String name,
@@ -54,7 +60,38 @@ public final class RollModel {
       boolean missingClaimVolumes,
       boolean templateChanged,
       String stopCause,
-      Instant restartedInPlaceAt) {
+      Instant restartedInPlaceAt,
+      Termination lastTermination) {
+
+    /** A pod whose RegionServer container never terminated in it. */
+    public PodView(
+        String name,
+        String uid,
+        int ordinal,
+        String revision,
+        boolean ready,
+        boolean terminating,
+        String stuck,
+        String ip,
+        boolean missingClaimVolumes,
+        boolean templateChanged,
+        String stopCause,
+        Instant restartedInPlaceAt) {
+      this(
+          name,
+          uid,
+          ordinal,
+          revision,
+          ready,
+          terminating,
+          stuck,
+          ip,
+          missingClaimVolumes,
+          templateChanged,
+          stopCause,
+          restartedInPlaceAt,
+          null);
+    }
 
     /** A pod as the roller saw it before stops had a cause: a terminating one was "Deleted". */
     public PodView(
@@ -80,6 +117,7 @@ public final class RollModel {
           missingClaimVolumes,
           templateChanged,
           terminating ? "Deleted" : null,
+          null,
           null);
     }
 
@@ -95,6 +133,22 @@ public final class RollModel {
     /** Whether a RegionServer registered under {@code host} runs in this pod (FQDN, name or IP). */
     public boolean servesAs(String host) {
       return host != null && (host.equals(name) || host.startsWith(name + ".") || host.equals(ip));
+    }
+  }
+
+  /**
+   * A container's termination as the kubelet reported it ({@code ContainerStateTerminated}).
+   *
+   * @param reason OOMKilled, Error, Completed, ... (null if the kubelet gave none)
+   * @param exitCode the exit code (137: SIGKILL, an OOM kill among others)
+   * @param startedAt when the run that ended started (null if not reported)
+   * @param finishedAt when it ended: the process was gone by then (second resolution, rounded down)
+   */
+  public record Termination(
+      String reason, Integer exitCode, Instant startedAt, Instant finishedAt) {
+
+    public Termination {
+      java.util.Objects.requireNonNull(finishedAt, "finishedAt");
     }
   }
 
@@ -135,6 +189,8 @@ public final class RollModel {
    * @param leaving the StatefulSet's pods at or above replicas (a scale-down removes them, highest
    *     first): their regions go to the others before they stop, no region is drained to them, and
    *     they do not come back
+   * @param lastCrash {@code status.lastCrash} as the previous step left it, or null ({@link
+   *     Crashes})
    */
   public record Input(
       Settings settings,
@@ -143,7 +199,20 @@ public final class RollModel {
       Map<String, CacheView> caches,
       Instant now,
       int replicas,
-      List<PodView> leaving) {
+      List<PodView> leaving,
+      CrashStatus lastCrash) {
+
+    /** No crash recorded before. */
+    public Input(
+        Settings settings,
+        List<PodView> pods,
+        ClusterSnapshot hbase,
+        Map<String, CacheView> caches,
+        Instant now,
+        int replicas,
+        List<PodView> leaving) {
+      this(settings, pods, hbase, caches, now, replicas, leaving, null);
+    }
 
     /** No pod leaving. */
     public Input(
@@ -200,6 +269,15 @@ public final class RollModel {
     return r.getStoppedBy() != null;
   }
 
+  /**
+   * Has HBase process exactly this RegionServer instance as dead now (a ServerCrashProcedure: its
+   * regions reassigned at once) instead of after its ZooKeeper session timeout. Decided only when
+   * the kubelet reported the pod's RegionServer container terminated after this instance started
+   * ({@link Crashes}); carried out only if the instance is still listed live and does not answer
+   * as itself.
+   */
+  public record ExpireServer(ServerId server, String pod) implements Action {}
+
   /** Deletes the pod only if it is still the instance with this UID. */
   public record DeletePod(String pod, String uid) implements Action {}
 
@@ -248,7 +326,13 @@ public final class RollModel {
     /** A homecoming's regions are home (Normal; Warning when not warm within warmTimeout). */
     RegionsHome,
     /** A homecoming that could not finish: nothing blocks (Warning). */
-    HomecomingEnded
+    HomecomingEnded,
+    /**
+     * A RegionServer container the kubelet reported terminated while HBase still counted it live:
+     * what the kubelet said, what the operator told HBase and when, how long its regions did not
+     * serve (Warning).
+     */
+    RegionServerCrashed
   }
 
   /** What happened to a pod whose restart completed. */
