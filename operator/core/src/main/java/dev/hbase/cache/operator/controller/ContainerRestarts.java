@@ -55,10 +55,10 @@ final class ContainerRestarts {
 
   /**
    * The RegionServer container's last termination as the kubelet reports it: its current state if
-   * terminated (not restarted yet), else its last state's. Null if it never terminated in this
-   * pod, if the time it ended cannot be read, or when the container is not named ({@code
-   * regionServer} null): a sidecar's termination must never pass for the RegionServer's ({@code
-   * roll.Crashes} expires servers on it).
+   * terminated (not restarted yet), else its last state's. Null if it never terminated in this pod,
+   * if the time it ended cannot be read, or when the container is not named ({@code regionServer}
+   * null): a sidecar's termination must never pass for the RegionServer's ({@code roll.Crashes}
+   * expires servers on it).
    */
   static RollModel.Termination lastTermination(Pod p, String regionServer) {
     var st = p.getStatus();

@@ -86,8 +86,8 @@ public enum Reason {
   HBaseVersionMismatch,
   /**
    * The roller asked HBase to expire a RegionServer instance whose container the kubelet reported
-   * terminated, and the check before it refused: the instance answers at its endpoint as itself,
-   * or nothing proves it gone. Its ZooKeeper session decides instead (Warning).
+   * terminated, and the check before it refused: the instance answers at its endpoint as itself, or
+   * nothing proves it gone. Its ZooKeeper session decides instead (Warning).
    */
   ExpiryRefused,
 

@@ -23,22 +23,22 @@ import org.apache.hadoop.hbase.shaded.protobuf.ProtobufUtil;
  * <p>Why that call (HBase 2.6.4's and 2.5.13's source, the same in both): the master's {@code
  * MasterRpcServices.scheduleServerCrashProcedure} calls {@code ServerManager.expireServer(name,
  * force=true)} unless a ServerCrashProcedure of that name is running; {@code expireServer} moves
- * the name from the online servers to the dead ones (a name not online is not added: an instance
- * at that host and port with another start code is untouched), deletes its draining znode and
- * submits the procedure: what a ZooKeeper session expiry of that server does. It checks nothing
- * about the server being alive: the master expires a live instance just the same (that
- * RegionServer then learns it is dead at its next report and aborts, its WAL fenced by the
- * procedure's split), hence the check here. Deleting the server's ephemeral znode instead would
- * need write access to {@code /hbase/rs} in ZooKeeper, which a secured cluster gives the HBase
- * service principal only; the Hbck call is one master RPC with the identity the operator already
- * uses ({@code RA}: HBase 2.6.4 checks no ACL on it beyond reaching the master).
+ * the name from the online servers to the dead ones (a name not online is not added: an instance at
+ * that host and port with another start code is untouched), deletes its draining znode and submits
+ * the procedure: what a ZooKeeper session expiry of that server does. It checks nothing about the
+ * server being alive: the master expires a live instance just the same (that RegionServer then
+ * learns it is dead at its next report and aborts, its WAL fenced by the procedure's split), hence
+ * the check here. Deleting the server's ephemeral znode instead would need write access to {@code
+ * /hbase/rs} in ZooKeeper, which a secured cluster gives the HBase service principal only; the Hbck
+ * call is one master RPC with the identity the operator already uses ({@code RA}: HBase 2.6.4
+ * checks no ACL on it beyond reaching the master).
  *
  * <p>The check, which must prove the instance gone: the master lists that exact name live (else
  * {@link Outcome#NOT_LIVE}: nothing to do), and its RPC endpoint refuses the connection (nothing
- * listens: the process is gone) or answers as another instance (a restarted one, with a newer
- * start code). An endpoint that answers as that instance is {@link Outcome#ALIVE}; one that accepts
- * the connection and does not answer in time (a frozen process), or cannot be reached at all (no
- * route, no DNS name), proves nothing ({@link Outcome#UNPROVEN}). Both are refused.
+ * listens: the process is gone) or answers as another instance (a restarted one, with a newer start
+ * code). An endpoint that answers as that instance is {@link Outcome#ALIVE}; one that accepts the
+ * connection and does not answer in time (a frozen process), or cannot be reached at all (no route,
+ * no DNS name), proves nothing ({@link Outcome#UNPROVEN}). Both are refused.
  */
 final class ServerExpiry {
   private ServerExpiry() {}

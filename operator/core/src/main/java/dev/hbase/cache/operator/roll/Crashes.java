@@ -38,9 +38,10 @@ import java.util.Map;
  *       RegionServer JVM's clock, the termination time the kubelet's: the same node's. The kubelet
  *       rounds it down to the second, which can only make an instance look newer, never older;
  *   <li>not for a pod being deleted or evicted ({@link Stops} drains those warm);
- *   <li>what carries it out checks again on the master, just before: the exact instance (host, port,
- *       start code) still listed live, and its endpoint not answering as that instance ({@code
- *       AdminHBaseCluster.expire}); and, like every HBase write, it is fenced by the leader lease.
+ *   <li>what carries it out checks again on the master, just before: the exact instance (host,
+ *       port, start code) still listed live, and its endpoint not answering as that instance
+ *       ({@code AdminHBaseCluster.expire}); and, like every HBase write, it is fenced by the leader
+ *       lease.
  * </ul>
  *
  * <p>A frozen RegionServer (a GC storm, SIGSTOP) is not expired: the kubelet sees it running, and
@@ -147,9 +148,9 @@ final class Crashes {
 
   /**
    * The last crash's regions: those that serve on a live RegionServer leave the list; once none is
-   * left, the figure and the event. A region listed nowhere once the instance is gone and nothing is
-   * in transition is no longer there to serve (split, merged, its table dropped). Followed for at
-   * most podReadyTimeout after the termination.
+   * left, the figure and the event. A region listed nowhere once the instance is gone and nothing
+   * is in transition is no longer there to serve (split, merged, its table dropped). Followed for
+   * at most podReadyTimeout after the termination.
    */
   private void follow(ClusterSnapshot h) {
     CrashStatus c = t.lastCrash;

@@ -42,10 +42,10 @@ public final class RollModel {
    *     (its restart count above 0; a sidecar's restart is none: a crash, an OOM kill, a failed
    *     liveness probe; not a pod delete), null if none ever did. Its RegionServer may then serve
    *     none of the regions it caches ({@link Homecomings})
-   * @param lastTermination the RegionServer container's last termination as the kubelet reported
-   *     it (its current state if terminated, else its last state), null if it never terminated in
-   *     this pod or the container is not known by name: every RegionServer instance at this pod's
-   *     host and port that started before it belonged to a container run that has ended ({@link
+   * @param lastTermination the RegionServer container's last termination as the kubelet reported it
+   *     (its current state if terminated, else its last state), null if it never terminated in this
+   *     pod or the container is not known by name: every RegionServer instance at this pod's host
+   *     and port that started before it belonged to a container run that has ended ({@link
    *     Crashes})
    */
   public record PodView(
@@ -273,8 +273,8 @@ public final class RollModel {
    * Has HBase process exactly this RegionServer instance as dead now (a ServerCrashProcedure: its
    * regions reassigned at once) instead of after its ZooKeeper session timeout. Decided only when
    * the kubelet reported the pod's RegionServer container terminated after this instance started
-   * ({@link Crashes}); carried out only if the instance is still listed live and does not answer
-   * as itself.
+   * ({@link Crashes}); carried out only if the instance is still listed live and does not answer as
+   * itself.
    */
   public record ExpireServer(ServerId server, String pod) implements Action {}
 

@@ -183,8 +183,8 @@ public final class Roller {
   }
 
   /**
-   * Same, and a RegionServer container terminated lately or the last crash's regions still
-   * followed ({@link Crashes}).
+   * Same, and a RegionServer container terminated lately or the last crash's regions still followed
+   * ({@link Crashes}).
    */
   public static boolean needsHBase(
       RolloutStatus previous,

@@ -49,6 +49,7 @@ final class StepState {
   final List<Action> actions = new ArrayList<>();
   final List<Event> events = new ArrayList<>();
   final List<Restarted> restarted = new ArrayList<>();
+
   /** {@code status.lastCrash}: a copy of the input's, changed by {@link Crashes}; or null. */
   dev.hbase.cache.api.v1alpha1.status.CrashStatus lastCrash;
 

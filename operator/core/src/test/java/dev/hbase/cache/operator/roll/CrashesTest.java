@@ -229,8 +229,7 @@ class CrashesTest {
     Roller.Decision again = step(c);
     assertThat(again.actions()).isEqualTo(sent);
     assertThat(again.lastCrash().getServer()).isEqualTo(first.lastCrash().getServer());
-    assertThat(again.lastCrash().getTerminatedAt())
-        .isEqualTo(first.lastCrash().getTerminatedAt());
+    assertThat(again.lastCrash().getTerminatedAt()).isEqualTo(first.lastCrash().getTerminatedAt());
     assertThat(again.lastCrash().getToldHBaseAt()).isEqualTo(c.now.toString());
     // the master unreachable: nothing decided, the record kept
     c.hbase.masterReachable = false;
