@@ -3,6 +3,7 @@ package dev.hbase.cache.api.v1alpha1;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
+import dev.hbase.cache.api.v1alpha1.status.CrashStatus;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
 import dev.hbase.cache.api.v1alpha1.status.Recommendation;
 import dev.hbase.cache.api.v1alpha1.status.RecreateStatus;
@@ -54,6 +55,12 @@ public class BlockCachePolicyStatus {
 
   @JsonPropertyDescription("One row per RegionServer pod: readiness, revision and cache figures.")
   private List<RegionServerStatus> regionServers = new ArrayList<>();
+
+  @JsonPropertyDescription(
+      "The last RegionServer whose container the kubelet reported terminated (OOMKilled, an exit,"
+          + " a failed liveness probe) while HBase still counted it live: what the kubelet said,"
+          + " what the operator told HBase and when, and how long its regions did not serve.")
+  private CrashStatus lastCrash;
 
   /** Set while the StatefulSet is recreated with the cache volume template (orphan delete). */
   @JsonPropertyDescription(

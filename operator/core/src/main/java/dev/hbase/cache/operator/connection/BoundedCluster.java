@@ -162,6 +162,12 @@ final class BoundedCluster implements HBaseCluster {
   }
 
   @Override
+  public dev.hbase.cache.operator.hbase.ExpireResult expire(ServerId server)
+      throws HBaseClusterException {
+    return call(c -> c.expire(server));
+  }
+
+  @Override
   public void stopServer(ServerId server, String why) throws HBaseClusterException {
     call(
         c -> {

@@ -1,5 +1,6 @@
 package dev.hbase.cache.operator.controller;
 
+import dev.hbase.cache.operator.roll.RollModel;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Duration;
@@ -50,6 +51,42 @@ final class ContainerRestarts {
     Instant from = parseTime(last.getStartedAt());
     Instant to = parseTime(last.getFinishedAt());
     return from != null && to != null && Duration.between(from, to).compareTo(CRASH_LOOP) < 0;
+  }
+
+  /**
+   * The RegionServer container's last termination as the kubelet reports it: its current state if
+   * terminated (not restarted yet), else its last state's. Null if it never terminated in this pod,
+   * if the time it ended cannot be read, or when the container is not named ({@code regionServer}
+   * null): a sidecar's termination must never pass for the RegionServer's ({@code roll.Crashes}
+   * expires servers on it).
+   */
+  static RollModel.Termination lastTermination(Pod p, String regionServer) {
+    var st = p.getStatus();
+    if (regionServer == null || st == null || st.getContainerStatuses() == null) {
+      return null;
+    }
+    return st.getContainerStatuses().stream()
+        .filter(c -> regionServer.equals(c.getName()))
+        .map(
+            c -> {
+              var now = c.getState() == null ? null : c.getState().getTerminated();
+              return now != null
+                  ? now
+                  : c.getLastState() == null ? null : c.getLastState().getTerminated();
+            })
+        .filter(Objects::nonNull)
+        .map(
+            t ->
+                parseTime(t.getFinishedAt()) == null
+                    ? null
+                    : new RollModel.Termination(
+                        t.getReason(),
+                        t.getExitCode(),
+                        parseTime(t.getStartedAt()),
+                        parseTime(t.getFinishedAt())))
+        .filter(Objects::nonNull)
+        .findFirst()
+        .orElse(null);
   }
 
   /** See {@link #crashLooping}. */

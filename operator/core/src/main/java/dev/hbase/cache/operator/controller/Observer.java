@@ -410,7 +410,8 @@ final class Observer {
         templateChanged,
         meta.getDeletionTimestamp() == null ? null : stopCause(p),
         ContainerRestarts.restartedInPlaceAt(p, regionServer),
-        fqdn);
+        fqdn,
+        ContainerRestarts.lastTermination(p, regionServer));
   }
 
   /**

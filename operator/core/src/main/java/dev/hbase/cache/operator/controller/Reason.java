@@ -106,6 +106,12 @@ public enum Reason {
    * (spec.hbase.version, default 2.6): the plan may carry keys that line does not know.
    */
   HBaseVersionMismatch,
+  /**
+   * The roller asked HBase to expire a RegionServer instance whose container the kubelet reported
+   * terminated, and the check before it refused: the instance answers at its endpoint as itself, or
+   * nothing proves it gone. Its ZooKeeper session decides instead (Warning).
+   */
+  ExpiryRefused,
 
   // ---------------------------------------------------------------- conditions
 

@@ -9,6 +9,7 @@ import dev.hbase.cache.operator.connection.HBaseClusters;
 import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.hbase.ExpireResult;
 import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
@@ -44,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * asks for, carried out in order. HBase is asked only when the roller needs it. Every call here
  * returns at once; the roller owns every wait (it looks again after its requeue delay).
  *
- * <p>Over ~400 lines (about 430): the step and its hold share how each action kind is carried out,
+ * <p>Over ~400 lines (about 470): the step and its hold share how each action kind is carried out,
  * fenced by the leader lease and refused when decided too long ago ({@code executeAll}); that part
  * is the next to move out if it grows (the release on a deleted policy went to {@link
  * ReleaseStep}).
@@ -140,10 +141,11 @@ final class RollStep {
     KubernetesClient client = c.client();
     Instant now = c.now();
     BlockCachePolicy policy = o.policy();
+    var lastCrash = policy.getStatus() == null ? null : policy.getStatus().getLastCrash();
     List<PodView> pods =
         java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream()).toList();
     boolean ask =
-        Roller.needsHBase(previous, pods, p.revision(), now)
+        Roller.needsHBase(previous, lastCrash, pods, p.revision(), now)
             || pods.stream()
                 .anyMatch(
                     v ->
@@ -168,7 +170,8 @@ final class RollStep {
                 now,
                 o.replicas(),
                 o.leaving(),
-                zone(policy)));
+                zone(policy),
+                lastCrash));
     java.util.concurrent.atomic.AtomicReference<String> refused =
         new java.util.concurrent.atomic.AtomicReference<>();
     if (!executeAll(
@@ -403,6 +406,15 @@ final class RollStep {
               .lockResourceVersion(seen.getMetadata().getResourceVersion())
               .delete();
         }
+      } else if (a instanceof RollModel.ExpireServer x) {
+        // checked again on the master and at the instance's endpoint: a live one is refused, the
+        // roll goes on, and its ZooKeeper session decides
+        ExpireResult r = cluster.expire(x.server());
+        log.info("policy {}/{}: {} ({})", ns, policy.getMetadata().getName(), r, x.pod());
+        if (r.refused()) {
+          events.warn(client, policy, Reason.ExpiryRefused, x.pod() + ": " + r);
+        }
+        return true;
       } else if (a instanceof RollModel.SwitchBalancer b) {
         cluster.balancer(b.on());
       } else if (a instanceof RollModel.Drain d) {

@@ -185,6 +185,7 @@ final class StatusAggregator {
   StatusAggregator rolled(Roller.Decision d) {
     RolloutStatus r = d.state();
     status.setRollout(r);
+    status.setLastCrash(d.lastCrash());
     d.restarted().forEach(this::restarted);
     status.getRegionServers().sort(Comparator.comparing(RegionServerStatus::getPod));
 

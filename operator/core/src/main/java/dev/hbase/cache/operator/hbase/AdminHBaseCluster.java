@@ -525,6 +525,17 @@ public final class AdminHBaseCluster implements HBaseCluster {
     return call("balancer " + (on ? "on" : "off"), () -> admin.balancerSwitch(on, false));
   }
 
+  /** {@link ServerExpiry}: checked on the master and at the endpoint, then Hbck's procedure. */
+  @Override
+  public ExpireResult expire(ServerId server) throws HBaseClusterException {
+    ExpireResult r = ServerExpiry.expire(connection, reachableSnapshot(), server, PROBE_TIMEOUT);
+    LOG.info("{}", r);
+    return r;
+  }
+
+  /** How long the check before an expiry waits for the instance's endpoint to answer. */
+  static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+
   @Override
   public List<ServerId> decommissioned() throws HBaseClusterException {
     return call("list decommissioned", admin::listDecommissionedRegionServers).stream()

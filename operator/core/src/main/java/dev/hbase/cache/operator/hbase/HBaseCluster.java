@@ -45,6 +45,14 @@ public interface HBaseCluster extends AutoCloseable {
    */
   boolean balancer(boolean on) throws HBaseClusterException;
 
+  /**
+   * Has the master process exactly this instance (host, port and start code) as dead now: a
+   * ServerCrashProcedure, its regions reassigned at once, as after its ZooKeeper session expired.
+   * Checks first, on the master and at the instance's endpoint, that it is still listed live and
+   * does not answer as itself: a live instance is never expired ({@link ExpireResult}).
+   */
+  ExpireResult expire(ServerId server) throws HBaseClusterException;
+
   /** Servers currently marked decommissioned (old instances included). */
   List<ServerId> decommissioned() throws HBaseClusterException;
 

@@ -3,6 +3,7 @@ package dev.hbase.cache.operator.metrics;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
+import dev.hbase.cache.api.v1alpha1.status.CrashStatus;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
 import dev.hbase.cache.api.v1alpha1.status.Recommendation;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
@@ -34,6 +35,9 @@ import java.util.Map;
  * (rate(...))} in PromQL.
  *
  * <p>Pure: {@link #render} turns policies into text. docs/operations/metrics.md lists the families.
+ *
+ * <p>Over ~400 lines (about 420): one small method per status section; they stay together so that
+ * the families keep one order and one naming.
  */
 public final class PolicyMetrics {
   private PolicyMetrics() {}
@@ -133,6 +137,7 @@ public final class PolicyMetrics {
     }
     cache(out, l, s.getCache());
     rollout(out, l, s.getRollout());
+    crash(out, l, s.getLastCrash());
     recommendation(out, l, s.getRecommendation());
     String planned = s.getRollout() == null ? null : s.getRollout().getRevision();
     for (RegionServerStatus r :
@@ -297,6 +302,28 @@ public final class PolicyMetrics {
         "When the last roll finished (Unix time).",
         l,
         epoch(s.getFinishedAt()));
+  }
+
+  /** {@code status.lastCrash}: gauges of the last crash, as the status has them. */
+  private static void crash(Out out, String l, CrashStatus c) {
+    if (c == null) {
+      return;
+    }
+    String cl = l + "," + label("pod", c.getPod()) + "," + label("reason", c.getReason());
+    out.add(
+        "last_crash_timestamp_seconds",
+        Type.gauge,
+        "When the last RegionServer container the kubelet reported terminated while HBase still"
+            + " counted it live ended (Unix time; status.lastCrash).",
+        cl,
+        epoch(c.getTerminatedAt()));
+    out.add(
+        "last_crash_regions_unavailable_seconds",
+        Type.gauge,
+        "The last crash: seconds from the container's termination until all its regions served"
+            + " again (no series while some do not).",
+        cl,
+        c.getRegionsUnavailableSeconds());
   }
 
   private static void regionServer(Out out, String l, RegionServerStatus r, String planned) {

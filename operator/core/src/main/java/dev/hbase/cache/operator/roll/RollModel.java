@@ -1,6 +1,7 @@
 package dev.hbase.cache.operator.roll;
 
 import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
+import dev.hbase.cache.api.v1alpha1.status.CrashStatus;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.ServerId;
 import java.time.Duration;
@@ -44,6 +45,11 @@ public final class RollModel {
    * @param fqdn the pod's DNS name in the policy's namespace, {@code
    *     <pod>.<serviceName>.<namespace>.svc.<clusterDomain>} (lower case, {@link Zone#podName}),
    *     null when the StatefulSet names no service: then only its IP tells its RegionServer
+   * @param lastTermination the RegionServer container's last termination as the kubelet reported it
+   *     (its current state if terminated, else its last state), null if it never terminated in this
+   *     pod or the container is not known by name: every RegionServer instance at this pod's host
+   *     and port that started before it belonged to a container run that has ended ({@link
+   *     Crashes})
    */
   public record PodView(
       String name,
@@ -58,7 +64,40 @@ public final class RollModel {
       boolean templateChanged,
       String stopCause,
       Instant restartedInPlaceAt,
-      String fqdn) {
+      String fqdn,
+      Termination lastTermination) {
+
+    /** A pod whose RegionServer container never terminated in it. */
+    public PodView(
+        String name,
+        String uid,
+        int ordinal,
+        String revision,
+        boolean ready,
+        boolean terminating,
+        String stuck,
+        String ip,
+        boolean missingClaimVolumes,
+        boolean templateChanged,
+        String stopCause,
+        Instant restartedInPlaceAt,
+        String fqdn) {
+      this(
+          name,
+          uid,
+          ordinal,
+          revision,
+          ready,
+          terminating,
+          stuck,
+          ip,
+          missingClaimVolumes,
+          templateChanged,
+          stopCause,
+          restartedInPlaceAt,
+          fqdn,
+          null);
+    }
 
     /** A pod whose DNS name is not known: only its IP tells its RegionServer. */
     public PodView(
@@ -114,6 +153,7 @@ public final class RollModel {
           missingClaimVolumes,
           templateChanged,
           terminating ? "Deleted" : null,
+          null,
           null);
     }
 
@@ -145,6 +185,22 @@ public final class RollModel {
       }
       String h = Zone.normal(host);
       return h.equals(fqdn) || h.equals(Zone.withoutClusterDomain(fqdn));
+    }
+  }
+
+  /**
+   * A container's termination as the kubelet reported it ({@code ContainerStateTerminated}).
+   *
+   * @param reason OOMKilled, Error, Completed, ... (null if the kubelet gave none)
+   * @param exitCode the exit code (137: SIGKILL, an OOM kill among others)
+   * @param startedAt when the run that ended started (null if not reported)
+   * @param finishedAt when it ended: the process was gone by then (second resolution, rounded down)
+   */
+  public record Termination(
+      String reason, Integer exitCode, Instant startedAt, Instant finishedAt) {
+
+    public Termination {
+      java.util.Objects.requireNonNull(finishedAt, "finishedAt");
     }
   }
 
@@ -187,6 +243,8 @@ public final class RollModel {
    *     they do not come back
    * @param zone the policy's namespace in DNS: HBase is sent nothing unless every live server of
    *     the cluster is a pod of it ({@link OwnCluster})
+   * @param lastCrash {@code status.lastCrash} as the previous step left it, or null ({@link
+   *     Crashes})
    */
   public record Input(
       Settings settings,
@@ -196,7 +254,21 @@ public final class RollModel {
       Instant now,
       int replicas,
       List<PodView> leaving,
-      Zone zone) {
+      Zone zone,
+      CrashStatus lastCrash) {
+
+    /** No crash recorded before. */
+    public Input(
+        Settings settings,
+        List<PodView> pods,
+        ClusterSnapshot hbase,
+        Map<String, CacheView> caches,
+        Instant now,
+        int replicas,
+        List<PodView> leaving,
+        Zone zone) {
+      this(settings, pods, hbase, caches, now, replicas, leaving, zone, null);
+    }
 
     /** The target's pods: below the replicas, then those leaving. */
     public List<PodView> allPods() {
@@ -236,6 +308,15 @@ public final class RollModel {
   public static boolean isStop(dev.hbase.cache.api.v1alpha1.status.PodRoll r) {
     return r.getStoppedBy() != null;
   }
+
+  /**
+   * Has HBase process exactly this RegionServer instance as dead now (a ServerCrashProcedure: its
+   * regions reassigned at once) instead of after its ZooKeeper session timeout. Decided only when
+   * the kubelet reported the pod's RegionServer container terminated after this instance started
+   * ({@link Crashes}); carried out only if the instance is still listed live and does not answer as
+   * itself.
+   */
+  public record ExpireServer(ServerId server, String pod) implements Action {}
 
   /** Deletes the pod only if it is still the instance with this UID. */
   public record DeletePod(String pod, String uid) implements Action {}
@@ -290,7 +371,13 @@ public final class RollModel {
      * The cluster the policy's client settings reach is not shown to be served by pods of the
      * policy's namespace: HBase is sent nothing (Warning).
      */
-    ForeignCluster
+    ForeignCluster,
+    /**
+     * A RegionServer container the kubelet reported terminated while HBase still counted it live:
+     * what the kubelet said, what the operator told HBase and when, how long its regions did not
+     * serve (Warning).
+     */
+    RegionServerCrashed
   }
 
   /** What happened to a pod whose restart completed. */

@@ -1,5 +1,6 @@
 package dev.hbase.cache.operator.roll;
 
+import dev.hbase.cache.api.v1alpha1.status.CrashStatus;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
 import dev.hbase.cache.api.v1alpha1.status.RollSummary;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
@@ -45,6 +46,7 @@ import java.util.stream.Collectors;
  * <ul>
  *   <li>{@link Admission}: which out-of-date pods start their restart now, in which order;
  *   <li>{@link Stops}: pods someone else deletes or evicts, taken in flight to be drained warm;
+ *   <li>{@link Crashes}: a RegionServer the kubelet saw die is expired in HBase at once;
  *   <li>{@link Homecomings}: a RegionServer restarted in its pod (no delete) gets its regions back;
  *   <li>{@link PodLifecycle}: a pod in flight, from its drain to the warm gate;
  *   <li>{@link ClusterGate}: may a pod go down now (the cluster's health and the budget);
@@ -76,7 +78,19 @@ public final class Roller {
       List<Event> events,
       List<Restarted> restarted,
       Outcome outcome,
-      Duration requeueAfter) {
+      Duration requeueAfter,
+      CrashStatus lastCrash) {
+
+    /** A decision that leaves {@code status.lastCrash} as it was (null). */
+    public Decision(
+        RolloutStatus state,
+        List<Action> actions,
+        List<Event> events,
+        List<Restarted> restarted,
+        Outcome outcome,
+        Duration requeueAfter) {
+      this(state, actions, events, restarted, outcome, requeueAfter, null);
+    }
 
     public boolean degraded() {
       return outcome instanceof Blocked;
@@ -137,6 +151,10 @@ public final class Roller {
     Stops stops = new Stops(t, balancer);
     Homecomings homecomings = new Homecomings(t, balancer);
 
+    // first, whatever the roll's state: a RegionServer the kubelet saw die is expired at once, and
+    // its action goes before any other (the first of a step is always sent)
+    new Crashes(t).admit();
+
     boolean newRevision = !Objects.equals(t.st.getRevision(), t.s.revision());
     if (newRevision) {
       // A spec change unblocks: pods stuck on the old revision are out of date again. That holds
@@ -186,7 +204,8 @@ public final class Roller {
         balancer.backOnWhilePaused();
       }
     }
-    return new Decision(t.st, t.actions, t.events, t.restarted, t.outcome(), t.requeue());
+    return new Decision(
+        t.st, t.actions, t.events, t.restarted, t.outcome(), t.requeue(), t.lastCrash);
   }
 
   /**
@@ -197,7 +216,21 @@ public final class Roller {
    */
   public static boolean needsHBase(
       RolloutStatus previous, List<PodView> pods, String revision, Instant now) {
+    return needsHBase(previous, null, pods, revision, now);
+  }
+
+  /**
+   * Same, and a RegionServer container terminated lately or the last crash's regions still followed
+   * ({@link Crashes}).
+   */
+  public static boolean needsHBase(
+      RolloutStatus previous,
+      CrashStatus lastCrash,
+      List<PodView> pods,
+      String revision,
+      Instant now) {
     return pods.stream().anyMatch(p -> p.outdated(revision))
+        || Crashes.pending(pods, lastCrash, now)
         || Homecomings.recent(pods, now)
         || Stops.pending(previous, pods)
         || Stops.returning(previous, pods)

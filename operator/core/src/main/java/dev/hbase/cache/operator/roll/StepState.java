@@ -49,6 +49,10 @@ final class StepState {
   final List<Action> actions = new ArrayList<>();
   final List<Event> events = new ArrayList<>();
   final List<Restarted> restarted = new ArrayList<>();
+
+  /** {@code status.lastCrash}: a copy of the input's, changed by {@link Crashes}; or null. */
+  dev.hbase.cache.api.v1alpha1.status.CrashStatus lastCrash;
+
   private Duration requeue = IDLE;
   private Wait waiting;
   private Blocked blocked;
@@ -57,6 +61,11 @@ final class StepState {
     this.in = in;
     this.s = in.settings();
     this.st = copy(previous);
+    this.lastCrash =
+        in.lastCrash() == null
+            ? null
+            : JSON.convertValue(
+                in.lastCrash(), dev.hbase.cache.api.v1alpha1.status.CrashStatus.class);
   }
 
   ClusterSnapshot hbase() {

@@ -101,6 +101,11 @@ class HBaseClustersBoundsTest {
     public void stopServer(ServerId server, String why) {}
 
     @Override
+    public dev.hbase.cache.operator.hbase.ExpireResult expire(ServerId server) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
     public void close() {
       pool.shutdownNow();
       try {

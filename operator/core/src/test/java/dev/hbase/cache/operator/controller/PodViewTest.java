@@ -6,6 +6,7 @@ import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** What the roller sees of real pod objects (statuses as the kubelet writes them). */
@@ -237,5 +238,75 @@ class PodViewTest {
                     + " startedAt: '2026-11-28T15:00:07Z', finishedAt: '2026-11-28T16:00:05Z'}}}]\n"),
             1);
     assertThat(once.restartedInPlaceAt()).hasToString("2026-11-28T16:00:07Z");
+  }
+
+  @Test
+  void theKubeletsReportOfATerminatedRegionServerContainerIsItsLastTermination() {
+    // killed and not started again yet: its current state
+    PodView down =
+        Observer.podView(
+            pod(
+                "  phase: Running\n  conditions: [{type: Ready, status: 'False'}]\n"
+                    + "  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
+                    + " state: {terminated: {exitCode: 137, reason: OOMKilled,"
+                    + " startedAt: '2026-11-28T15:00:07Z', finishedAt: '2026-11-28T15:03:05Z'}}}]\n"),
+            1,
+            false,
+            false,
+            "regionserver");
+    assertThat(down.lastTermination().reason()).isEqualTo("OOMKilled");
+    assertThat(down.lastTermination().exitCode()).isEqualTo(137);
+    assertThat(down.lastTermination().startedAt()).hasToString("2026-11-28T15:00:07Z");
+    assertThat(down.lastTermination().finishedAt()).hasToString("2026-11-28T15:03:05Z");
+    // started again: its last state; and waiting in a back-off, the same
+    for (String state :
+        List.of(
+            "state: {running: {startedAt: '2026-11-28T15:03:06Z'}}",
+            "state: {waiting: {reason: CrashLoopBackOff}}")) {
+      PodView again =
+          Observer.podView(
+              pod(
+                  "  phase: Running\n  conditions: [{type: Ready, status: 'False'}]\n"
+                      + "  containerStatuses: [{name: regionserver, ready: false, restartCount: 1, image: x, imageID: x, "
+                      + state
+                      + ", lastState: {terminated: {exitCode: 1, reason: Error,"
+                      + " finishedAt: '2026-11-28T15:03:05Z'}}}]\n"),
+              1,
+              false,
+              false,
+              "regionserver");
+      assertThat(again.lastTermination().reason()).as(state).isEqualTo("Error");
+      assertThat(again.lastTermination().startedAt()).as(state).isNull();
+      assertThat(again.lastTermination().finishedAt()).hasToString("2026-11-28T15:03:05Z");
+    }
+  }
+
+  @Test
+  void noTerminationWhileTheRegionServerRunsNorForASidecarNorWithoutTheContainersName() {
+    // unready, even frozen: running is no termination
+    Pod unready =
+        pod(
+            "  phase: Running\n  conditions: [{type: Ready, status: 'False'}]\n"
+                + "  containerStatuses: [{name: regionserver, ready: false, restartCount: 0, image: x, imageID: x,"
+                + " state: {running: {startedAt: '2026-11-28T14:00:00Z'}}}]\n");
+    assertThat(Observer.podView(unready, 1, false, false, "regionserver").lastTermination())
+        .isNull();
+    Pod sidecarDied =
+        pod(
+            "  phase: Running\n  conditions: [{type: Ready, status: 'True'}]\n"
+                + "  containerStatuses: [{name: regionserver, ready: true, restartCount: 0, image: x, imageID: x,"
+                + " state: {running: {startedAt: '2026-11-28T14:00:00Z'}}},"
+                + " {name: exporter, ready: true, restartCount: 1, image: x, imageID: x,"
+                + " state: {running: {startedAt: '2026-11-28T15:00:07Z'}},"
+                + " lastState: {terminated: {exitCode: 137, reason: OOMKilled,"
+                + " finishedAt: '2026-11-28T15:00:05Z'}}}]\n");
+    assertThat(Observer.podView(sidecarDied, 1, false, false, "regionserver").lastTermination())
+        .as("a sidecar's death is not the RegionServer's")
+        .isNull();
+    assertThat(Observer.podView(sidecarDied, 1, false, false, null).lastTermination())
+        .as("with no container named, no termination at all: it could be a sidecar's")
+        .isNull();
+    assertThat(Observer.podView(sidecarDied, 1, false, false, "exporter").lastTermination())
+        .isNotNull();
   }
 }

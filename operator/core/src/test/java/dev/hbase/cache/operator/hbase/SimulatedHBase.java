@@ -120,8 +120,42 @@ public final class SimulatedHBase implements HBaseCluster {
 
   // ------------------------------------------------------------------ what the kubelet causes
 
-  /** The pod's RegionServer starts: a new instance, reporting after {@link #reportDelay}. */
+  /**
+   * Pods whose RegionServer process died without a goodbye (SIGKILL, an OOM kill) while the master
+   * still lists its instance live, its regions unavailable: until {@link #expire}, its ZooKeeper
+   * session's end ({@link #sessionExpired}) or a new instance at its endpoint ({@link #register}).
+   */
+  public final Set<String> killed = new LinkedHashSet<>();
+
+  /** Expiries carried out ({@link #expire} calls that expired a live instance). */
+  public volatile int expirations;
+
+  /** The pod's RegionServer process dies; the master knows nothing yet ({@link #killed}). */
+  public synchronized void kill(String pod) {
+    if (servers.containsKey(pod)) {
+      killed.add(pod);
+    }
+  }
+
+  /** The killed instance's ZooKeeper session expired: the master processes it as dead. */
+  public synchronized void sessionExpired(String pod) {
+    if (killed.remove(pod)) {
+      dead.add(servers.get(pod).id);
+      unregister(pod);
+    }
+  }
+
+  /**
+   * The pod's RegionServer starts: a new instance, reporting after {@link #reportDelay}. A killed
+   * instance still listed at the pod's endpoint is expired by the master then (2.6.4's {@code
+   * ServerManager.checkAndRecordNewServer}); dead names at the endpoint are cleared ({@code
+   * DeadServer.cleanPreviousInstance}, which 2.6.4 runs at the new instance's first report).
+   */
   public synchronized Server register(String pod, String host, String ip, List<String> regions) {
+    if (killed.contains(pod)) {
+      sessionExpired(pod);
+    }
+    dead.removeIf(d -> d.sameEndpoint(host, PORT));
     // a start code is the server's start time in epoch ms, as HBase's (unique, increasing)
     startCodes = Math.max(startCodes + 1, clock.get().toEpochMilli());
     Server s = new Server(new ServerId(host, PORT, startCodes), ip, clock.get().plus(reportDelay));
@@ -135,6 +169,7 @@ public final class SimulatedHBase implements HBaseCluster {
 
   /** The pod's RegionServer is gone: its regions go to the others, its cache persists (partly). */
   public synchronized void unregister(String pod) {
+    killed.remove(pod);
     Server s = servers.remove(pod);
     if (s == null) {
       return;
@@ -378,6 +413,31 @@ public final class SimulatedHBase implements HBaseCluster {
     boolean was = balancerOn;
     balancerOn = on;
     return was;
+  }
+
+  /**
+   * As {@code AdminHBaseCluster.expire}: nothing for an instance not live, refused for one whose
+   * process runs (it answers at its endpoint), else processed as dead at once.
+   */
+  @Override
+  public synchronized ExpireResult expire(ServerId server) throws HBaseClusterException {
+    reachable();
+    admin("expire " + server);
+    String pod =
+        servers.entrySet().stream()
+            .filter(e -> e.getValue().id.equals(server))
+            .map(Map.Entry::getKey)
+            .findFirst()
+            .orElse(null);
+    if (pod == null) {
+      return new ExpireResult(server, ExpireResult.Outcome.NOT_LIVE, -1, null);
+    }
+    if (!killed.contains(pod)) {
+      return new ExpireResult(server, ExpireResult.Outcome.ALIVE, -1, "it answers");
+    }
+    sessionExpired(pod);
+    expirations++;
+    return new ExpireResult(server, ExpireResult.Outcome.EXPIRED, expirations, null);
   }
 
   @Override

@@ -10,6 +10,7 @@ import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
 import dev.hbase.cache.api.v1alpha1.spec.WarmGate;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
+import dev.hbase.cache.api.v1alpha1.status.CrashStatus;
 import dev.hbase.cache.api.v1alpha1.status.Evidence;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
@@ -293,6 +294,30 @@ class PolicyMetricsTest {
                 .isGreaterThanOrEqualTo(v);
           }
         });
+  }
+
+  @Test
+  void theLastCrashIsTwoGaugesAndItsUnavailableTimeOnlyOnceItsRegionsServe() {
+    BlockCachePolicyStatus s = new BlockCachePolicyStatus();
+    CrashStatus c =
+        new CrashStatus()
+            .setPod("hbase-rs-2")
+            .setReason("OOMKilled")
+            .setTerminatedAt("2026-11-28T15:03:05Z")
+            .setPendingRegions(List.of("a", "b"));
+    s.setLastCrash(c);
+    String crash = L + ",pod=\"hbase-rs-2\",reason=\"OOMKilled\"";
+
+    String open = PolicyMetrics.render(List.of(policy("hbase", "pf", s)));
+    assertThat(open.lines())
+        .contains("hbase_cache_last_crash_timestamp_seconds{" + crash + "} 1795878185");
+    assertThat(open).doesNotContain("hbase_cache_last_crash_regions_unavailable_seconds{");
+
+    c.setPendingRegions(null).setRegionsUnavailableSeconds(1.4);
+    String served = PolicyMetrics.render(List.of(policy("hbase", "pf", s)));
+    assertThat(served.lines())
+        .contains("hbase_cache_last_crash_regions_unavailable_seconds{" + crash + "} 1.4");
+    assertWellFormed(served);
   }
 
   @Test

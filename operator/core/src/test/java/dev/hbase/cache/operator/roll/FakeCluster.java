@@ -38,6 +38,12 @@ final class FakeCluster {
     /** When its container last started again in the pod (a crash restart), else null. */
     Instant restartedInPlaceAt;
 
+    /** Its RegionServer container's last termination, as the kubelet reports it ({@link #kill}). */
+    RollModel.Termination terminated;
+
+    /** When the killed instance's ZooKeeper session expires, if it is still listed then. */
+    Instant sessionEndsAt;
+
     /** When a recreated pod becomes Ready; null when it is not coming back by itself. */
     Instant readyAt;
 
@@ -223,7 +229,8 @@ final class FakeCluster {
                     p.templateChanged,
                     p.terminating ? (p.stopCause == null ? "Deleted" : p.stopCause) : null,
                     p.restartedInPlaceAt,
-                    ZONE.podName(p.name, "rs")))
+                    ZONE.podName(p.name, "rs"),
+                    p.terminated))
         .toList();
   }
 
@@ -236,6 +243,7 @@ final class FakeCluster {
     // registered
     pods.values().stream()
         .filter(p -> !p.terminating && p.stuck == null && hbase.registered(p.name))
+        .filter(p -> !hbase.killed.contains(p.name)) // its process is gone: /jmx refuses
         .forEach(p -> m.put(p.name, new CacheView(hbase.l2Used(p.name), 0.97, l2Capacity)));
     return m;
   }
@@ -255,9 +263,12 @@ final class FakeCluster {
         0);
   }
 
+  /** {@code status.lastCrash} as the last step left it ({@link #run}). */
+  dev.hbase.cache.api.v1alpha1.status.CrashStatus lastCrash;
+
   RollModel.Input input(RollModel.Settings s) {
     return new RollModel.Input(
-        s, podViews(), hbase.snapshot(), caches(), now, replicas, leaving(), ZONE);
+        s, podViews(), hbase.snapshot(), caches(), now, replicas, leaving(), ZONE, lastCrash);
   }
 
   /**
@@ -283,6 +294,36 @@ final class FakeCluster {
     p.readyAt = now.plus(restartTime);
     p.restartedInPlaceAt = p.readyAt;
     restarts.merge(p.name, 1, Integer::sum);
+  }
+
+  /** A killed instance's ZooKeeper session: 30 s, the demo chart's. */
+  Duration sessionTimeout = Duration.ofSeconds(30);
+
+  /**
+   * The pod's RegionServer container is killed (SIGKILL, a container OOM kill) and the kubelet
+   * restarts it in the same pod: it reports the container terminated at once (its time rounded down
+   * to the second, as the kubelet's), and the new instance registers {@link #restartTime} later.
+   * Unlike {@link #crash}, the master still lists the old instance live, its regions unavailable,
+   * until it is expired, its ZooKeeper session ends ({@link #sessionTimeout}) or the new instance
+   * registers at its endpoint.
+   */
+  void kill(String pod, String reason) {
+    Pod p = pods.get(pod);
+    Instant started = Instant.ofEpochMilli(hbase.servers.get(pod).id.startCode());
+    p.ready = false;
+    hbase.kill(pod);
+    p.terminated =
+        new RollModel.Termination(
+            reason, 137, started, now.truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+    p.readyAt = now.plus(restartTime);
+    p.restartedInPlaceAt = p.readyAt;
+    p.sessionEndsAt = now.plus(sessionTimeout);
+    restarts.merge(p.name, 1, Integer::sum);
+  }
+
+  /** The regions on instances whose process is gone: no read of them succeeds. */
+  List<String> unavailable() {
+    return hbase.killed.stream().flatMap(k -> hbase.regionsOf(k).stream()).sorted().toList();
   }
 
   /** The StatefulSet controller re-creates the pod from the current template. */
@@ -332,6 +373,8 @@ final class FakeCluster {
         hbase.recommission(r.oldServer(), r.regions());
       } else if (a instanceof RollModel.SwitchBalancer b) {
         hbase.balancer(b.on());
+      } else if (a instanceof RollModel.ExpireServer x) {
+        hbase.expire(x.server());
       }
     } catch (HBaseClusterException e) {
       throw new AssertionError(
@@ -343,6 +386,10 @@ final class FakeCluster {
   void tick(Duration d) {
     now = now.plus(d.isZero() ? Duration.ofMillis(100) : d);
     for (Pod p : List.copyOf(pods.values())) {
+      if (p.sessionEndsAt != null && !now.isBefore(p.sessionEndsAt)) {
+        hbase.sessionExpired(p.name);
+        p.sessionEndsAt = null;
+      }
       if (p.heldUntil != null) {
         // the preStop hook returns once the server holds no region, or at its bound; HBase
         // stops (closing what it still holds), then the pod is re-created below the replicas
@@ -375,8 +422,9 @@ final class FakeCluster {
           && !now.isBefore(p.readyAt)
           && !p.neverReady
           && p.stuck == null) {
-        if (!hbase.registered(p.name)) {
+        if (!hbase.registered(p.name) || hbase.killed.contains(p.name)) {
           hbase.register(p.name, p.host(), p.ip(), List.of());
+          p.sessionEndsAt = null;
         }
         p.ready = !now.isBefore(p.readyAt.plus(readinessLag));
       }
@@ -399,6 +447,7 @@ final class FakeCluster {
       Roller.Decision d = Roller.step(state, input(s));
       d.actions().forEach(this::apply);
       state = d.state();
+      lastCrash = d.lastCrash();
       if (log != null) {
         log.add(d);
       }
