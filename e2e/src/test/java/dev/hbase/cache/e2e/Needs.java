@@ -391,6 +391,12 @@ final class Needs {
               Files.writeString(s.target.resolve("reader-before-" + s.outcome.name + ".log"), old);
             }
             Baseline.startReader(s);
+            // its first seconds in its log (it prints READER START before its first read)
+            await("the reader's first successful reads")
+                .atMost(Duration.ofMinutes(1))
+                .pollInterval(Duration.ofSeconds(2))
+                .ignoreExceptions()
+                .until(() -> readerUnmet(s) == null);
           });
 
   static String readerUnmet(KindScenario s) {
