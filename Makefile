@@ -126,7 +126,7 @@ demo: ## kind cluster + both charts + the PersistentFile example + a table read 
 
 .PHONY: e2e
 # E2E_TAGS: a JUnit tag expression selecting scenario classes, each of which stands alone (it makes
-# what it needs: e2e/kind/README.md#the-suite): a class's own tag (setup, rolls, drains, disruptions,
+# what it needs: e2e/kind/README.md, "The suite"): a class's own tag (setup, rolls, drains, disruptions,
 # stops, refusals, lifecycle, observability, namespace, advice), the group fault, or e.g.
 # 'setup|stops'. The report's class table says which ran and how each ended.
 e2e: ## the JUnit suite on a fresh kind cluster (hbase-cache-e2e), deleted at the end unless KEEP_CLUSTER=1; E2E_TAGS=stops (a tag expression) selects classes; report in e2e/target/e2e-report.md

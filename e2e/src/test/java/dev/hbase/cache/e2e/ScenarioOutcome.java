@@ -128,7 +128,9 @@ final class ScenarioOutcome {
     return out;
   }
 
-  /** A tag expression as surefire's -Dgroups gave it (unset: Maven's literal "${groups}"). */
+  /**
+   * A tag expression as surefire's -Dgroups gave it (unset: blank, or Maven's literal "${groups}").
+   */
   static String tagsSelected(String groups) {
     return groups == null || groups.isBlank() || groups.startsWith("${")
         ? "all (no tag expression)"
