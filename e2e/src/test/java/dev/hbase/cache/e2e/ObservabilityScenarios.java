@@ -21,12 +21,12 @@ import org.junit.jupiter.api.Test;
 @Tag("observability")
 class ObservabilityScenarios extends KindScenario {
   /**
-   * Its start: the suite's operator (its dashboard ConfigMap, its memory), the host's Prometheus
-   * following its chart through at least one roll.
+   * Its start: the suite's operator (its dashboard ConfigMap, its memory), the reader (the
+   * dashboard's read panels), the host's Prometheus following its chart through at least one roll.
    */
   @Override
   List<Need> needs() {
-    return List.of(Needs.SUITE_OPERATOR, Needs.PROMETHEUS_SAW_A_ROLL);
+    return List.of(Needs.HBASE_UP, Needs.SUITE_OPERATOR, Needs.READER, Needs.PROMETHEUS_SAW_A_ROLL);
   }
 
   @Test
