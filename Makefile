@@ -47,11 +47,28 @@ test: ## unit + API-server tests (real kube-apiserver/etcd), then the chart chec
 	wait $$bg; trap - EXIT; grep -E ' (ready after|not made|not all made) ' target/test-prereqs.log || true
 	@$(MAKE) --no-print-directory chart-test
 
+# The API-server tests on the oldest Kubernetes the README claims (KUBE_OLDEST): the CRD's schema
+# and CEL rules (CrdValidationTest, with the BadPolicies table), server-side apply of status (its
+# conditions test), events (EventsTest) and the roll step's deletes (RollStepTest), on a
+# kube-apiserver of that version (kube-api-test, KUBE_API_TEST_API_SERVER_VERSION; the test asserts
+# the server's version). Its binaries are built once from Go modules with kind-offline (a cache of
+# their own: .ci/kube-api-test-binaries.sh, KUBE_API_TEST_K8S_VERSION). Not 1.29: the Go module
+# proxy here serves k8s.io/kubernetes v1.29.6 only, without the staging modules its commands need
+# (k8s.io/endpointslice, kube-controller-manager, legacy-cloud-providers at v0.29.6).
+KUBE_OLDEST ?= 1.30.14
+.PHONY: test-api-oldest
+test-api-oldest: ## the API-server tests (CRD schema and CEL, status apply, events) on the oldest Kubernetes tested (KUBE_OLDEST=1.30.14)
+	@KUBE_API_TEST_K8S_VERSION=$(KUBE_OLDEST) .ci/kube-api-test-binaries.sh
+	cd operator && KUBE_API_TEST_API_SERVER_VERSION=$(KUBE_OLDEST) $(MVN) $(MVN_FLAGS) -pl core -am verify \
+	  -Dtest='CrdValidationTest,EventsTest,RollStepTest' -Dsurefire.failIfNoSpecifiedTests=false \
+	  -DskipITs -Dspotless.check.skip=true
+
 .PHONY: lint
-lint: ## compiler warnings as errors, shell scripts syntax-checked, Markdown links and anchors resolve
+lint: ## compiler warnings as errors, shell scripts syntax-checked, Markdown links and anchors resolve, checkov's Kubernetes checks on the rendered charts (charts/scan-skips.txt)
 	cd operator && $(MVN) $(MVN_FLAGS) -DskipTests -Dmaven.compiler.failOnWarning=true compile
 	@for f in $$(git ls-files '*.sh' .ci/run); do bash -n $$f || exit 1; done; echo "shell scripts: ok"
 	@e2e/kind/doc-links.sh
+	@e2e/kind/chart-scan.sh
 
 .PHONY: fmt
 fmt: ## format the Java sources (spotless:apply: google-java-format, imports); `make test` checks it (the e2e suite's: `make e2e`)
@@ -94,7 +111,7 @@ hbase-image: ## build HBASE_IMAGE: HBase classpath with Maven, then docker build
 	@e2e/kind/hbase-image.sh
 
 .PHONY: operator-image
-operator-image: ## build OPERATOR_IMAGE: the operator jar with Maven, then docker build of operator/Dockerfile
+operator-image: ## build OPERATOR_IMAGE into Docker: the image a release publishes (Jib, operator/core/pom.xml profile jib), on the local JRE base
 	@e2e/kind/docker.sh
 	@e2e/kind/operator-image.sh
 
@@ -172,10 +189,20 @@ publish: ## push the operator image (Jib, no Docker) and the OCI chart to REGIST
 publish-check: ## the release path with a real registry: a local distribution registry, make publish to it, `helm install oci://` on a kind cluster pulling through a mirror (~4 min); target/publish-check.md
 	@e2e/kind/publish-check.sh
 
-##@ HBase contract tests (real HBase 2.6.4 processes on loopback, started through images/hbase/entrypoint.sh)
+##@ HBase contract tests (real HBase processes on loopback, started through images/hbase/entrypoint.sh)
+# HBASE_VERSION: the hbase-server release the tests start (the operator's own client stays the one
+# operator/pom.xml names, 2.6.4). The default's classpath is images/hbase/target/lib (the image's);
+# any other release's goes to images/hbase/target/hbase-$(HBASE_VERSION)/lib, and a 2.5 release's
+# carries hbase-rsgroup (RegionServer groups, RSGroupRollIT). HBASE_IT_TESTS: which classes.
+HBASE_DEFAULT_VERSION := 2.6.4-hadoop3
+HBASE_VERSION ?= $(HBASE_DEFAULT_VERSION)
+HBASE_RUNTIME_DIR = $(if $(filter $(HBASE_DEFAULT_VERSION),$(HBASE_VERSION)),images/hbase/target,images/hbase/target/hbase-$(HBASE_VERSION))
+HBASE_IT_TESTS ?= **/hbaseit/*IT
 .PHONY: hbase-lib
-hbase-lib: ## assemble the HBase 2.6.4 server classpath: images/hbase/target/{lib,hbase-webapps}
-	$(MVN) $(MVN_FLAGS) -q -f images/hbase/pom.xml package
+hbase-lib: ## assemble the HBase server classpath (HBASE_VERSION, default 2.6.4-hadoop3): images/hbase/target/{lib,hbase-webapps}
+	$(MVN) $(MVN_FLAGS) -q -f images/hbase/pom.xml package \
+	  $(if $(filter $(HBASE_DEFAULT_VERSION),$(HBASE_VERSION)),,-Dhbase.server.version=$(HBASE_VERSION) -Dhbase.runtime.dir=$(ROOT)/$(HBASE_RUNTIME_DIR)) \
+	  $(if $(filter 2.5.%,$(HBASE_VERSION)),-Phbase-rsgroup)
 
 .PHONY: test-hbase
 # The contract tests check what HBase does, not how fast: their daemons run with C1 only
@@ -185,9 +212,10 @@ hbase-lib: ## assemble the HBase 2.6.4 server classpath: images/hbase/target/{li
 # 580 s one at a time, warm, on 2 cores. The bench-* targets run one.
 HBASE_IT_JVM_OPTS ?= -XX:TieredStopAtLevel=1
 HBASE_IT_FORKS ?= 2
-test-hbase: hbase-lib ## contract tests on real ZooKeeper/HMaster/RegionServers (operator/hbase-it, ~6 min)
+test-hbase: hbase-lib ## contract tests on real ZooKeeper/HMaster/RegionServers (operator/hbase-it, ~6 min; HBASE_VERSION=2.5.13-hadoop3: on the 2.5 line)
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
-	  -Dtest='**/hbaseit/*IT' -Dsurefire.failIfNoSpecifiedTests=false \
+	  -Dtest='$(HBASE_IT_TESTS)' -Dsurefire.failIfNoSpecifiedTests=false \
+	  -Dhbase.it.lib.dir=$(ROOT)/$(HBASE_RUNTIME_DIR)/lib \
 	  -Dhbase.it.jvmOpts='$(HBASE_IT_JVM_OPTS)' -Dhbase.it.forkCount=$(HBASE_IT_FORKS)
 
 .PHONY: bench-roll

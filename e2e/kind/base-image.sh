@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Print the JRE base image for our Dockerfiles (build argument BASE_IMAGE):
+# Print the JRE base image for our Dockerfiles (build argument BASE_IMAGE) and for the operator
+# image that Jib builds for kind (operator-image.sh):
 #   1. $JRE_IMAGE when set;
 #   2. else, when ../shared/kind-offline exists next to the repo (no registry on this machine):
 #      $JRE_IMAGE_OFFLINE, built by its build-jre-image.sh when missing (about 40 s warm);

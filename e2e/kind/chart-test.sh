@@ -25,6 +25,14 @@ check "lint charts/hbase-cache-operator (monitoring objects on)" helm lint --str
 check "schema rejects a bad heap size" bash -c "! helm lint '$HB' --set regionserver.heapSize=lots"
 check "schema rejects unknown operator values" bash -c "! helm lint '$OP' --set nosuch=1"
 
+echo "the operator image's user"
+# the uid Jib sets (operator/core/pom.xml), the one its /etc/passwd names and the chart's runAsUser
+# must agree: Hadoop's login in the HBase client fails for a uid without a name
+uid_jib=$(sed -n 's#^ *<user>\([0-9]*\)</user>.*#\1#p' "$REPO_ROOT/operator/core/pom.xml")
+uid_chart=$(sed -n 's/^  runAsUser: *//p' "$OP/values.yaml")
+check "Jib's user ($uid_jib) = the chart's runAsUser ($uid_chart), named in the image's /etc/passwd" \
+  bash -c "[ -n '$uid_jib' ] && [ '$uid_jib' = '$uid_chart' ] && grep -q '^[a-z][-a-z0-9]*:x:$uid_jib:' '$REPO_ROOT/operator/core/src/main/jib/etc/passwd'"
+
 echo "CRDs"
 crd=blockcachepolicies.cache.hbase.dev-v1.yml
 check "charts/hbase-cache-operator/files/crds/$crd == crds/$crd (make crds copies it)" cmp "$REPO_ROOT/crds/$crd" "$OP/files/crds/$crd"

@@ -9,7 +9,7 @@
 #      - hbase-keytabs (key hbase.keytab): hbase/<pod FQDN> of the master and of RegionServers
 #        0..KDC_RS_ORDINALS-1 (default 6: scale-ups included), zookeeper/<ZooKeeper pod FQDN>;
 #      - hbase-cache-keytab (key keytab): cache-operator@<realm>, the operator's identity, as the
-#        README's "Secured clusters" says: annotated with its principal and the one policy that
+#        docs/operations/secured-clusters.md says: annotated with its principal and the one policy that
 #        may use it ($KDC_POLICY, default persistent-file), and a Role and RoleBinding that let the
 #        operator's service account read this Secret and no other;
 #      - e2e-workload-keytab (key keytab): e2e-workload@<realm>, the e2e workload's identity;

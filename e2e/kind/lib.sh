@@ -22,8 +22,12 @@ KIND_CLUSTER=${KIND_CLUSTER:-hbase-cache}
 KUBE_CONTEXT=kind-$KIND_CLUSTER
 # images (built locally, loaded with `kind load docker-image`)
 HBASE_IMAGE=${HBASE_IMAGE:-hbase-cache/hbase:2.6.4}
-OPERATOR_IMAGE=${OPERATOR_IMAGE:-hbase-cache/operator:0.1.0}
-# the JRE base of both Dockerfiles (base-image.sh): JRE_IMAGE when set, else the offline kit's, else
+# the operator: by default under the name the chart installs by default (its values.yaml
+# image.repository, Chart.yaml appVersion), the name a release publishes it under; built by Jib as a
+# release builds it (operator-image.sh) and loaded into kind, never pulled
+OPERATOR_CHART_DIR=$REPO_ROOT/charts/hbase-cache-operator
+OPERATOR_IMAGE=${OPERATOR_IMAGE:-$(sed -n 's/^  repository: *//p' "$OPERATOR_CHART_DIR/values.yaml" | head -1):$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$OPERATOR_CHART_DIR/Chart.yaml")}
+# the JRE base of the HBase and KDC Dockerfiles and of the operator image (Jib) (base-image.sh): JRE_IMAGE when set, else the offline kit's, else
 # the public one
 JRE_IMAGE=${JRE_IMAGE:-}
 JRE_IMAGE_OFFLINE=${KO_IMAGE_JRE:-kind-offline/jre:17}

@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# Build the operator image: the shaded jar with Maven on the host (operator/, -DskipTests), then
-# `docker build -f operator/Dockerfile operator/target` on the JRE base image picked by
-# base-image.sh. Prints the image name.
-#   OPERATOR_IMAGE (default in lib.sh)  MVN (default mvn)  SKIP_MVN=1 to reuse the jar
+# Build the operator image every kind test runs (make demo, make e2e, make e2e-secured, make
+# kind-operator): the image a release publishes, from the same build. Jib (operator/core/pom.xml,
+# profile jib) makes it as e2e/kind/publish.sh does for a release, but writes it into the local
+# Docker daemon (jib:dockerBuild) instead of pushing it, from where operator-up.sh loads it into kind.
+# The only difference is the JRE base: a release's is the public eclipse-temurin:17-jre from its
+# registry; here it is the one base-image.sh picks (JRE_IMAGE, else kind-offline/jre:17 built
+# offline), which Jib reads from the Docker daemon (docker://) when the daemon has it. Prints the
+# image name.
+#   OPERATOR_IMAGE (default in lib.sh)  MVN (default mvn)
+#   SKIP_MVN=1: reuse $OPERATOR_IMAGE when Docker already has it (no Maven run)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-jar=$REPO_ROOT/operator/target/hbase-cache-operator.jar
-if [ "${SKIP_MVN:-0}" != 1 ] || [ ! -f "$jar" ]; then
-  t0=$SECONDS
-  (cd "$REPO_ROOT/operator" && ${MVN:-mvn} -B -ntp -q -Dstyle.color=never -DskipTests package) >&2 || die "maven build of operator/ failed"
-  log "operator jar built in $((SECONDS - t0))s"
+if [ "${SKIP_MVN:-0}" = 1 ] && docker image inspect "$OPERATOR_IMAGE" >/dev/null 2>&1; then
+  log "SKIP_MVN=1: reusing $OPERATOR_IMAGE"
+  echo "$OPERATOR_IMAGE"
+  exit 0
 fi
-[ -f "$jar" ] || die "$jar not found"
 base=$("$E2E_KIND_DIR/base-image.sh")
-if [ -z "${DOCKER_BUILDKIT:-}" ] && ! docker buildx version >/dev/null 2>&1; then export DOCKER_BUILDKIT=0; fi
+# a base only the local daemon has (no registry here) is read through docker://; else Jib pulls it
+if docker image inspect "$base" >/dev/null 2>&1; then from=docker://$base; else from=$base; fi
 t0=$SECONDS
-docker build -q --build-arg "BASE_IMAGE=$base" -f "$REPO_ROOT/operator/Dockerfile" -t "$OPERATOR_IMAGE" \
-  "$REPO_ROOT/operator/target" >&2 || die "docker build failed"
-log "built $OPERATOR_IMAGE on $base in $((SECONDS - t0))s"
+(cd "$REPO_ROOT/operator" && ${MVN:-mvn} -B -ntp -q -Dstyle.color=never -DskipTests -pl core -am package \
+  -Pjib -Djib.goal=dockerBuild -Djib.from.image="$from" -Djib.to.image="$OPERATOR_IMAGE" -Djib.disableUpdateChecks=true) >&2 \
+  || die "Jib build of $OPERATOR_IMAGE (operator/core/pom.xml, profile jib) failed"
+docker image inspect "$OPERATOR_IMAGE" >/dev/null 2>&1 || die "Jib wrote no image $OPERATOR_IMAGE into the Docker daemon"
+log "built $OPERATOR_IMAGE with Jib (the release's build) on $from in $((SECONDS - t0))s"
 echo "$OPERATOR_IMAGE"

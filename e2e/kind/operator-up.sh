@@ -17,6 +17,10 @@ REL=$OPERATOR_RELEASE
 CTX=$KUBE_CONTEXT
 CRD=blockcachepolicies.cache.hbase.dev
 docker image inspect "$OPERATOR_IMAGE" >/dev/null 2>&1 || die "image $OPERATOR_IMAGE not built (make operator-image)"
+# every kind test runs the image a release publishes: Jib's build (operator-image.sh), whose layers
+# say so in the image's history
+docker history --no-trunc --format '{{.CreatedBy}}' "$OPERATOR_IMAGE" | grep '^jib-maven-plugin' >/dev/null \
+  || die "$OPERATOR_IMAGE was not built by Jib (make operator-image builds the image a release publishes)"
 if kubectl --context "$CTX" get "crd/$CRD" >/dev/null 2>&1 \
   && [ -z "$(kubectl --context "$CTX" get "crd/$CRD" -o jsonpath='{.metadata.annotations.meta\.helm\.sh/release-name}')" ]; then
   log "CRD $CRD exists without a Helm owner: marked as release $REL's (namespace $NS) for Helm to adopt"
@@ -54,4 +58,12 @@ helm --kube-context "$CTX" upgrade --install "$REL" "$REPO_ROOT/charts/hbase-cac
     die "helm install of charts/hbase-cache-operator did not become Ready"; }
 established "$CRD"
 log "charts/hbase-cache-operator (release $REL, namespace $NS): install to Ready in $((SECONDS - t0))s"
+# The image's uid has a name: Hadoop's login (every HBase connection, Kerberos or not) fails for a
+# uid without an /etc/passwd entry (operator/core/pom.xml, profile jib)
+# (the newest Running pod: an upgrade's old pod may still be terminating)
+pod=$(kubectl --context "$CTX" -n "$NS" get pods -l app.kubernetes.io/instance="$REL" --field-selector=status.phase=Running \
+  --sort-by=.metadata.creationTimestamp -o jsonpath='{.items[-1:].metadata.name}')
+user=$(kubectl --context "$CTX" -n "$NS" exec "$pod" -c operator -- id -un 2>&1) \
+  || die "the operator's uid has no name in its image (id -un: $user): Hadoop's login would fail"
+log "operator pod $pod runs $OPERATOR_IMAGE (Jib) as user $user"
 kubectl --context "$CTX" -n "$NS" get pods -o wide >&2

@@ -6,8 +6,11 @@
 # installed as a user installs it:
 #   helm install hbase-cache-operator oci://localhost:5000/charts/hbase-cache-operator --version V
 # with no --set and no `kind load`. Checks: the node did not have the image before, the running
-# pod's image digest is the one Jib pushed, the chart's CRD is served, and the operator reconciles
-# a policy (its status written). Report: target/publish-check.md. KEEP_CLUSTER=1 keeps the cluster
+# pod's image digest is the one Jib pushed (the packaged chart names it by digest), its uid has a
+# name in the image (Hadoop's login needs one), the chart's CRD is served, the operator reconciles
+# a policy (its status written), and the published image plans a policy with no checkout:
+# `kubectl run --rm -i --image=<it> -- plan -f - ...` (docs/operations/install.md), in a plain
+# namespace and in one that enforces Pod Security restricted. Report: target/publish-check.md. KEEP_CLUSTER=1 keeps the cluster
 # and the registry. PUBLISH_CPU_SHARES=N gives its containers (the kind node, the registry) that CPU
 # weight (docker update --cpu-shares; 1024 is Docker's default): .ci/run runs this after make
 # test-hbase, beside the kind suite, and gives them 128, as it nices the job's own processes.
@@ -101,9 +104,13 @@ pod=$(kubectl --context "$KUBE_CONTEXT" -n "$NS" get pods -l app.kubernetes.io/i
 image=$(kubectl --context "$KUBE_CONTEXT" -n "$NS" get pod "$pod" -o jsonpath='{.spec.containers[0].image}')
 image_id=$(kubectl --context "$KUBE_CONTEXT" -n "$NS" get pod "$pod" -o jsonpath='{.status.containerStatuses[0].imageID}')
 pulled=$(kubectl --context "$KUBE_CONTEXT" -n "$NS" get events --field-selector "involvedObject.name=$pod,reason=Pulled" -o jsonpath='{.items[0].message}')
-[ "$image" = "$IMAGE_TAG" ] || die "the chart's pod runs $image, not the published $IMAGE_TAG"
+[ "$image" = "$IMAGE_TAG@$digest" ] || die "the chart's pod runs $image, not the published $IMAGE_TAG@$digest"
 case $image_id in *"$digest") ;; *) die "the pod's imageID $image_id is not the pushed digest $digest" ;; esac
-note "pod \`$pod\` runs \`$image\`, imageID \`$image_id\` (the digest Jib pushed); kubelet: \"$pulled\""
+note "pod \`$pod\` runs \`$image\` (the packaged chart's image.digest), imageID \`$image_id\` (the digest Jib pushed); kubelet: \"$pulled\""
+# Hadoop's login (every HBase connection) fails for a uid without an /etc/passwd entry
+user=$(kubectl --context "$KUBE_CONTEXT" -n "$NS" exec "$pod" -- id -un 2>&1) \
+  || die "the published image's uid has no name (id -un: $user): Hadoop's login would fail"
+note "the operator's uid in the published image: \`$(kubectl --context "$KUBE_CONTEXT" -n "$NS" exec "$pod" -- id 2>&1)\`"
 
 # 6. the chart's CRD is served and the operator acts on a policy
 t0=$SECONDS
@@ -117,6 +124,27 @@ for _ in $(seq 60); do
 done
 [ -n "$cond" ] || die "the operator wrote no Valid condition on examples/persistent-file.yaml within 60 s"
 note "examples/persistent-file.yaml (no StatefulSet behind it here) in namespace demo: Valid=$cond, $((SECONDS - t0)) s"
+
+# 7. the planner from the published image, no checkout: the policy on standard input
+plan_out=$REPO_ROOT/target/publish-check-plan.txt
+t0=$SECONDS
+kubectl --context "$KUBE_CONTEXT" -n default run bcp-plan --rm -i --restart=Never --image="$IMAGE_TAG@$digest" \
+  --pod-running-timeout=3m -- plan -f - --memory-limit 16Gi <"$REPO_ROOT/examples/persistent-file.yaml" >"$plan_out" 2>&1 \
+  || { cat "$plan_out" >&2; die "kubectl run ... plan -f - from the published image failed"; }
+for want in 'heap: ' 'pvcSize: 2Gi' 'HBASE_HEAPSIZE: ' 'hbase.bucketcache.persistent.path: '; do
+  grep -q "$want" "$plan_out" || { cat "$plan_out" >&2; die "the plan from the published image lacks '$want'"; }
+done
+note "\`kubectl run --rm -i --image=<published> -- plan -f - --memory-limit 16Gi < examples/persistent-file.yaml\`: the plan in $((SECONDS - t0)) s ($(grep -c . "$plan_out") lines, $(grep -m1 '^heap: ' "$plan_out"))"
+# the same in a namespace that enforces Pod Security restricted, with the overrides install.md gives
+kubectl --context "$KUBE_CONTEXT" create namespace plan-restricted >/dev/null
+kubectl --context "$KUBE_CONTEXT" label namespace plan-restricted pod-security.kubernetes.io/enforce=restricted >/dev/null
+overrides=$(printf '{"spec":{"securityContext":{"runAsNonRoot":true,"seccompProfile":{"type":"RuntimeDefault"}},"containers":[{"name":"bcp-plan","image":"%s","args":["plan","-f","-","--memory-limit","16Gi"],"stdin":true,"stdinOnce":true,"securityContext":{"allowPrivilegeEscalation":false,"capabilities":{"drop":["ALL"]}}}]}}' "$IMAGE_TAG@$digest")
+t0=$SECONDS
+kubectl --context "$KUBE_CONTEXT" -n plan-restricted run bcp-plan --rm -i --restart=Never --image="$IMAGE_TAG@$digest" \
+  --pod-running-timeout=3m --overrides="$overrides" <"$REPO_ROOT/examples/persistent-file.yaml" >"$plan_out" 2>&1 \
+  || { cat "$plan_out" >&2; die "kubectl run ... plan in a restricted namespace failed"; }
+grep -q 'pvcSize: 2Gi' "$plan_out" || { cat "$plan_out" >&2; die "no plan from the published image in a restricted namespace"; }
+note "the same in a namespace enforcing Pod Security \`restricted\` (--overrides of docs/operations/install.md): the plan in $((SECONDS - t0)) s"
 
 {
   echo "# make publish-check ($(date -u +%FT%TZ))"

@@ -27,7 +27,7 @@ mkdir -p "$out"
 
 # 1. the image: Jib pushes layers (dependency jars, then the operator's classes) straight to the
 #    registry; its digest is in operator/core/target/jib-image.digest
-jib=(-Pjib -Djib.from.image="$BASE_IMAGE" -Djib.to.image="$IMAGE_REPO:$VERSION")
+jib=(-Pjib -Djib.from.image="$BASE_IMAGE" -Djib.to.image="$IMAGE_REPO:$VERSION" -Djib.disableUpdateChecks=true)
 [ "${PLAIN_HTTP:-0}" = 1 ] && jib+=(-Djib.allowInsecureRegistries=true)
 if [ -n "${REGISTRY_USER:-}" ]; then
   jib+=(-Djib.to.auth.username="$REGISTRY_USER" -Djib.to.auth.password="$REGISTRY_PASSWORD")
@@ -40,13 +40,15 @@ digest=$(cat "$REPO_ROOT/operator/core/target/jib-image.digest")
 case $digest in sha256:*) ;; *) die "no image digest from Jib (operator/core/target/jib-image.digest: '$digest')" ;; esac
 log "image $IMAGE_REPO:$VERSION ($digest) pushed by Jib on $BASE_IMAGE in $((SECONDS - t0))s"
 
-# 2. the chart: packaged with the image it installs by default (values image.repository), pushed as
-#    an OCI artifact
+# 2. the chart: packaged with the image it installs by default, by digest (values image.repository
+#    and image.digest: the pod runs exactly the image pushed above), pushed as an OCI artifact
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 cp -r "$CHART_DIR" "$stage/hbase-cache-operator"
 sed -i "0,/^  repository: .*/s##  repository: $IMAGE_REPO#" "$stage/hbase-cache-operator/values.yaml"
+sed -i "0,/^  digest: .*/s##  digest: \"$digest\"#" "$stage/hbase-cache-operator/values.yaml"
 grep -q "^  repository: $IMAGE_REPO\$" "$stage/hbase-cache-operator/values.yaml" || die "could not set image.repository in the packaged values.yaml"
+grep -q "^  digest: \"$digest\"\$" "$stage/hbase-cache-operator/values.yaml" || die "could not set image.digest in the packaged values.yaml"
 helm package "$stage/hbase-cache-operator" --version "$VERSION" --app-version "$VERSION" -d "$stage" >&2 \
   || die "helm package failed"
 if [ -n "${REGISTRY_USER:-}" ]; then

@@ -7,7 +7,8 @@
 # monitoring-crds are the Prometheus Operator's ServiceMonitor, PodMonitor and PrometheusRule CRDs,
 # taken from its Go module (the module zip holds the repository's example/ directory), for
 # operator-up.sh with OPERATOR_MONITORING=1.
-# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest|prometheus|registry|monitoring-crds ...]   (default: kind helm)
+# checkov is checkov from PyPI in a venv ($BIN_DIR/checkov-venv), for chart-scan.sh (make lint).
+# Usage: e2e/kind/tools.sh [kind|helm|helm-unittest|prometheus|registry|monitoring-crds|checkov ...]   (default: kind helm)
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 have go || die "go not found (install Go >= 1.24, e.g. apt-get install golang-go or from go.dev)"
 mkdir -p "$BIN_DIR"
@@ -23,16 +24,28 @@ install_kind() {
   (cd /tmp && GOBIN="$BIN_DIR" go install "sigs.k8s.io/kind@$KIND_VERSION") || die "go install kind failed"
   log "kind installed in $((SECONDS - t0))s"
 }
+# The Kubernetes version helm assumes without a cluster (helm template, helm lint): helm's Makefile
+# sets it from its client-go module (v0.34 for helm v3.19: 1.34); a plain `go install` leaves helm's
+# fallback, 1.20, and `helm template` then refuses a chart whose kubeVersion asks for more (ours:
+# >=1.29). The stamp names the build, so a helm built without these flags is rebuilt.
+HELM_K8S_MAJOR=${HELM_K8S_MAJOR:-1}
+HELM_K8S_MINOR=${HELM_K8S_MINOR:-34}
 install_helm() {
-  if [ -x "$BIN_DIR/helm" ] && [ "$("$BIN_DIR/helm" version --template '{{.Version}}' 2>/dev/null)" = "$HELM_VERSION" ]; then
+  local stamp=$BIN_DIR/.helm.stamp want="$HELM_VERSION k8s $HELM_K8S_MAJOR.$HELM_K8S_MINOR"
+  if [ -x "$BIN_DIR/helm" ] && [ "$("$BIN_DIR/helm" version --template '{{.Version}}' 2>/dev/null)" = "$HELM_VERSION" ] \
+    && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
     return 0
   fi
   log "go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION -> $BIN_DIR (a few minutes on a cold Go cache)"
   local t0=$SECONDS
-  # helm's Makefile normally injects the version; do the same so `helm version` is right
+  # helm's Makefile normally injects the version and the Kubernetes version; do the same so that
+  # `helm version` is right and `helm template` assumes the Kubernetes an official helm does
+  local k8s="-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$HELM_K8S_MINOR"
+  k8s="$k8s -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=$HELM_K8S_MAJOR -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$HELM_K8S_MINOR"
   (cd /tmp && GOBIN="$BIN_DIR" go install \
-    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean $k8s" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION") || die "go install helm failed"
+  echo "$want" >"$stamp"
   log "helm installed in $((SECONDS - t0))s"
 }
 
@@ -85,6 +98,20 @@ install_registry() {
   log "registry installed in $((SECONDS - t0))s"
 }
 
+# checkov (PyPI) in a venv of its own, for the manifest scan of the charts (chart-scan.sh, make lint)
+CHECKOV_VERSION=${CHECKOV_VERSION:-3.3.30}
+CHECKOV_VENV=$BIN_DIR/checkov-venv
+install_checkov() {
+  if [ -x "$CHECKOV_VENV/bin/checkov" ] && [ "$("$CHECKOV_VENV/bin/checkov" --version 2>/dev/null)" = "$CHECKOV_VERSION" ]; then
+    return 0
+  fi
+  log "pip install checkov==$CHECKOV_VERSION into $CHECKOV_VENV (a few minutes the first time)"
+  local t0=$SECONDS
+  python3 -m venv "$CHECKOV_VENV" || die "python3 -m venv $CHECKOV_VENV failed (python3-venv installed?)"
+  "$CHECKOV_VENV/bin/pip" install -q --disable-pip-version-check "checkov==$CHECKOV_VERSION" >&2 || die "pip install checkov failed"
+  log "checkov installed in $((SECONDS - t0))s"
+}
+
 MONITORING_CRDS_DIR=$BIN_DIR/monitoring-crds-$PROMETHEUS_OPERATOR_VERSION
 install_monitoring_crds() {
   [ -s "$MONITORING_CRDS_DIR/monitoring.coreos.com_prometheusrules.yaml" ] && return 0
@@ -113,7 +140,8 @@ for t in $want; do
     prometheus) install_prometheus ;;
     registry) install_registry ;;
     monitoring-crds) install_monitoring_crds ;;
-    *) die "unknown tool $t (kind|helm|helm-unittest|prometheus|registry|monitoring-crds)" ;;
+    checkov) install_checkov ;;
+    *) die "unknown tool $t (kind|helm|helm-unittest|prometheus|registry|monitoring-crds|checkov)" ;;
   esac
   exec 8>&-
 done
@@ -125,5 +153,6 @@ for t in $want; do
     prometheus) "$BIN_DIR/promtool" --version | head -1 ;;
     registry) "$BIN_DIR/registry" --version ;;
     monitoring-crds) echo "monitoring-crds: $MONITORING_CRDS_DIR" ;;
+    checkov) echo "checkov $("$CHECKOV_VENV/bin/checkov" --version): $CHECKOV_VENV/bin/checkov" ;;
   esac
 done

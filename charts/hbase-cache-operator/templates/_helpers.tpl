@@ -1,13 +1,29 @@
+{{- /* The chart's name (label app.kubernetes.io/name): nameOverride, else the chart's. */ -}}
 {{- define "hco.name" -}}
-{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{- /* The objects' base name: fullnameOverride, else the release name with the chart's name
+(nameOverride) unless the release name already holds it. */ -}}
 {{- define "hco.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* The operator's image: repository:tag, or repository:tag@digest with image.digest (the tag is
+then only a label; a release's packaged chart pins the digest it pushed). */ -}}
+{{- define "hco.image" -}}
+{{- $ref := printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- with .Values.image.digest }}{{ $ref = printf "%s@%s" $ref . }}{{ end -}}
+{{- $ref -}}
 {{- end -}}
 
 {{- define "hco.serviceAccountName" -}}

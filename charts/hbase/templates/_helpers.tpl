@@ -186,7 +186,11 @@ core-site.xml: |
 {{- toYaml .Values.securityContext }}
 {{- end -}}
 
+{{- /* Every container's: nothing written outside its volumes (/tmp an emptyDir: hbase.tmp.dir,
+Jetty's and the JVM's temporary files; logs go to the console), no privilege escalation, no
+capability. */ -}}
 {{- define "hbase.containerSecurityContext" -}}
+readOnlyRootFilesystem: true
 allowPrivilegeEscalation: false
 capabilities: {drop: ["ALL"]}
 {{- end -}}

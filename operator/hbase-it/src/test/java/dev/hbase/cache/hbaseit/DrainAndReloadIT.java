@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.hbase.cache.api.v1alpha1.CacheMode;
 import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.CacheDelta;
 import dev.hbase.cache.operator.hbase.CacheRatios;
@@ -64,7 +63,7 @@ class DrainAndReloadIT {
       settings[i] =
           Plans.settings(
               Plans.plan(
-                  CacheMode.PersistentFile,
+                  Plans.persistentOrFile(), // File on 2.5: no persistent cache there
                   Files.createDirectories(hbase.dir.resolve("cache-rs" + i))));
       hbase.startRegionServer(i, settings[i]);
     }
@@ -152,13 +151,22 @@ class DrainAndReloadIT {
     // regions leave it (a prefetch a move cuts short lists nothing; seen on a loaded CI machine,
     // the
     // check after the reload below then waited in vain)
-    awaitSnapshot(
-        "the other server's load report lists the drained regions as cached while it serves them",
-        s ->
-            regions.stream()
-                .filter(r -> !r.equals(RollModel.META_REGION))
-                .allMatch(r -> s.live(other.id()).orElseThrow().cachedMb(r) > 0),
-        Duration.ofMinutes(3));
+    if (LocalHBase.line25()) {
+      // HBase 2.5's load reports carry no cached sizes (regionCachedInfo is 2.6's): the drain
+      // targets fall back to rendezvous hashing there
+      assertThat(drained.live(other.id()).orElseThrow().cachedMb())
+          .as("HBase %s: cached sizes in the load report", LocalHBase.SERVER_VERSION)
+          .isEmpty();
+    } else {
+      awaitSnapshot(
+          "the other server's load report lists the drained regions as cached while it serves"
+              + " them",
+          s ->
+              regions.stream()
+                  .filter(r -> !r.equals(RollModel.META_REGION))
+                  .allMatch(r -> s.live(other.id()).orElseThrow().cachedMb(r) > 0),
+          Duration.ofMinutes(3));
+    }
 
     // drained: the hook lets it stop once its /jmx shows no region (HBase refreshes that figure
     // every 5 s), far before its bound
@@ -228,16 +236,23 @@ class DrainAndReloadIT {
     // what the next drain's targets rest on: the other server reports the blocks of the regions it
     // held during the drain (prefetched on open) after they left it
     ClusterSnapshot reported =
-        awaitSnapshot(
-            "the other server's load report lists the drained regions as cached",
-            s ->
-                regions.stream()
-                    .filter(r -> !r.equals(RollModel.META_REGION))
-                    .allMatch(r -> s.live(other.id()).orElseThrow().cachedMb(r) > 0));
+        LocalHBase.line25()
+            ? after
+            : awaitSnapshot(
+                "the other server's load report lists the drained regions as cached",
+                s ->
+                    regions.stream()
+                        .filter(r -> !r.equals(RollModel.META_REGION))
+                        .allMatch(r -> s.live(other.id()).orElseThrow().cachedMb(r) > 0));
     System.out.printf(
-        "RESULT cached on the drain target after the regions went back: %s%n",
-        reported.live(other.id()).orElseThrow().cachedMb());
+        "RESULT HBase %s: cached on the drain target after the regions went back: %s%n",
+        LocalHBase.SERVER_VERSION, reported.live(other.id()).orElseThrow().cachedMb());
 
+    if (LocalHBase.line25()) {
+      // File on 2.5: the restarted server's L2 starts empty, by design; the moves are the point
+      assertThat(admin.balancer(balancerWasOn)).isFalse();
+      return;
+    }
     // their blocks are still cached there: the L2 came back and reads hit it
     CacheSample back =
         TestTable.awaitSample(

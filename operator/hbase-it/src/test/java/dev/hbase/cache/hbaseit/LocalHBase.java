@@ -24,10 +24,12 @@ import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 
 /**
- * A real HBase 2.6.4 cluster on loopback: one ZooKeeper, one HMaster and RegionServers, each a
- * process started through images/hbase/entrypoint.sh with the Maven-built classpath, its own conf
- * dir and a local-filesystem root dir under the test's directory. RegionServer {@code i} always
- * uses the same ports, so a restarted one is "the same pod" (same host and port, new start code).
+ * A real HBase cluster on loopback (2.6.4, or the release whose classpath {@code hbase.lib.dir}
+ * names: {@code make test-hbase HBASE_VERSION=2.5.13-hadoop3}, see {@link #SERVER_VERSION}): one
+ * ZooKeeper, one HMaster and RegionServers, each a process started through
+ * images/hbase/entrypoint.sh with the Maven-built classpath, its own conf dir and a
+ * local-filesystem root dir under the test's directory. RegionServer {@code i} always uses the same
+ * ports, so a restarted one is "the same pod" (same host and port, new start code).
  */
 final class LocalHBase implements AutoCloseable {
 
@@ -35,6 +37,36 @@ final class LocalHBase implements AutoCloseable {
   static final Path LIB_DIR = path("hbase.lib.dir", "../../images/hbase/target/lib");
   static final Path IT_DIR = path("hbase.it.dir", "target/hbase-it");
   static final String HOST = "127.0.0.1";
+
+  /**
+   * The HBase release of the servers these tests start: the version of the hbase-server jar in
+   * {@link #LIB_DIR} (e.g. {@code 2.6.4-hadoop3}), null when there is none. The operator's own
+   * client stays the one it is built with (2.6.4) whatever this is.
+   */
+  static final String SERVER_VERSION = serverVersion(LIB_DIR);
+
+  /** The line of {@link #SERVER_VERSION}, as a policy's {@code spec.hbase.version} names it. */
+  static String serverLine() {
+    String[] p = SERVER_VERSION == null ? new String[0] : SERVER_VERSION.split("\\.");
+    return p.length < 2 ? null : p[0] + "." + p[1];
+  }
+
+  /** Whether the servers run the 2.5 line (no CacheAwareLoadBalancer, no core RSGroups). */
+  static boolean line25() {
+    return "2.5".equals(serverLine());
+  }
+
+  private static String serverVersion(Path lib) {
+    try (var jars = Files.list(lib)) {
+      return jars.map(j -> j.getFileName().toString())
+          .filter(n -> n.matches("hbase-server-[0-9].*\\.jar"))
+          .map(n -> n.substring("hbase-server-".length(), n.length() - ".jar".length()))
+          .findFirst()
+          .orElse(null);
+    } catch (IOException e) {
+      return null;
+    }
+  }
 
   /** A RegionServer's settings: container environment and hbase-site keys (e.g. a Plan's). */
   record RegionServerSettings(Map<String, String> env, Map<String, String> site) {}
@@ -130,7 +162,7 @@ final class LocalHBase implements AutoCloseable {
       Path rootDir,
       Security security)
       throws IOException {
-    if (!Files.isRegularFile(LIB_DIR.resolve("hbase-server-2.6.4-hadoop3.jar"))) {
+    if (SERVER_VERSION == null) {
       throw new IllegalStateException(
           "no HBase classpath in "
               + LIB_DIR

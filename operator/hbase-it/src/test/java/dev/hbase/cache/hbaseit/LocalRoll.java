@@ -92,6 +92,10 @@ final class LocalRoll {
   private final Thread sampler;
   private volatile boolean stop;
   private final List<String> timeline = new CopyOnWriteArrayList<>();
+
+  /** The roller's last decision, for the message of a roll that does not finish. */
+  private volatile String lastState;
+
   boolean hbaseOffload;
 
   LocalRoll(
@@ -164,7 +168,8 @@ final class LocalRoll {
                 st.getPhase() == Phase.Idle
                     && pods.stream().allMatch(p -> p.ready() && target.equals(p.revision())));
     if (state == null) {
-      throw new AssertionError(label + ": roll not done within " + timeout);
+      throw new AssertionError(
+          label + ": roll not done within " + timeout + "; the roller's last state: " + lastState);
     }
     Instant end = Instant.now();
     Thread.sleep(1500); // the counters of the roll's last second reach /jmx
@@ -306,6 +311,14 @@ final class LocalRoll {
         d.events().forEach(e -> events.add(e.reason() + ": " + e.message()));
         state = d.state();
       }
+      lastState =
+          d.state() == null
+              ? null
+              : d.state().getPhase()
+                  + " "
+                  + d.state().getMessage()
+                  + " in flight "
+                  + d.state().getInFlight();
       if (state != null) {
         state.getInFlight().forEach(r -> lastSeen.put(r.getPod(), r));
         if (done.test(state, pods, snap)) {

@@ -59,8 +59,11 @@ class PersistenceIT {
       names = {"PersistentFile", "File"})
   void gracefulRestartKeepsTheCacheOnlyWhenPersistent(CacheMode mode) throws Exception {
     boolean persistent = mode == CacheMode.PersistentFile;
+    // on 2.5 the planner refuses PersistentFile: this is what it would do there (the 2.6 keys a
+    // policy without spec.hbase.version gets), the reason for the refusal
+    boolean broken = persistent && LocalHBase.line25();
     Path cacheDir = Files.createDirectories(hbase.dir.resolve("cache-" + mode));
-    Plan plan = Plans.plan(mode, cacheDir);
+    Plan plan = broken ? Plans.planUnversioned(mode, cacheDir) : Plans.plan(mode, cacheDir);
     int infoPort = hbase.regionServerInfoPort(0);
     hbase.startRegionServer(0, Plans.settings(plan));
     try {
@@ -82,7 +85,32 @@ class PersistenceIT {
       if (persistent) {
         assertThat(cacheDir.resolve("bucketcache.map")).as("map written on shutdown").exists();
       }
-      if (persistent) {
+      if (broken) {
+        // HBase 2.5.13: the map is not written; its shutdown fails on blocks without a type
+        assertThat(Files.size(cacheDir.resolve("bucketcache.map")))
+            .as("HBase %s: the persistence map after a graceful stop", LocalHBase.SERVER_VERSION)
+            .isLessThanOrEqualTo(20);
+        assertThat(Files.readString(hbase.dir.resolve("logs").resolve("rs0.log")))
+            .contains("BucketProtoUtils.toPB");
+        // and the map it leaves stops the next start (the cache-map-guard removes only 2.6.4's
+        // empty map): a RegionServer that would not come back
+        HBaseProcess rs;
+        try {
+          rs = hbase.startRegionServer(0, Plans.settings(plan));
+        } catch (RuntimeException exited) {
+          rs = hbase.regionServer(0);
+        }
+        HBaseProcess dying = rs;
+        org.awaitility.Awaitility.await("the RegionServer exits")
+            .atMost(Duration.ofMinutes(3))
+            .until(() -> !dying.alive());
+        assertThat(Files.readString(dying.log)).contains("BucketCacheEntry.hasChecksum()");
+        System.out.printf(
+            "RESULT HBase %s, PersistentFile keys: no map written at shutdown (%d bytes), and the"
+                + " next start fails on it%n",
+            LocalHBase.SERVER_VERSION, Files.size(cacheDir.resolve("bucketcache.map")));
+        return;
+      } else if (persistent) {
         // the operator's init container runs before every start: a map with entries is kept
         byte[] map = Files.readAllBytes(cacheDir.resolve("bucketcache.map"));
         assertThat(map.length).as("a map with entries").isGreaterThan(20);
@@ -92,7 +120,7 @@ class PersistenceIT {
       hbase.startRegionServer(0, Plans.settings(plan));
       awaitServing();
       CacheSample back =
-          persistent
+          persistent && !broken
               ? TestTable.awaitSample(
                   scraper,
                   infoPort,
@@ -115,7 +143,10 @@ class PersistenceIT {
           Duration.between(stop, Instant.now()));
 
       assertThat(before).as("%s ratio before the stop", mode).isGreaterThanOrEqualTo(0.99);
-      if (persistent) {
+      if (broken) {
+        assertThat(retained).as("HBase 2.5: PersistentFile keeps nothing").isLessThan(0.05);
+        assertThat(after).as("HBase 2.5: PersistentFile starts cold").isLessThan(0.10);
+      } else if (persistent) {
         assertThat(retained).as("L2 used bytes retained").isGreaterThanOrEqualTo(0.95);
         assertThat(after).as("first reads after the restart").isGreaterThanOrEqualTo(before - 0.01);
       } else {
@@ -137,7 +168,15 @@ class PersistenceIT {
     Path cacheDir = Files.createDirectories(hbase.dir.resolve("cache-empty-map"));
     Path map = cacheDir.resolve("bucketcache.map");
     // without prefetch: an L2 that nothing reads stays empty (the idle server of the issue)
-    Plan plan = Plans.planWithoutPrefetch(CacheMode.PersistentFile, cacheDir);
+    Plan plan =
+        LocalHBase.line25()
+            ? Plans.plan(
+                Plans.policy(CacheMode.PersistentFile, cacheDir)
+                    .setHbase(null)
+                    .setTuning(
+                        new dev.hbase.cache.api.v1alpha1.spec.TuningSpec()
+                            .setPrefetchOnOpen(false)))
+            : Plans.planWithoutPrefetch(CacheMode.PersistentFile, cacheDir);
     int infoPort = hbase.regionServerInfoPort(0);
     hbase.startRegionServer(0, Plans.settings(plan));
     try {
@@ -147,6 +186,19 @@ class PersistenceIT {
           .isZero();
       assertThat(hbase.stopRegionServer(0)).as("clean SIGTERM exit").isEqualTo(143);
       assertThat(map).as("the empty map HBase wrote at shutdown").exists();
+      if (LocalHBase.line25()) {
+        // HBase 2.5.13 writes an empty cache's map in another format (193 bytes here) and reads
+        // it back at the next start: the 2.6.4 failure the guard is for does not happen
+        long size = Files.size(map);
+        assertThat(size).isNotEqualTo(20);
+        Instant start = Instant.now();
+        hbase.startRegionServer(0, Plans.settings(plan));
+        awaitServing();
+        System.out.printf(
+            "RESULT HBase %s, empty map of %d bytes: no guard needed, serving %s after its start%n",
+            LocalHBase.SERVER_VERSION, size, Duration.between(start, Instant.now()));
+        return;
+      }
       assertThat(Files.size(map)).isEqualTo(20);
 
       // without the guard: the RegionServer dies at start, every time

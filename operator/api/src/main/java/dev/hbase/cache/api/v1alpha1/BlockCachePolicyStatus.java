@@ -21,14 +21,15 @@ public class BlockCachePolicyStatus {
   @JsonPropertyDescription("The metadata.generation of the policy the operator last reconciled.")
   private Long observedGeneration;
 
-  /** Valid, Ready, Progressing, Degraded, CacheResetPending. */
+  /** Valid, Ready, Progressing, Degraded, CacheResetPending, Balanced. */
   @JsonPropertyDescription(
       "One condition per type. Valid: the policy plans for the container's memory limit (False:"
           + " nothing is applied, the message says why). Ready: every RegionServer runs the"
           + " planned cache. Progressing: a roll or a StatefulSet recreate is under way."
           + " Degraded: something needs attention (a blocked roll, a failed reconcile, a cache"
           + " volume that cannot be given as planned). CacheResetPending: the next restarts drop"
-          + " the persisted caches.")
+          + " the persisted caches. Balanced: every Ready RegionServer serves the mean number of"
+          + " regions within one (not judged while a server is in flight).")
   private List<Condition> conditions = new ArrayList<>();
 
   @JsonPropertyDescription(

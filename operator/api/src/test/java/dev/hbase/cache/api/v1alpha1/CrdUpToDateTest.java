@@ -2,6 +2,7 @@ package dev.hbase.cache.api.v1alpha1;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
 import io.fabric8.crdv2.generator.CRDGenerator;
 import io.fabric8.crdv2.generator.CRDPostProcessor;
 import io.fabric8.kubernetes.api.model.HasMetadata;
@@ -10,6 +11,8 @@ import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -41,7 +44,7 @@ class CrdUpToDateTest {
   static final Map<String, String> CONDITION_DESCRIPTIONS =
       Map.of(
           "type",
-          "Valid, Ready, Progressing, Degraded or CacheResetPending.",
+          "Valid, Ready, Progressing, Degraded, CacheResetPending or Balanced.",
           "status",
           "True or False.",
           "reason",
@@ -55,6 +58,7 @@ class CrdUpToDateTest {
           "The policy's metadata.generation when the condition was set.");
 
   /**
+   * The printer columns in the order {@link BlockCachePolicy} declares them, AGE last. Also
    * status.conditions as a map keyed by type (Kubernetes API conventions, like metav1.Condition):
    * one condition per type, and server-side apply merges conditions by type instead of replacing
    * the list. fabric8 7.4's generator cannot express it (fabric8io/kubernetes-client#6669). Also
@@ -63,6 +67,16 @@ class CrdUpToDateTest {
   static HasMetadata postProcess(HasMetadata resource, String crdVersion) {
     var crd = (CustomResourceDefinition) resource;
     for (var v : crd.getSpec().getVersions()) {
+      // kubectl get bcp shows the columns in the CRD's order: the order BlockCachePolicy declares
+      // them in (AGE last, as kubectl's own tables), not the generator's (sorted by jsonPath)
+      List<String> declared =
+          Arrays.stream(BlockCachePolicy.class.getAnnotationsByType(AdditionalPrinterColumn.class))
+              .map(AdditionalPrinterColumn::name)
+              .toList();
+      v.setAdditionalPrinterColumns(
+          v.getAdditionalPrinterColumns().stream()
+              .sorted(Comparator.comparingInt(c -> declared.indexOf(c.getName())))
+              .toList());
       JSONSchemaProps root = v.getSchema().getOpenAPIV3Schema();
       root.setDescription(ROOT_DESCRIPTION);
       JSONSchemaProps conditions =

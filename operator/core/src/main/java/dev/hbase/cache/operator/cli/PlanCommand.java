@@ -2,6 +2,7 @@ package dev.hbase.cache.operator.cli;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
@@ -12,7 +13,9 @@ import dev.hbase.cache.operator.plan.Planner;
 import dev.hbase.cache.operator.plan.Refusal;
 import dev.hbase.cache.operator.plan.Sizes;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -21,17 +24,24 @@ import java.util.stream.Collectors;
 /**
  * {@code plan -f policy.yaml --memory-limit 16Gi [--memory-request Q]}: the planner without a
  * cluster. Prints the plan as YAML (exit 0) or the reasons it is refused (exit 2). Usage errors
- * exit 64.
+ * exit 64. {@code -f -} reads the policy from standard input, so the published image plans without
+ * a checkout: {@code kubectl run --rm -i --image=... -- plan -f - --memory-limit 16Gi < p.yaml}.
  */
 public final class PlanCommand {
   public static final int OK = 0;
   public static final int REFUSED = 2;
   public static final int USAGE = 64;
 
+  static final String KIND = "BlockCachePolicy";
+
+  /** {@code -f -}: the policy from standard input. */
+  static final String STDIN = "-";
+
   static final String USAGE_TEXT =
       "usage: hbase-cache-operator plan -f POLICY.yaml --memory-limit QUANTITY [--memory-request QUANTITY]\n"
           + "  Prints the plan for a BlockCachePolicy and a RegionServer container memory limit\n"
-          + "  (e.g. 16Gi), or the reasons it is refused (exit code 2).";
+          + "  (e.g. 16Gi), or the reasons it is refused (exit code 2). -f - reads the policy from\n"
+          + "  standard input.";
 
   private static final ObjectMapper YAML =
       new ObjectMapper(
@@ -43,6 +53,11 @@ public final class PlanCommand {
   private PlanCommand() {}
 
   public static int run(List<String> args, PrintStream out, PrintStream err) {
+    return run(args, System.in, out, err);
+  }
+
+  /** As {@link #run(List, PrintStream, PrintStream)}, {@code -f -} reading {@code in}. */
+  public static int run(List<String> args, InputStream in, PrintStream out, PrintStream err) {
     String file = null;
     String limit = null;
     String request = null;
@@ -81,9 +96,13 @@ public final class PlanCommand {
     }
     String yaml;
     try {
-      yaml = Files.readString(Path.of(file));
+      yaml =
+          STDIN.equals(file)
+              ? new String(in.readAllBytes(), StandardCharsets.UTF_8)
+              : Files.readString(Path.of(file));
     } catch (IOException e) {
-      err.println("cannot read " + file + ": " + e.getMessage());
+      err.println(
+          "cannot read " + (STDIN.equals(file) ? "standard input" : file) + ": " + e.getMessage());
       return USAGE;
     }
     PlanResult result = plan(yaml, limitBytes, requestBytes);
@@ -103,12 +122,32 @@ public final class PlanCommand {
 
   /**
    * Plans a BlockCachePolicy document. A document that does not parse (unknown field, mode Heap,
-   * wrong type) is refused with the reason, like any other bad input.
+   * wrong type) is refused with the reason, like any other bad input. A file of several documents
+   * (an example with its Secret, Role and StatefulSet) is planned by its one BlockCachePolicy.
    */
   public static PlanResult plan(String yaml, Long memoryLimit, Long memoryRequest) {
     BlockCachePolicy policy;
     try {
-      policy = YAML.readValue(yaml, BlockCachePolicy.class);
+      List<JsonNode> docs =
+          YAML.readerFor(JsonNode.class).<JsonNode>readValues(yaml).readAll().stream()
+              .filter(d -> d != null && !d.isNull() && !d.isMissingNode())
+              .toList();
+      List<JsonNode> policies =
+          docs.size() <= 1
+              ? docs
+              : docs.stream().filter(d -> KIND.equals(d.path("kind").asText())).toList();
+      if (policies.size() > 1 || (docs.size() > 1 && policies.isEmpty())) {
+        return new Refusal(
+            List.of(
+                docs.size()
+                    + " YAML documents, "
+                    + policies.size()
+                    + " of kind "
+                    + KIND
+                    + ": expected one policy"));
+      }
+      policy =
+          policies.isEmpty() ? null : YAML.treeToValue(policies.get(0), BlockCachePolicy.class);
     } catch (JsonMappingException e) {
       return new Refusal(List.of(describe(e)));
     } catch (IOException e) {

@@ -10,6 +10,7 @@ import dev.hbase.cache.operator.plan.Planner;
 import dev.hbase.cache.operator.plan.Refusal;
 import dev.hbase.cache.operator.plan.Sizes;
 import dev.hbase.cache.operator.render.Desired;
+import dev.hbase.cache.operator.render.SiteXml;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.util.List;
@@ -57,9 +58,21 @@ final class PlanStep {
   static Result plan(Observed o, PlanStatus previous, JvmOptions.Trust jvmTrust) {
     BlockCachePolicy policy = o.policy();
     var spec = policy.getSpec();
+    Map<String, String> baseSite;
+    try {
+      baseSite =
+          SiteXml.parse(
+              o.base().getData() == null ? null : o.base().getData().get(Desired.SITE_FILE));
+    } catch (IllegalArgumentException e) {
+      return new Refused(Reason.BaseConfigInvalid, e.getMessage());
+    }
     PlanResult result =
         Planner.plan(
-            spec, bytes(o.container(), "limits"), bytes(o.container(), "requests"), jvmTrust);
+            spec,
+            bytes(o.container(), "limits"),
+            bytes(o.container(), "requests"),
+            jvmTrust,
+            baseSite);
     if (result instanceof Refusal r) {
       Long limit = bytes(o.container(), "limits");
       if (previous != null

@@ -79,6 +79,11 @@ public enum Reason {
   RecommendationNotApplied,
   /** autoTune mode Apply wrote the recommendation into the spec. */
   RecommendationApplied,
+  /**
+   * The HMaster reports an HBase release of another line than the policy is planned for
+   * (spec.hbase.version, default 2.6): the plan may carry keys that line does not know.
+   */
+  HBaseVersionMismatch,
 
   // ---------------------------------------------------------------- conditions
 

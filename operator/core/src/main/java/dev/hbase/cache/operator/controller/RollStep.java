@@ -119,6 +119,7 @@ final class RollStep {
         ask
             ? snapshot(o, now, login)
             : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
+    checkLine(client, policy, hbase);
     Map<String, CacheView> caches =
         ask ? metrics.probeNow(info, serving(o, hbase, previous)) : Map.of();
     Roller.Decision d =
@@ -147,6 +148,20 @@ final class RollStep {
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
     return new Rolled(Optional.of(d), null);
+  }
+
+  /**
+   * A Warning event when the HMaster reports a release of another HBase line than the policy is
+   * planned for ({@code HBaseLine.mismatch}): the planner cannot see the master (it runs before
+   * HBase is reachable, and its plan must not change with what the master answered last), so this
+   * is where a wrong spec.hbase.version shows. The same event counts up while it lasts.
+   */
+  void checkLine(KubernetesClient client, BlockCachePolicy policy, ClusterSnapshot hbase) {
+    if (policy.getSpec() == null || !hbase.masterReachable()) {
+      return;
+    }
+    dev.hbase.cache.operator.plan.HBaseLine.mismatch(policy.getSpec(), hbase.masterVersion())
+        .ifPresent(m -> events.warn(client, policy, Reason.HBaseVersionMismatch, m));
   }
 
   /** The StatefulSet's persistentVolumeClaimRetentionPolicy.whenScaled (Retain when unset). */

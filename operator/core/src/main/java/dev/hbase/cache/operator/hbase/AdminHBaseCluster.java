@@ -222,7 +222,9 @@ public final class AdminHBaseCluster implements HBaseCluster {
                   Option.LIVE_SERVERS,
                   Option.DEAD_SERVERS,
                   Option.REGIONS_IN_TRANSITION,
-                  Option.BALANCER_ON));
+                  Option.BALANCER_ON,
+                  Option.HBASE_VERSION));
+      Map<String, String> groups = RegionServerGroups.read(connection);
       Set<ServerName> drained = new LinkedHashSet<>(admin.listDecommissionedRegionServers());
       List<ServerState> live = new ArrayList<>();
       ServerId meta = null;
@@ -259,7 +261,9 @@ public final class AdminHBaseCluster implements HBaseCluster {
           metrics.getRegionStatesInTransition().size(),
           meta,
           drained.stream().map(AdminHBaseCluster::id).toList(),
-          metrics.getBalancerOn());
+          metrics.getBalancerOn(),
+          groups,
+          metrics.getHBaseVersion());
     } catch (IOException | RuntimeException e) {
       return ClusterSnapshot.unreachable(at, e.toString());
     }

@@ -18,6 +18,11 @@ import java.util.Optional;
  * @param metaServer the server hosting hbase:meta, null if unknown
  * @param decommissioned servers marked decommissioned (draining), including old instances
  * @param balancerOn whether the balancer is on, null if unknown
+ * @param groups the RegionServer group of each server listed in a group other than {@code default},
+ *     by {@code host:port} ({@code hbase:rsgroup}); empty when the cluster runs no RegionServer
+ *     groups. A server listed nowhere is in {@link #DEFAULT_GROUP}.
+ * @param masterVersion the HBase version the active HMaster reports (2.6.4, 2.5.13), null if
+ *     unknown
  */
 public record ClusterSnapshot(
     Instant at,
@@ -28,12 +33,58 @@ public record ClusterSnapshot(
     int regionsInTransition,
     ServerId metaServer,
     List<ServerId> decommissioned,
-    Boolean balancerOn) {
+    Boolean balancerOn,
+    Map<String, String> groups,
+    String masterVersion) {
+
+  /** HBase's RegionServer group of every server not listed in another one. */
+  public static final String DEFAULT_GROUP = "default";
 
   public ClusterSnapshot {
     live = List.copyOf(live);
     dead = List.copyOf(dead);
     decommissioned = List.copyOf(decommissioned);
+    groups = Map.copyOf(groups);
+  }
+
+  /** A cluster without RegionServer groups, its master's version unknown. */
+  public ClusterSnapshot(
+      Instant at,
+      boolean masterReachable,
+      String error,
+      List<ServerState> live,
+      List<ServerId> dead,
+      int regionsInTransition,
+      ServerId metaServer,
+      List<ServerId> decommissioned,
+      Boolean balancerOn) {
+    this(
+        at,
+        masterReachable,
+        error,
+        live,
+        dead,
+        regionsInTransition,
+        metaServer,
+        decommissioned,
+        balancerOn,
+        Map.of(),
+        null);
+  }
+
+  /**
+   * The RegionServer group of the server at {@code id}'s host and port: null when the cluster runs
+   * no groups, {@link #DEFAULT_GROUP} when it is listed in none.
+   */
+  public String groupOf(ServerId id) {
+    if (groups.isEmpty()) {
+      return null;
+    }
+    return groups.entrySet().stream()
+        .filter(e -> e.getKey().equalsIgnoreCase(id.hostAndPort()))
+        .map(Map.Entry::getValue)
+        .findFirst()
+        .orElse(DEFAULT_GROUP);
   }
 
   /**

@@ -178,6 +178,21 @@ public final class Planner {
    */
   public static PlanResult plan(
       BlockCachePolicySpec spec, Long memoryLimit, Long memoryRequest, JvmOptions.Trust jvmTrust) {
+    return plan(spec, memoryLimit, memoryRequest, jvmTrust, Map.of());
+  }
+
+  /**
+   * Same, knowing the base hbase-site the plan's keys go into: the master keys it already sets are
+   * kept ({@link MasterSite}).
+   *
+   * @param baseSite the base hbase-site's properties (empty: none known)
+   */
+  public static PlanResult plan(
+      BlockCachePolicySpec spec,
+      Long memoryLimit,
+      Long memoryRequest,
+      JvmOptions.Trust jvmTrust,
+      Map<String, String> baseSite) {
     List<String> reasons = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
     if (spec == null || spec.getMode() == null) {
@@ -195,6 +210,10 @@ public final class Planner {
     TuningSpec tuning = spec.getTuning() == null ? new TuningSpec() : spec.getTuning();
 
     checkCrossFieldRules(spec, mode, mem, storage, tuning, jvmTrust, reasons);
+    HBaseLine line = HBaseLine.of(spec, reasons);
+    if (line != null) {
+      reasons.addAll(line.refusals(spec));
+    }
 
     long limit = memoryLimit;
     boolean tmpfs = storage != null && StorageSpec.MEDIUM_MEMORY.equals(storage.getMedium());
@@ -418,6 +437,8 @@ public final class Planner {
         l2,
         volume,
         tuning,
+        line,
+        baseSite,
         warnings);
   }
 
@@ -434,6 +455,8 @@ public final class Planner {
       long l2,
       Plan.CacheVolume volume,
       TuningSpec tuning,
+      HBaseLine line,
+      Map<String, String> baseSite,
       List<String> warnings) {
     Map<String, String> rs = new TreeMap<>();
     rs.put("hfile.block.cache.size", trim(l1Fraction));
@@ -469,9 +492,11 @@ public final class Planner {
     if (mode.isPersistent()) {
       persistentPath = volume.mountPath() + "/" + PERSISTENCE_FILE;
       rs.put("hbase.bucketcache.persistent.path", persistentPath);
-      rs.put(
-          "hbase.bucketcache.persist.intervalinmillis",
-          Long.toString(orDefault(tuning.getPersistIntervalMillis(), 1000L)));
+      if (line.persistInterval()) {
+        rs.put(
+            HBaseLine.PERSIST_INTERVAL,
+            Long.toString(orDefault(tuning.getPersistIntervalMillis(), 1000L)));
+      }
       // Closing a region must not evict its blocks, or a drain before a restart empties the cache.
       rs.put("hbase.rs.evictblocksonclose", "false");
     }
@@ -504,19 +529,11 @@ public final class Planner {
 
     Map<String, String> master = new TreeMap<>();
     if (mode.isPersistent() && spec.getMasterRef() != null) {
-      // The balancer's cache cost function is active only when the master sees persistence.
-      master.put("hbase.master.loadbalancer.class", CACHE_AWARE_BALANCER);
-      master.put("hbase.bucketcache.persistent.path", persistentPath);
-      master.put(
-          "hbase.master.balancer.stochastic.regionCountCost", Integer.toString(REGION_COUNT_COST));
-      // A region move waits three times for the master to batch work: the close RPC, the
-      // assignment queue, the open RPC, 150 ms each by default. Reads of the region wait all of
-      // it (measured on 2.6.4: ~450 ms of a ~500 ms move); a drain and its reload move every
-      // region of a restarted server twice. Batches still form under load (a queue that fills
-      // is sent at once).
-      master.put("hbase.assignment.dispatch.wait.msec", Integer.toString(MOVE_BATCH_WAIT_MS));
-      master.put(
-          "hbase.procedure.remote.dispatcher.delay.msec", Integer.toString(MOVE_BATCH_WAIT_MS));
+      MasterSite.Keys keys =
+          MasterSite.persistentFile(line, persistentPath, baseSite == null ? Map.of() : baseSite);
+      master.putAll(keys.site());
+      warnings = new ArrayList<>(warnings);
+      warnings.addAll(keys.warnings());
     }
 
     JvmSpec jvm = spec.getJvm() == null ? new JvmSpec() : spec.getJvm();

@@ -142,8 +142,9 @@ public final class Desired {
       java.util.Set<String> removed,
       String comment) {
     Map<String, String> data = new TreeMap<>(baseData == null ? Map.of() : baseData);
-    Map<String, String> site = SiteXml.overlay(SiteXml.parse(data.get(SITE_FILE)), set, removed);
-    data.put(SITE_FILE, SiteXml.render(site, comment));
+    Map<String, SiteXml.Property> site =
+        SiteXml.overlayProperties(SiteXml.properties(data.get(SITE_FILE)), set, removed);
+    data.put(SITE_FILE, SiteXml.renderProperties(site, comment));
     return data;
   }
 

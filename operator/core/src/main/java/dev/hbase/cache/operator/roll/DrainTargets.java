@@ -1,5 +1,6 @@
 package dev.hbase.cache.operator.roll;
 
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot.ServerState;
 import dev.hbase.cache.operator.hbase.ServerId;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +28,10 @@ import java.util.Map;
  * caches everything does not take the whole load. Regions with the most cached are placed first.
  * hbase:meta is placed last, on the candidate that holds the fewest regions now (within the share
  * or not: it is one region, and the others go home after the restart). Pure and deterministic.
+ *
+ * <p>With RegionServer groups ({@code hbase:rsgroup}) the candidates are the servers of the drained
+ * server's own group ({@link #sameGroup}): a group's tables are served by its servers only, and a
+ * region moved to another group's server would serve there until HBase's balancer sent it back.
  */
 public final class DrainTargets {
   private DrainTargets() {}
@@ -74,6 +79,14 @@ public final class DrainTargets {
       out.put(region, to.id());
     }
     return out;
+  }
+
+  /**
+   * Whether {@code candidate} is in {@code drained}'s RegionServer group (always, on a cluster
+   * without groups). The group comes from the snapshot ({@link ClusterSnapshot#groupOf}).
+   */
+  public static boolean sameGroup(ClusterSnapshot h, ServerId drained, ServerId candidate) {
+    return java.util.Objects.equals(h.groupOf(drained), h.groupOf(candidate));
   }
 
   /** Most cached first, then the highest rendezvous hash. */

@@ -183,20 +183,25 @@ final class PodLifecycle {
           Reason.Draining,
           "no RegionServer can take the regions of "
               + server.id()
-              + " (every other one is decommissioned, restarting or has not reported yet)");
+              + " (every other one"
+              + (t.hbase().groupOf(server.id()) == null
+                  ? ""
+                  : " of its RegionServer group " + t.hbase().groupOf(server.id()))
+              + " is decommissioned, restarting or has not reported yet)");
       return;
     }
     t.actions.add(new Drain(server.id(), targets));
   }
 
   /**
-   * Servers that may take a drained server's regions: live, reported, not decommissioned, and not a
-   * pod of this roll in flight.
+   * Servers that may take a drained server's regions: live, reported, not decommissioned, in its
+   * RegionServer group ({@link DrainTargets#sameGroup}), and not a pod of this roll in flight.
    */
   List<ServerState> drainCandidates(ServerId draining) {
     ClusterSnapshot h = t.hbase();
     return h.live().stream()
         .filter(x -> !x.id().sameEndpoint(draining))
+        .filter(x -> DrainTargets.sameGroup(h, draining, x.id()))
         .filter(ServerState::reported)
         .filter(x -> !x.decommissioned() && !h.decommissioned().contains(x.id()))
         .filter(

@@ -82,6 +82,21 @@ class CrdValidationTest {
         .hasMessageContaining(c.apiServer());
   }
 
+  /**
+   * The API server these tests ran on: the one kube-api-test picks (the newest under
+   * ~/.kubeapitest), or the version {@code KUBE_API_TEST_API_SERVER_VERSION} asks for ({@code make
+   * test-api-oldest}: the oldest Kubernetes the README claims).
+   */
+  @Test
+  void theApiServerIsTheVersionAskedFor() {
+    String asked = System.getenv("KUBE_API_TEST_API_SERVER_VERSION");
+    String running = client.getKubernetesVersion().getGitVersion();
+    System.out.println("CrdValidationTest: kube-apiserver " + running);
+    if (asked != null && !asked.isBlank()) {
+      assertThat(running).isEqualTo("v" + asked.replaceFirst("^v", ""));
+    }
+  }
+
   @Test
   void atLeast25BadInputsReachTheApiServer() {
     assertThat(apiServerCases()).hasSizeGreaterThanOrEqualTo(25);
@@ -300,9 +315,26 @@ class CrdValidationTest {
             .withName("blockcachepolicies.cache.hbase.dev")
             .get();
     assertThat(crd.getSpec().getNames().getShortNames()).containsExactly("bcp");
+    // kubectl get bcp: the columns in this order, AGE last (kubectl's convention); the API server
+    // serves them in the CRD's order
     assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
+        .filteredOn(c -> c.getPriority() == null || c.getPriority() == 0)
         .extracting(c -> c.getName().toUpperCase())
-        .contains("MODE", "TARGET", "HIT RATIO", "UPDATED", "PHASE", "READY", "AGE");
+        .containsExactly(
+            "MODE", "TARGET", "HIT RATIO", "UPDATED", "PHASE", "LAST ROLL (S)", "READY", "AGE");
+    assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
+        .last()
+        .extracting(c -> c.getName())
+        .isEqualTo("Age");
+    // kubectl get hbase lists the policies: the category, as discovery serves it
+    assertThat(crd.getSpec().getNames().getCategories()).containsExactly("hbase");
+    assertThat(
+            client.getApiResources("cache.hbase.dev/v1alpha1").getResources().stream()
+                .filter(r -> r.getName().equals("blockcachepolicies"))
+                .findFirst()
+                .orElseThrow()
+                .getCategories())
+        .containsExactly("hbase");
     // -o wide adds the cache used, the last roll's cached share and the sizing advice
     assertThat(crd.getSpec().getVersions().get(0).getAdditionalPrinterColumns())
         .filteredOn(c -> c.getPriority() != null && c.getPriority() == 1)

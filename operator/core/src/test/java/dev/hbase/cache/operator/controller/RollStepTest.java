@@ -18,6 +18,7 @@ import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -260,6 +261,39 @@ class RollStepTest {
                     .as("an AccessDenied event, not ActionFailed")
                     .singleElement()
                     .satisfies(e -> assertThat(e.getReason()).isEqualTo("AccessDenied")));
+  }
+
+  @Test
+  void aMasterOfAnotherLineThanThePolicysGivesAWarning() {
+    BlockCachePolicy p = policy();
+    p.getMetadata().setName("line");
+    p.setSpec(new dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec()); // planned for 2.6
+    java.time.Instant now = java.time.Instant.now();
+    var same =
+        new dev.hbase.cache.operator.hbase.ClusterSnapshot(
+            now, true, null, List.of(), List.of(), 0, null, List.of(), true, Map.of(), "2.6.4");
+    var other =
+        new dev.hbase.cache.operator.hbase.ClusterSnapshot(
+            now, true, null, List.of(), List.of(), 0, null, List.of(), true, Map.of(), "2.5.13");
+    step.checkLine(client, p, same);
+    step.checkLine(client, p, other);
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        client.v1().events().inNamespace("default").list().getItems().stream()
+                            .filter(e -> "line".equals(e.getInvolvedObject().getName()))
+                            .toList())
+                    .singleElement()
+                    .satisfies(
+                        e -> {
+                          assertThat(e.getReason()).isEqualTo("HBaseVersionMismatch");
+                          assertThat(e.getType()).isEqualTo("Warning");
+                          assertThat(e.getMessage())
+                              .contains("the HMaster reports HBase 2.5.13")
+                              .contains("set spec.hbase.version to 2.5");
+                        }));
   }
 
   static String uid(Pod p) {

@@ -75,6 +75,13 @@ public final class SimulatedHBase implements HBaseCluster {
 
   public volatile int regionsInTransition;
   public volatile boolean balancerOn = true;
+
+  /**
+   * RegionServer groups: {@code host:port} -> group for the servers in a group other than default
+   * (what {@code hbase:rsgroup} lists); empty: no groups.
+   */
+  public final Map<String, String> groups = new java.util.concurrent.ConcurrentHashMap<>();
+
   public volatile boolean masterReachable = true;
 
   /**
@@ -276,7 +283,9 @@ public final class SimulatedHBase implements HBaseCluster {
         regionsInTransition,
         meta,
         List.copyOf(decommissioned),
-        balancerOn);
+        balancerOn,
+        groups,
+        null);
   }
 
   @Override

@@ -430,5 +430,18 @@ public final class BadPolicies {
               "8Gi",
               null,
               "BucketAllocator needs room"),
+          new Case(
+              "an HBase line the operator does not know",
+              "  mode: Lru\n  hbase:\n    version: 2.4.18\n",
+              "8Gi",
+              "hbase.version must name an HBase 2.5 or 2.6 release",
+              "hbase.version \"2.4.18\" is not a line this operator knows"),
+          new Case(
+              "PersistentFile on HBase 2.5",
+              "  mode: PersistentFile\n  memory:\n    bucketCache: 2Gi\n"
+                  + "  hbase:\n    version: 2.5.13\n",
+              "8Gi",
+              null,
+              "mode PersistentFile: HBase 2.5's BucketCache does not write its persistence map"),
           new Case("no memory limit", "  mode: Lru\n", null, null, "has no memory limit"));
 }

@@ -332,6 +332,53 @@ class RollerTest {
     assertThat(c.maxDown).isEqualTo(1);
   }
 
+  @Test
+  void withRegionServerGroupsEachDrainStaysInsideTheDrainedServersGroup() {
+    // rs-0 and rs-1 in group g1, rs-2 and rs-3 in default: without the group filter rs-1's
+    // regions go to rs-2 or rs-3 (fewer regions, or a higher rendezvous hash) as well
+    FakeCluster c =
+        new FakeCluster(4, "rev-old")
+            .regions("rs-0", "a0", "a1", "a2", "a3", "a4", "a5")
+            .regions("rs-1", "b0", "b1", "b2", "b3", "b4", "b5")
+            .regions("rs-2", "c0")
+            .regions("rs-3", "d0")
+            .meta("rs-3");
+    c.hbase.servers.values().stream()
+        .filter(s -> s.id.host().startsWith("rs-0.") || s.id.host().startsWith("rs-1."))
+        .forEach(s -> c.hbase.groups.put(s.id.hostAndPort(), "g1"));
+    List<String> crossings = new ArrayList<>();
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            500,
+            st -> {
+              c.executed.stream()
+                  .filter(a -> a instanceof RollModel.Drain)
+                  .map(a -> (RollModel.Drain) a)
+                  .forEach(
+                      d ->
+                          d.targets()
+                              .forEach(
+                                  (region, to) -> {
+                                    boolean g1 = inG1(d.server()), toG1 = inG1(to);
+                                    if (g1 != toG1) {
+                                      crossings.add(region + ": " + d.server() + " -> " + to);
+                                    }
+                                  }));
+              return idle(st) && c.allAt(NEW);
+            },
+            null);
+    assertThat(idle(s)).isTrue();
+    assertThat(drainTargets(c.executed)).isNotEmpty();
+    assertThat(crossings).as("drains that left their RegionServer group").isEmpty();
+    assertThat(c.restarts).containsOnlyKeys("rs-0", "rs-1", "rs-2", "rs-3");
+  }
+
+  private static boolean inG1(ServerId id) {
+    return id.host().startsWith("rs-0.") || id.host().startsWith("rs-1.");
+  }
+
   static Map<String, ServerId> drainTargets(List<Action> executed) {
     Map<String, ServerId> out = new java.util.HashMap<>();
     executed.stream()

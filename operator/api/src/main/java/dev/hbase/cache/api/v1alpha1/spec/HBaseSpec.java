@@ -14,6 +14,21 @@ import lombok.experimental.Accessors;
 @Accessors(chain = true)
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class HBaseSpec {
+  /** The lines the operator is tested on (make test-hbase, HBASE_VERSION). */
+  public static final String VERSION_RULE = "^2\\.[56](\\.[0-9]+)?(-[A-Za-z0-9.]+)?$";
+
+  @ValidationRule(
+      value = "self.matches('^2\\\\.[56](\\\\.[0-9]+)?(-[A-Za-z0-9.]+)?$')",
+      message =
+          "hbase.version must name an HBase 2.5 or 2.6 release (2.5, 2.6, 2.5.13, 2.6.4-hadoop3):"
+              + " the lines this operator is tested on")
+  @JsonPropertyDescription(
+      "The HBase release the cluster runs: 2.5 or 2.6, or a release of them (2.5.13). The planner"
+          + " writes only keys that line knows and refuses what it cannot do (PersistentFile needs"
+          + " 2.6: 2.5's cache does not survive a restart). Default: 2.6. The operator compares it"
+          + " with the version the HMaster reports (event HBaseVersionMismatch).")
+  private String version;
+
   @JsonPropertyDescription(
       "hbase.zookeeper.quorum, e.g. zk-0.zk:2181. Default: from hbase-site.xml.")
   private String zookeeperQuorum;
