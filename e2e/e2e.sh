@@ -7,13 +7,15 @@
 #      nothing and uses what docker has)
 #   3. charts/hbase into namespace $HBASE_NAMESPACE (kind/hbase-up.sh loads the image), all pods Ready;
 #   4. meanwhile, the workload client (e2e/workload), the operator API jar and the suite compiled
-#   5. mvn -f e2e/pom.xml test: the story in ten scenario classes on one cluster, in one JVM, in order
-#      (e2e/src/test/java/dev/hbase/cache/e2e/: KindSuite sets up the fixture once; SetupScenarios installs
-#      the operator with kind/operator-up.sh, the same install as make demo; then RollScenarios,
-#      DrainScenarios, DisruptionScenarios, WarmStopScenarios, PolicyRefusalScenarios, PolicyLifecycleScenarios,
-#      ObservabilityScenarios, NamespaceInstallScenario, AdviceScenarios; ScenarioOrderTest checks that
-#      order first, without the cluster);
-#      it reads the names and images from kind/lib.sh with this script's environment
+#   5. mvn -f e2e/pom.xml test: the scenario classes on one cluster, in one JVM, in the order of
+#      KindSuite.SCENARIOS (e2e/src/test/java/dev/hbase/cache/e2e/: KindSuite sets up the fixture once;
+#      SetupScenarios installs the operator with kind/operator-up.sh, the same install as make demo; then
+#      RollScenarios, DrainScenarios, DisruptionScenarios, WarmStopScenarios, PolicyRefusalScenarios,
+#      PolicyLifecycleScenarios, ObservabilityScenarios, NamespaceInstallScenario, AdviceScenarios;
+#      ScenarioOrderTest, ScenarioIsolationTest and the other checks without a cluster first). Each class
+#      checks what it needs at its start and establishes what does not hold (kind/README.md, "The
+#      suite"); a failed step skips the rest of its own class only, and the report's table says each
+#      class's result. It reads the names and images from kind/lib.sh with this script's environment
 #   6. the cluster is deleted at the end unless KEEP_CLUSTER=1
 #
 # The numbers the suite saw are in e2e/target/e2e-report.md (with this script's phase times);
@@ -23,7 +25,12 @@
 # the suite compiled meanwhile, ~30 s), the suite ~21-25 min (about a dozen rolls of 3 RegionServers
 # at 40-70 s each, and the steps between them; its report's last table gives each step's time),
 # cold Maven caches and the offline node image excepted. Knobs: KIND_CLUSTER, KEEP_CLUSTER=1, REUSE_CLUSTER=1, SKIP_MVN=1, SKIP_IMAGES=1,
-# E2E_MVN_ARGS (e.g. -Dtest=SetupScenarios,RollScenarios: the setup steps, then steps 6-9).
+# E2E_TAGS (a JUnit tag expression: the classes to run, e.g. E2E_TAGS=stops for WarmStopScenarios
+# alone, which then makes the operator, policy, table and reader itself; 'setup|fault'; each class's
+# own tag and the groups are in kind/README.md), E2E_MVN_ARGS (e.g. -Dtest=SetupScenarios,RollScenarios,
+# or -Dgroups=... as E2E_TAGS), E2E_BREAK_PRECONDITION=CLASS (that scenario class gets a precondition
+# that cannot be established: it runs no step, the next class runs, the run is red; to see the
+# isolation on a cluster, never in .ci/run).
 #
 # .ci/run runs this beside make test and make test-hbase (phases 1-3 niced, the suite at normal
 # priority as soon as they are done), with these knobs:
@@ -205,9 +212,12 @@ hbase_up() {
 suite() {
   rm -f "$TARGET/e2e-report.md"
   [ -z "${E2E_CPU_SHARES:-}" ] || cpu_shares 1024
-  # shellcheck disable=SC2086
+  # E2E_TAGS as surefire's -Dgroups (one word: the expression may hold | and &); E2E_MVN_ARGS after it
+  local tags=()
+  [ -z "${E2E_TAGS:-}" ] || tags=("-Dgroups=$E2E_TAGS")
   # KIND_CLUSTER, the namespaces and images reach the suite through the environment (lib.sh exports them)
-  ${MVN:-mvn} -B -ntp -f "$REPO_ROOT/e2e/pom.xml" test -De2e.repo="$REPO_ROOT" ${E2E_MVN_ARGS:-} 2>&1 \
+  # shellcheck disable=SC2086
+  ${MVN:-mvn} -B -ntp -f "$REPO_ROOT/e2e/pom.xml" test -De2e.repo="$REPO_ROOT" "${tags[@]}" ${E2E_MVN_ARGS:-} 2>&1 \
     | tee "$TARGET/mvn-e2e.log"
   return "${PIPESTATUS[0]}"
 }

@@ -113,7 +113,7 @@ public class Workload {
     if (args.length == 0) {
       System.err.println("usage: Workload load TABLE ROWS VALUE_BYTES REGIONS | read TABLE ROWS THREADS RATE SECONDS"
           + " | decommission HOST_PREFIX... | recommission HOST_PREFIX... | decommissioned | spread TABLE"
-          + " | balance RUNS PAUSE_SECONDS | grant USER ACTIONS");
+          + " | balance RUNS PAUSE_SECONDS | grant USER ACTIONS | give-back");
       System.exit(2);
     }
     Configuration conf = HBaseConfiguration.create();
@@ -126,6 +126,7 @@ public class Workload {
       case "read" -> read(conf, TableName.valueOf(args[1]), Long.parseLong(args[2]), Integer.parseInt(args[3]),
           Integer.parseInt(args[4]), Integer.parseInt(args[5]));
       case "decommission", "recommission", "decommissioned" -> marks(conf, args[0], Arrays.copyOfRange(args, 1, args.length));
+      case "give-back" -> giveBack(conf);
       case "spread" -> spread(conf, TableName.valueOf(args[1]));
       case "balance" -> Balance.run(conf, Integer.parseInt(args[1]), Integer.parseInt(args[2]));
       case "grant" -> {
@@ -171,6 +172,23 @@ public class Workload {
         }
       }
       System.out.printf("%s %s; decommissioned now: %s%n", what, servers, admin.listDecommissionedRegionServers());
+    }
+  }
+
+  /**
+   * HBase given back as an administrator would after a tool left it otherwise: the balancer switch
+   * on, every decommission mark cleared (the kind suite's precondition, when the operator did not
+   * within a minute). Prints what it found and the marks after ("decommissioned now: ...").
+   */
+  static void giveBack(Configuration conf) throws IOException {
+    try (Connection conn = ConnectionFactory.createConnection(conf); Admin admin = conn.getAdmin()) {
+      boolean was = admin.balancerSwitch(true, true);
+      List<ServerName> marked = admin.listDecommissionedRegionServers();
+      for (ServerName s : marked) {
+        admin.recommissionRegionServer(s, List.of());
+      }
+      System.out.printf("recommission %s (balancer was on: %s); decommissioned now: %s%n",
+          marked, was, admin.listDecommissionedRegionServers());
     }
   }
 

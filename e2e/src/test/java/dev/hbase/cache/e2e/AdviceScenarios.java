@@ -13,17 +13,24 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Step 19, the suite's last: sizing advice from real RegionServers, under an Lru policy on the
- * StatefulSet the deleted PersistentFile policy left (taken over: one roll onto the Lru
- * configuration). It runs after the namespace install (step 18, whose operator it runs under), so
- * that step 18 takes over pods that still hold the suite's PersistentFile caches and measures that
- * takeover roll (after Lru pods it would have had to refill them first: 90 s).
+ * Step 19 (tag {@code advice}), the suite's last: sizing advice from real RegionServers, under an
+ * Lru policy on the StatefulSet the deleted PersistentFile policy left (taken over: one roll onto
+ * the Lru configuration). It runs after the namespace install (step 18, whose operator it runs
+ * under), so that step 18 takes over pods that still hold the suite's PersistentFile caches and
+ * measures that takeover roll (after Lru pods it would have had to refill them first: 90 s).
  */
-@Order(10)
+@Tag("advice")
 class AdviceScenarios extends KindScenario {
+  /** Its start: an operator (the namespace-scoped one after the namespace step), the reader. */
+  @Override
+  List<Need> needs() {
+    return List.of(Needs.HBASE_UP, Needs.AN_OPERATOR, Needs.READER);
+  }
+
   /**
    * The Lru policy of step 19: its L1 is a small share of the heap, so the reader's working set
    * outgrows it.
@@ -31,7 +38,7 @@ class AdviceScenarios extends KindScenario {
   static final String ADVICE_POLICY = "lru-advice";
 
   @Test
-  @Order(22)
+  @Order(1)
   void aWorkingSetThatOutgrowsTheLruGetsAnOffheapRecommendation() {
     step(
         "19. sizing advice from real RegionServers: an LRU the reader's working set outgrows gets an Offheap recommendation",

@@ -19,17 +19,32 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Steps 10 and 10b (tag {@code fault}): a RegionServer lost in the middle of the operator's roll:
- * killed with SIGKILL while another drains (writerThreads 11 -> 9); then one restarted in its pod
- * with no roll running (frozen until the master reassigned its regions, then killed: the kubelet
- * restarts the container, and the operator sends its cached regions home). The stops that are not
- * the operator's, with no roll running, are {@link WarmStopScenarios}.
+ * Steps 10 and 10b (tags {@code disruptions}, {@code fault}): a RegionServer lost in the middle of
+ * the operator's roll: killed with SIGKILL while another drains (writerThreads 11 -> 9); then one
+ * restarted in its pod with no roll running (frozen until the master reassigned its regions, then
+ * killed: the kubelet restarts the container, and the operator sends its cached regions home). The
+ * stops that are not the operator's, with no roll running, are {@link WarmStopScenarios}.
  */
-@Order(4)
+@Tag("disruptions")
+@Tag("fault")
 class DisruptionScenarios extends FaultScenario {
+  /**
+   * Its start: the suite's operator and policy (writerThreads not 9), the reader, HBase given back,
+   * caches warm (step 10b sends cached regions home).
+   */
+  @Override
+  List<Need> needs() {
+    return List.of(
+        Needs.HBASE_UP,
+        Needs.SUITE_OPERATOR,
+        Needs.suitePolicy(9),
+        Needs.READER,
+        Needs.GIVEN_BACK,
+        Needs.WARM);
+  }
+
   @Test
-  @Order(11)
-  @Tag("fault")
+  @Order(1)
   void aRegionServerKilledWhileAnotherDrainsHoldsTheRollUntilItIsBack() {
     step(
         "10. a RegionServer killed with SIGKILL while another pod drains (writerThreads 11 -> 9): no pod is deleted while it is"
@@ -138,8 +153,7 @@ class DisruptionScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(12)
-  @Tag("fault")
+  @Order(2)
   void aRegionServerRestartedInItsPodGetsItsCachedRegionsBack() {
     step(
         "10b. a RegionServer frozen (SIGSTOP) until the master has given its regions to the others, then"

@@ -25,16 +25,31 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Steps 9b and 9c (tag {@code fault}): drains HBase makes hard: a RegionServer not Ready but still
- * serving when a roll starts (drained, not just deleted; an eviction mid-roll refused), and a drain
- * with nowhere to go (the other servers decommissioned by an administrator). writerThreads goes 8
- * -> 10 -> 11.
+ * Steps 9b and 9c (tags {@code drains}, {@code fault}): drains HBase makes hard: a RegionServer not
+ * Ready but still serving when a roll starts (drained, not just deleted; an eviction mid-roll
+ * refused), and a drain with nowhere to go (the other servers decommissioned by an administrator).
+ * writerThreads goes 8 -> 10 -> 11.
  */
-@Order(3)
+@Tag("drains")
+@Tag("fault")
 class DrainScenarios extends FaultScenario {
+  /**
+   * Its start: the suite's operator and policy (writerThreads none of 10, 11), the reader, HBase
+   * given back, caches warm.
+   */
+  @Override
+  List<Need> needs() {
+    return List.of(
+        Needs.HBASE_UP,
+        Needs.SUITE_OPERATOR,
+        Needs.suitePolicy(10, 11),
+        Needs.READER,
+        Needs.GIVEN_BACK,
+        Needs.WARM);
+  }
+
   @Test
-  @Order(9)
-  @Tag("fault")
+  @Order(1)
   void aRegionServerNotReadyButServingIsDrainedAndAnEvictionMidRollIsRefused() {
     step(
         "9b. a RegionServer not Ready but still serving regions when a roll starts (writerThreads 8 -> 10): the roll drains it,"
@@ -181,8 +196,7 @@ class DrainScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(10)
-  @Tag("fault")
+  @Order(2)
   void aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack() {
     step(
         "9c. a drain with nowhere to go (an administrator decommissioned the other RegionServers; writerThreads 10 -> 11,"

@@ -28,7 +28,7 @@ abstract class FaultScenario extends KindScenario {
    */
   @AfterEach
   void clusterGivenBack(TestInfo info) {
-    if (suite.failed || report == null || !info.getTags().contains("fault")) {
+    if (outcome == null || outcome.stopped() || !info.getTags().contains("fault")) {
       return;
     }
     AtomicReference<String> seen = new AtomicReference<>();
@@ -60,7 +60,8 @@ abstract class FaultScenario extends KindScenario {
           "- after the scenario (%d s): %s",
           Duration.between(t0, Instant.now()).toSeconds(), seen.get());
     } catch (Throwable e) { // the wait's timeout, or the Admin API's answer failing
-      suite.failed = true;
+      outcome.failedAfter(
+          "the check after " + info.getTestMethod().map(m -> m.getName()).orElse("a step"), e);
       report.line(
           "- FAILED after the scenario: the cluster was not given back within 60 s: %s (%s)",
           seen.get(), e.getMessage());

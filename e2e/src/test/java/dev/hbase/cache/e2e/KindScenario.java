@@ -15,20 +15,20 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The base of the kind suite's scenario classes: the end-to-end story on a kind cluster with
- * charts/hbase installed (e2e/e2e.sh prepares it), told by the classes of {@link
- * KindSuite#SCENARIOS} in that order, on one cluster set up once by {@link KindSuite} (the state
- * they share: {@link Suite}). One cluster, one ordered story: a failed step skips the rest, in
- * every class after it. Every number seen goes to e2e/target/e2e-report.md. Rolls are measured by
- * {@link RollObserver}. What several scenario classes use is here: {@link #step}, the roll
- * measurement and its assertions; the fault scenarios' own: {@link FaultScenario}.
+ * The base of the kind suite's scenario classes: the end-to-end scenarios on a kind cluster with
+ * charts/hbase installed (e2e/e2e.sh prepares it), the classes of {@link KindSuite#SCENARIOS} in
+ * that order, on one cluster set up once by {@link KindSuite} (the state they share: {@link
+ * Suite}). Each class stands alone: what it needs at its start ({@link #needs()}) is checked, and
+ * established where it does not hold, before its first step; a failed step skips the rest of its
+ * own class only. Every number seen goes to e2e/target/e2e-report.md. Rolls are measured by {@link
+ * RollObserver}. What several scenario classes use is here: {@link #step}, the roll measurement and
+ * its assertions; the fault scenarios' own: {@link FaultScenario}.
  *
  * <p>Over ~400 lines because it is the one place for the assertions every roll step shares (one at
  * a time with the cache kept, regions home, the cluster's reads cached): split, the scenario
@@ -97,11 +97,11 @@ abstract class KindScenario {
    */
   static final double HOME_BOUND_SECONDS = 180;
 
-  /**
-   * The run's one shared state (the cluster, the reader, the report, the summary, whether a step
-   * failed).
-   */
+  /** The run's one shared state (the cluster, the reader, the report, the summary). */
   Suite suite;
+
+  /** This class's result in the run: a failed step here skips the rest of this class only. */
+  ScenarioOutcome outcome;
 
   Path repo;
   Path target;
@@ -115,8 +115,15 @@ abstract class KindScenario {
   Prometheus prometheus;
   Workload workload;
 
+  /**
+   * What this class needs at its start, in the order to check and establish them: the suite's own
+   * are in {@link Needs}. None by default.
+   */
+  List<Need> needs() {
+    return List.of();
+  }
+
   /** The suite {@link KindSuite} set up before this class (once for all classes). */
-  @BeforeAll
   void attach(Suite suite) {
     this.suite = suite;
     repo = suite.repo;
@@ -149,16 +156,33 @@ abstract class KindScenario {
         suite.beside.since(t0));
   }
 
+  /** "step 6" for "6. helm upgrade ...": how the class table names a failed step. */
+  static String stepLabel(String name) {
+    return "step " + name.replaceFirst("[.:].*", "");
+  }
+
+  /**
+   * One step of the scenario: its section in the report, its row in the step table, its result in
+   * the class's outcome. Skipped (aborted) when an earlier step of this class failed.
+   */
   void step(String name, Body body) {
-    Assumptions.assumeFalse(suite.failed, "an earlier step failed");
+    if (outcome.stopped()) {
+      outcome.skipped++;
+      suite.stepTimes.add(
+          String.format(
+              "| %s | 0 s | - | skipped (%s failed) | |",
+              name.replaceFirst(":.*", "").replace("|", "/"), outcome.failedStep));
+      Assumptions.abort("skipped: " + outcome.failedStep + " of " + outcome.name + " failed");
+    }
     report.section(name);
     Instant t0 = Instant.now();
     try {
       body.run();
+      outcome.passed++;
       report.line("- PASSED, wall time %d s", Duration.between(t0, Instant.now()).toSeconds());
       suite.stepTimes.add(stepRow(name, t0, "passed"));
     } catch (Throwable t) {
-      suite.failed = true;
+      outcome.stepFailed(stepLabel(name), t);
       suite.stepTimes.add(stepRow(name, t0, "FAILED"));
       report.line(
           "- FAILED after %d s: %s",
@@ -206,7 +230,11 @@ abstract class KindScenario {
         s.worstSecondP99ms());
   }
 
+  /** After a failure: the pods, the policy's status and the operator's last log lines. */
   void diagnostics() {
+    if (cluster == null) {
+      return; // a run without a cluster (ScenarioIsolationTest)
+    }
     report.line("```\n%s```", cluster.kubectl("get", "pods", "-A", "-o", "wide").output());
     BlockCachePolicy p = safe(cluster::policyOrNull);
     if (p != null) {
@@ -429,6 +457,7 @@ abstract class KindScenario {
     BlockCachePolicy was = policy.get();
     if (was != null && Cluster.POLICY.equals(name)) {
       suite.deletedSuitePolicy = was;
+      suite.deletedSuitePolicyIdle = was.getStatus() != null && cluster.rollDone(was, null);
     }
     policy.delete();
     await(name + " gone")

@@ -17,11 +17,24 @@ import org.junit.jupiter.api.Test;
  * installed by a namespace admin in place of the suite's cluster-wide operator. Only the sizing
  * advice (step 19) runs after it, under its operator.
  */
-@Order(9)
+@Tag("namespace")
 class NamespaceInstallScenario extends KindScenario {
+  /**
+   * Its start: the suite's cluster-wide operator (which it replaces), its policy or the pods its
+   * deletion left, the reader, HBase given back.
+   */
+  @Override
+  List<Need> needs() {
+    return List.of(
+        Needs.HBASE_UP,
+        Needs.SUITE_OPERATOR,
+        Needs.SUITE_POLICY_OR_ITS_PODS,
+        Needs.READER,
+        Needs.GIVEN_BACK);
+  }
+
   @Test
-  @Order(21)
-  @Tag("namespace")
+  @Order(1)
   void aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly() {
     step(
         "18. the chart in namespace-only mode, installed by a namespace admin: a roll under it, a policy elsewhere left alone",

@@ -10,16 +10,27 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Step 17: the host's Prometheus answers every query of the chart's Grafana dashboard from the run;
- * the suite's cluster-wide operator's own memory after its steps (1-17; step 18 replaces it).
+ * Step 17 (tag {@code observability}): the host's Prometheus answers every query of the chart's
+ * Grafana dashboard from the run; the suite's cluster-wide operator's own memory after its steps
+ * (1-17; step 18 replaces it).
  */
-@Order(8)
+@Tag("observability")
 class ObservabilityScenarios extends KindScenario {
+  /**
+   * Its start: the suite's operator (its dashboard ConfigMap, its memory), the reader (the
+   * dashboard's read panels), the host's Prometheus following its chart through at least one roll.
+   */
+  @Override
+  List<Need> needs() {
+    return List.of(Needs.HBASE_UP, Needs.SUITE_OPERATOR, Needs.READER, Needs.PROMETHEUS_SAW_A_ROLL);
+  }
+
   @Test
-  @Order(20)
+  @Order(1)
   void prometheusAnswersEveryDashboardQueryFromTheRun() {
     step(
         "17. Prometheus scraped the operator and the RegionServers: every query of the chart's Grafana dashboard has series",

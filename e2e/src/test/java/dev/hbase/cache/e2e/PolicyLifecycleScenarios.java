@@ -24,14 +24,21 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Steps 15 and 16 (tag {@code fault}): an idle cache reset with restarts on an empty cache, then
- * the policy's deletion (after which the suite's policy is gone).
+ * Steps 15 and 16 (tags {@code lifecycle}, {@code fault}): an idle cache reset with restarts on an
+ * empty cache, then the policy's deletion (after which the suite's policy is gone).
  */
-@Order(7)
+@Tag("lifecycle")
+@Tag("fault")
 class PolicyLifecycleScenarios extends FaultScenario {
+  /** Its start: the suite's operator and policy, the reader, HBase given back. */
+  @Override
+  List<Need> needs() {
+    return List.of(
+        Needs.HBASE_UP, Needs.SUITE_OPERATOR, Needs.suitePolicy(), Needs.READER, Needs.GIVEN_BACK);
+  }
+
   @Test
-  @Order(18)
-  @Tag("fault")
+  @Order(1)
   void anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache() {
     step(
         "15. idle cluster: a cache reset (prefetch off), then a RegionServer restarted with an empty cache, twice in a row",
@@ -172,8 +179,7 @@ class PolicyLifecycleScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(19)
-  @Tag("fault")
+  @Order(2)
   void deletingThePolicyLeavesRegionServersAndPvcsInPlace() {
     step(
         "16. deleting the policy leaves RegionServers and PVCs",

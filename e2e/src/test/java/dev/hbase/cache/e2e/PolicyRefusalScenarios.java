@@ -27,14 +27,24 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Steps 12-14 (tag {@code fault}): what the operator refuses or cannot roll: a second policy on the
- * same StatefulSet, a policy that cannot be planned, a pod that cannot start.
+ * Steps 12-14 (tags {@code refusals}, {@code fault}): what the operator refuses or cannot roll: a
+ * second policy on the same StatefulSet, a policy that cannot be planned, a pod that cannot start.
  */
-@Order(6)
+@Tag("refusals")
+@Tag("fault")
 class PolicyRefusalScenarios extends FaultScenario {
+  /**
+   * Its start: the suite's operator and policy as created (step 13 reverts to its 640Mi and expects
+   * no roll), the reader, HBase given back.
+   */
+  @Override
+  List<Need> needs() {
+    return List.of(
+        Needs.HBASE_UP, Needs.SUITE_OPERATOR, Needs.suitePolicy(), Needs.READER, Needs.GIVEN_BACK);
+  }
+
   @Test
-  @Order(15)
-  @Tag("fault")
+  @Order(1)
   void aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing() {
     step(
         "12. a second policy on the same StatefulSet: Valid=False reason Conflict, nothing touched",
@@ -118,8 +128,7 @@ class PolicyRefusalScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(16)
-  @Tag("fault")
+  @Order(2)
   void aPolicyThatCannotBePlannedChangesNothing() {
     step(
         "13. a policy that cannot be planned changes nothing",
@@ -213,8 +222,7 @@ class PolicyRefusalScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(17)
-  @Tag("fault")
+  @Order(3)
   void aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted() {
     step(
         "14. a pod that cannot start blocks the roll (Degraded); reverting recovers",

@@ -12,9 +12,16 @@ import java.util.Locale;
 final class Report {
   private final List<String> lines = new ArrayList<>();
   private final Path file;
+  private final boolean print;
 
   Report(Path file) {
+    this(file, true);
+  }
+
+  /** {@code print}: each line to stdout too (not in a run without a cluster). */
+  Report(Path file, boolean print) {
     this.file = file;
+    this.print = print;
     lines.add("# e2e report (" + Instant.now() + ")");
     lines.add("");
   }
@@ -23,14 +30,18 @@ final class Report {
     lines.add("");
     lines.add("## " + title);
     lines.add("");
-    System.out.println("\n[e2e] ## " + title);
+    if (print) {
+      System.out.println("\n[e2e] ## " + title);
+    }
     flush();
   }
 
   synchronized void line(String fmt, Object... args) {
     String s = String.format(Locale.ROOT, fmt, args);
     lines.add(s);
-    System.out.println("[e2e] " + s);
+    if (print) {
+      System.out.println("[e2e] " + s);
+    }
     flush();
   }
 

@@ -24,17 +24,32 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Steps 6-9 (tag {@code fault}): a roll disturbed from the control side: helm upgrades of
- * charts/hbase while idle and mid-roll, the HMaster deleted, the policy made invalid mid-roll and
- * the operator killed while that roll holds. writerThreads goes 4 -> 6 -> 7 -> 8. (The operator
- * killed mid-roll was a roll of its own, step 5, until it joined step 9's held roll: one roll less
- * in the suite, ~100 s, and the successor now also has to take over a held roll.)
+ * Steps 6-9 (tags {@code rolls}, {@code fault}): a roll disturbed from the control side: helm
+ * upgrades of charts/hbase while idle and mid-roll, the HMaster deleted, the policy made invalid
+ * mid-roll and the operator killed while that roll holds. writerThreads goes 4 -> 6 -> 7 -> 8. (The
+ * operator killed mid-roll was a roll of its own, step 5, until it joined step 9's held roll: one
+ * roll less in the suite, ~100 s, and the successor now also has to take over a held roll.)
  */
-@Order(2)
+@Tag("rolls")
+@Tag("fault")
 class RollScenarios extends FaultScenario {
+  /**
+   * Its start: the suite's operator and policy (writerThreads none of 6, 7, 8), the reader, HBase
+   * given back, caches warm (step 6 asserts the cluster's reads cached).
+   */
+  @Override
+  List<Need> needs() {
+    return List.of(
+        Needs.HBASE_UP,
+        Needs.SUITE_OPERATOR,
+        Needs.suitePolicy(6, 7, 8),
+        Needs.READER,
+        Needs.GIVEN_BACK,
+        Needs.WARM);
+  }
+
   @Test
-  @Order(5)
-  @Tag("fault")
+  @Order(1)
   void helmUpgradeOfTheHBaseChartRollsThroughTheOperator() {
     step(
         "6. helm upgrade of charts/hbase (a pod annotation, fields handed to the operator) while Idle: the operator rolls the pods,"
@@ -107,8 +122,7 @@ class RollScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(6)
-  @Tag("fault")
+  @Order(2)
   void helmUpgradeWhileARollRunsEndsWithEveryPodOnTheNewestTemplate() {
     step(
         "7. helm upgrade of charts/hbase (another pod annotation) while a roll runs (writerThreads 4 -> 6): one pod down at a time,"
@@ -194,8 +208,7 @@ class RollScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(7)
-  @Tag("fault")
+  @Order(3)
   void theHMasterDeletedMidRollHoldsTheRollUntilItIsBack() {
     step(
         "8. HMaster pod deleted mid-roll (writerThreads 6 -> 7): the roll waits for the new master and goes on",
@@ -239,8 +252,7 @@ class RollScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(8)
-  @Tag("fault")
+  @Order(4)
   void aPolicyMadeInvalidMidRollHoldsTheRollAndItResumesWhenValid() {
     step(
         "9. the policy made invalid mid-roll (writerThreads 7 -> 8, then bucketCache 64Gi): the roll holds with HBase's balancer on;"

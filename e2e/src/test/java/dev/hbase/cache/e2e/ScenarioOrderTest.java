@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
@@ -20,13 +23,14 @@ import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 
 /**
- * The kind suite's run order, without a cluster: JUnit's own discovery of the scenario classes
- * (what surefire runs, ordered by junit-platform.properties and the {@code @Order}s) must list the
- * suite's 22 steps in their order (step 10b since issue 28's container restart; 22 until the
- * operator-killed step joined step 9; the sizing advice, step 17 until then, runs last since issue
- * 26's CI time), and the make targets' tag selections exactly the steps they ran with the
- * single-class suite. Nothing here starts {@link KindSuite}: discovery does not run a class.
- * Ordered first, before the scenario classes.
+ * The kind suite's run order and its tag selections, without a cluster: JUnit's own discovery of
+ * the scenario classes (what surefire runs, ordered by {@link KindSuite.ClassOrder} and the steps'
+ * {@code @Order}s) must list the suite's 22 steps in their order (step 10b since issue 28's
+ * container restart; 22 until the operator-killed step joined step 9; the sizing advice, step 17
+ * until then, runs last since issue 26's CI time); each class's own tag must select that class
+ * alone (make e2e E2E_TAGS=stops), the group tag {@code fault} the fault classes, and the make
+ * targets' selections exactly the steps they ran before. Nothing here starts {@link KindSuite}:
+ * discovery does not run a class. Ordered first, before the scenario classes.
  */
 @Order(0)
 class ScenarioOrderTest {
@@ -52,13 +56,11 @@ class ScenarioOrderTest {
           "PolicyRefusalScenarios.aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted", // 14
           "PolicyLifecycleScenarios.anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache", // 15
           "PolicyLifecycleScenarios.deletingThePolicyLeavesRegionServersAndPvcsInPlace", // 16
-          "ObservabilityScenarios.prometheusAnswersEveryDashboardQueryFromTheRun", // 17 (no tag)
+          "ObservabilityScenarios.prometheusAnswersEveryDashboardQueryFromTheRun", // 17
           "NamespaceInstallScenario.aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly", // 18
-          // 19 (no tag): after the namespace install, which then takes over the PersistentFile
-          // pods step 16 left, caches and all (not the advice step's Lru pods)
+          // 19: after the namespace install, which then takes over the PersistentFile pods step 16
+          // left, caches and all (not the advice step's Lru pods)
           "AdviceScenarios.aWorkingSetThatOutgrowsTheLruGetsAnOffheapRecommendation");
-
-  // (namespace)
 
   /**
    * The steps JUnit would run, in order, with surefire's -Dgroups as a tag expression (null: all).
@@ -68,8 +70,9 @@ class ScenarioOrderTest {
         LauncherDiscoveryRequestBuilder.request()
             .selectors(DiscoverySelectors.selectPackage(KindScenario.class.getPackageName()))
             .filters(
-                // the suite's no-cluster checks (this class, L2SettledTest) are not steps
-                ClassNameFilter.excludeClassNamePatterns(".*Test"));
+                // the suite's no-cluster checks (this class, L2SettledTest, the scenario classes
+                // ScenarioIsolationTest runs without a cluster) are not steps
+                ClassNameFilter.excludeClassNamePatterns(".*Test", ".*Test\\$.*"));
     if (groups != null) {
       request.filters(TagFilter.includeTags(groups));
     }
@@ -85,6 +88,18 @@ class ScenarioOrderTest {
       steps.add(m.getJavaClass().getSimpleName() + "." + m.getMethodName());
     }
     plan.getChildren(id).forEach(child -> walk(plan, child, steps));
+  }
+
+  /** The steps of RUN_ORDER in these classes, in run order. */
+  static List<String> stepsOf(String... classes) {
+    Set<String> names = Set.of(classes);
+    return RUN_ORDER.stream().filter(s -> names.contains(s.substring(0, s.indexOf('.')))).toList();
+  }
+
+  static Set<String> tags(Class<?> c) {
+    return Arrays.stream(c.getAnnotationsByType(Tag.class))
+        .map(Tag::value)
+        .collect(Collectors.toSet());
   }
 
   @Test
@@ -110,25 +125,62 @@ class ScenarioOrderTest {
   }
 
   @Test
-  void eachStepsOrderIsItsPlaceInTheSuiteAndEachClassIsInKindSuite() throws Exception {
+  void makeE2eTagsStopsRunsTheWarmStopsAlone() {
+    assertThat(plan("stops")).containsExactlyElementsOf(stepsOf("WarmStopScenarios"));
+  }
+
+  @Test
+  void theFaultTagSelectsTheSixFaultClassesWithoutTheSetup() {
+    assertThat(plan("fault")).containsExactlyElementsOf(RUN_ORDER.subList(4, 19));
+  }
+
+  @Test
+  void tagsCombineIntoAGroupInRunOrder() {
+    assertThat(plan("advice|rolls"))
+        .containsExactlyElementsOf(stepsOf("RollScenarios", "AdviceScenarios"));
+  }
+
+  @Test
+  void eachScenarioClassHasATagOfItsOwnThatSelectsItAlone() {
+    for (Class<? extends KindScenario> c : KindSuite.SCENARIOS) {
+      Set<String> others =
+          KindSuite.SCENARIOS.stream()
+              .filter(o -> o != c)
+              .flatMap(o -> tags(o).stream())
+              .collect(Collectors.toSet());
+      List<String> own = tags(c).stream().filter(t -> !others.contains(t)).toList();
+      assertThat(own)
+          .as("the tags of %s no other scenario class has", c.getSimpleName())
+          .hasSize(1);
+      assertThat(plan(own.get(0)))
+          .as("the steps tag %s selects", own.get(0))
+          .containsExactlyElementsOf(stepsOf(c.getSimpleName()));
+    }
+  }
+
+  @Test
+  void eachClassIsInKindSuiteAndItsStepsAreOrderedWithinIt() throws Exception {
     assertThat(RUN_ORDER.stream().map(s -> s.substring(0, s.indexOf('.'))).distinct().toList())
         .containsExactlyElementsOf(KindSuite.SCENARIOS.stream().map(Class::getSimpleName).toList());
-    for (Class<? extends KindScenario> c : KindSuite.SCENARIOS) {
-      assertThat(KindSuite.scenarioOrder(c))
-          .as("@Order of %s", c.getSimpleName())
-          .isEqualTo(KindSuite.SCENARIOS.indexOf(c) + 1);
-    }
-    for (int i = 0; i < RUN_ORDER.size(); i++) {
-      String[] step = RUN_ORDER.get(i).split("\\.");
+    String lastClass = null;
+    int inClass = 0;
+    for (String s : RUN_ORDER) {
+      String[] step = s.split("\\.");
+      inClass = step[0].equals(lastClass) ? inClass + 1 : 1;
+      lastClass = step[0];
       Class<?> c = Class.forName(KindScenario.class.getPackageName() + "." + step[0]);
       Method m = c.getDeclaredMethod(step[1]);
       assertThat(m.getAnnotation(Order.class).value())
-          .as("@Order of %s", RUN_ORDER.get(i))
-          .isEqualTo(i + 1);
+          .as("@Order of %s: its place in its class", s)
+          .isEqualTo(inClass);
+      assertThat(m.getAnnotation(Tag.class))
+          .as("a tag on step %s (tags are the class's: they select whole classes)", s)
+          .isNull();
+    }
+    for (Class<? extends KindScenario> c : KindSuite.SCENARIOS) {
       // the check after every fault step (FaultScenario's @AfterEach) runs where the fault steps
       // are
-      Tag tag = m.getAnnotation(Tag.class);
-      if (tag != null && tag.value().equals("fault")) {
+      if (tags(c).contains("fault")) {
         assertThat(FaultScenario.class)
             .as("the base of %s, which has fault steps", c.getSimpleName())
             .isAssignableFrom(c);

@@ -10,7 +10,6 @@ import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
-import dev.hbase.cache.api.v1alpha1.spec.MetricsSpec;
 import dev.hbase.cache.api.v1alpha1.status.RegionServerStatus;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -26,16 +25,24 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Steps 1-4 (tag {@code setup}, which every make target runs first): the operator chart, the
- * PersistentFile policy on root-owned cache volumes ({@link RootOwnedVolumes}), a table and the
- * reader that runs from here to the end (hit ratios in the status), and the first roll with data
- * (writerThreads 3 -> 4).
+ * Steps 1-4 (tag {@code setup}, which make e2e-faults, e2e-namespace and e2e-secured run first):
+ * the operator chart, the PersistentFile policy on root-owned cache volumes ({@link
+ * RootOwnedVolumes}), a table and the reader that runs from here to the end (hit ratios in the
+ * status), and the first roll with data (writerThreads 3 -> 4).
  */
-@Order(1)
+@Tag("setup")
 class SetupScenarios extends KindScenario {
+  /**
+   * Its start: HBase up: its steps make everything else (the operator, the policy, the table, the
+   * reader).
+   */
+  @Override
+  List<Need> needs() {
+    return List.of(Needs.HBASE_UP);
+  }
+
   @Test
   @Order(1)
-  @Tag("setup")
   void crdAndOperatorChartInstall() {
     step(
         "1. CRD and operator chart install",
@@ -69,8 +76,7 @@ class SetupScenarios extends KindScenario {
               op.getMetadata().getName(), op.getSpec().getContainers().get(0).getImage());
           // OPERATOR_MONITORING=1 (Settings.env): the Prometheus Operator's CRDs and the chart's
           // monitoring objects
-          List<String> followed =
-              prometheus.followTheChart(client, cluster.opNs, settings.operatorRelease());
+          List<String> followed = Needs.follow(this);
           report.line(
               "- the chart's monitoring objects (the Prometheus Operator's CRDs %s, from its Go module), as the host's Prometheus follows them:",
               "applied by operator-up.sh");
@@ -91,38 +97,31 @@ class SetupScenarios extends KindScenario {
 
   @Test
   @Order(2)
-  @Tag("setup")
   void persistentFilePolicyPutsThePlannedCacheInEveryRegionServer() {
     step(
         "2. PersistentFile policy: the planned cache in every RegionServer's metrics",
         () -> {
           Map<Integer, String> uidsBefore = cluster.podUids();
-          BlockCachePolicy p =
-              client
-                  .resources(BlockCachePolicy.class)
-                  .load(repo.resolve("examples/persistent-file.yaml").toFile())
-                  .item();
-          p.getMetadata().setNamespace(cluster.ns);
           // the only changes to the example: hit ratios every 10 s instead of 30 s, sizing advice
-          // every 3 min instead of
-          // every hour (a shorter test)
-          p.getSpec().setMetrics(new MetricsSpec().setInterval("10s"));
-          p.getSpec()
-              .setAutoTune(new dev.hbase.cache.api.v1alpha1.spec.AutoTuneSpec().setWindow("3m"));
-          // and the cache volumes on storage as a CSI driver gives it: root-owned, not
-          // world-writable (kind's local-path
-          // directories are 0777 and would hide a RegionServer, user 10001, that cannot write its
-          // cache file)
-          p.getSpec()
-              .getStorage()
-              .setStorageClassName(
-                  RootOwnedVolumes.create(
-                      client, settings, report, p.getSpec().getStorage().getSize().toString()));
+          // every 3 min instead of every hour (a shorter test), and the cache volumes on storage
+          // as a CSI driver gives it: root-owned, not world-writable (Baseline.suitePolicy)
           if (settings.secured()) {
-            actAsTheOperatorsPrincipal(p);
+            aClientWithoutAnIdentityIsRefused();
+          }
+          BlockCachePolicy p = Baseline.suitePolicy(this);
+          if (settings.secured()) {
+            report.line(
+                "- Kerberos-secured HBase (make e2e-secured): realm %s, RPC and ZooKeeper over SASL, HBase ACLs;"
+                    + " the workload logged in as %s, granted `RA` to %s; spec.hbase.kerberos: principal %s,"
+                    + " keytabSecret %s",
+                settings.kerberosRealm(),
+                settings.principal(Settings.WORKLOAD_PRINCIPAL_NAME),
+                Settings.OPERATOR_PRINCIPAL_NAME,
+                settings.principal(Settings.OPERATOR_PRINCIPAL_NAME),
+                Settings.OPERATOR_KEYTAB_SECRET);
           }
           Instant t0 = Instant.now();
-          client.resource(p).create();
+          Baseline.create(this, p);
           BlockCachePolicy done = cluster.awaitRollDone("first roll", null, ROLL_TIMEOUT);
           if (settings.secured()) {
             assertTheRollKeptKerberos();
@@ -226,14 +225,12 @@ class SetupScenarios extends KindScenario {
   }
 
   /**
-   * make e2e-secured: the operator's principal gets HBase's READ and ADMIN permissions, as the
-   * README tells an administrator to grant them (the e2e workload, an HBase superuser of the
-   * secured chart, grants them), and the policy names that principal and its keytab's Secret
-   * (e2e/kind/kdc-up.sh made both).
+   * make e2e-secured: the cluster is secured, not only configured so: a client without an identity
+   * is refused (on an unsecured cluster this pod prints "decommissioned now: []" and succeeds). The
+   * operator's principal is then granted its permissions ({@link
+   * Baseline#asTheOperatorsPrincipal}).
    */
-  private void actAsTheOperatorsPrincipal(BlockCachePolicy p) {
-    // the cluster is secured, not only configured so: a client without an identity is refused
-    // (on an unsecured cluster this pod prints "decommissioned now: []" and succeeds)
+  private void aClientWithoutAnIdentityIsRefused() {
     Workload.Run anonymous =
         workload.runWithoutIdentity("e2e-anonymous", Duration.ofMinutes(3), "decommissioned");
     assertThat(anonymous.log())
@@ -255,32 +252,6 @@ class SetupScenarios extends KindScenario {
             .findFirst()
             .map(l -> l.length() > 240 ? l.substring(0, 240) + "..." : l)
             .orElse("(pod Failed)"));
-    Workload.Run g =
-        workload.run(
-            "e2e-grant", Duration.ofMinutes(3), "grant", Settings.OPERATOR_PRINCIPAL_NAME, "RA");
-    assertThat(g.log())
-        .as("grant of RA to the operator's principal: %s", g.log())
-        .contains("GRANT OK");
-    assertThat(g.phase()).as("e2e-grant pod").isEqualTo("Succeeded");
-    String principal = settings.principal(Settings.OPERATOR_PRINCIPAL_NAME);
-    if (p.getSpec().getHbase() == null) {
-      p.getSpec().setHbase(new dev.hbase.cache.api.v1alpha1.spec.HBaseSpec());
-    }
-    p.getSpec()
-        .getHbase()
-        .setKerberos(
-            new dev.hbase.cache.api.v1alpha1.spec.KerberosSpec()
-                .setPrincipal(principal)
-                .setKeytabSecret(Settings.OPERATOR_KEYTAB_SECRET));
-    report.line(
-        "- Kerberos-secured HBase (make e2e-secured): realm %s, RPC and ZooKeeper over SASL, HBase ACLs;"
-            + " the workload logged in as %s, granted `RA` to %s; spec.hbase.kerberos: principal %s,"
-            + " keytabSecret %s",
-        settings.kerberosRealm(),
-        settings.principal(Settings.WORKLOAD_PRINCIPAL_NAME),
-        Settings.OPERATOR_PRINCIPAL_NAME,
-        principal,
-        Settings.OPERATOR_KEYTAB_SECRET);
   }
 
   /**
@@ -312,21 +283,12 @@ class SetupScenarios extends KindScenario {
 
   @Test
   @Order(3)
-  @Tag("setup")
   void statusShowsHitRatiosThatMatchTheWorkload() {
     step(
         "3. hit ratios in the status match the workload",
         () -> {
           Instant t0 = Instant.now();
-          Workload.Run load =
-              workload.run(
-                  "e2e-load",
-                  Duration.ofMinutes(10),
-                  "load",
-                  TABLE,
-                  "" + ROWS,
-                  "" + VALUE_BYTES,
-                  "" + REGIONS);
+          Workload.Run load = Baseline.loadTable(this);
           String loadLog = load.log();
           loadLog
               .lines()
@@ -346,9 +308,7 @@ class SetupScenarios extends KindScenario {
 
           // a hot set that fits the cache: every row of the table, 200 random Gets/s, from now to
           // the end
-          suite.readerStart =
-              workload.startReader(
-                  READER, Duration.ofMinutes(3), "read", TABLE, "" + ROWS, "2", "200", "0");
+          Baseline.startReader(this);
           // the reader's first reads in HBase's figures: its start, HBase's own refresh (the
           // chart's metricsPeriodSeconds, 1 s) and the 2 s between the suite's /jmx samples, with
           // a margin; a status sampled 10 s (one policy metrics interval) after that is a sample of
@@ -439,7 +399,6 @@ class SetupScenarios extends KindScenario {
 
   @Test
   @Order(4)
-  @Tag("setup")
   void specChangeRollsOneAtATimeWithTheCacheKept() {
     step(
         "4. tuning.writerThreads 3 -> 4: one pod at a time, caches kept, no failed reads",

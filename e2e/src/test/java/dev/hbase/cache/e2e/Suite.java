@@ -12,24 +12,46 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * What the kind suite's scenario classes share, one for the whole run: {@link KindSuite} keeps it
  * in the root {@link ExtensionContext.Store}, sets it up before the first scenario class and JUnit
- * closes it after the last one. {@link #setUp} and {@link #close} are what the suite's single class
- * did in its {@code @BeforeAll} and {@code @AfterAll}: the client, the cluster, the report, the JMX
- * sampler, the pod watch, the workload client, the host's Prometheus; at the end the reader's log,
- * the operator's log, the policy's events, the summary and the step times. Between the two, the
- * state the steps hand on: {@link #failed} (a failed step skips every later one, in every class),
- * {@link #readerStart}, {@link #lastRollEnd}, the summary and step times.
+ * closes it after the last one. {@link #setUp}: the client, the cluster, the report, the JMX
+ * sampler, the pod watch, the workload client, the host's Prometheus; {@link #close}: the reader's
+ * log, the operator's log, the policy's events, the table of the scenario classes' results, the
+ * summary and the step times. Between the two, what the classes hand on: each class's {@link
+ * ScenarioOutcome} (a failed step stops its own class only), the needs that could not be
+ * established ({@link #unestablished}), what the preconditions compare with ({@link #baseline},
+ * {@link #tableLoaded}, {@link #prometheusFollowing}), {@link #readerStart}, {@link #lastRollEnd},
+ * the summary and step times.
+ *
+ * <p>Offline (a directory given: ScenarioIsolationTest), it has a report there and nothing else: no
+ * cluster is read.
  */
 final class Suite implements ExtensionContext.Store.CloseableResource {
   final Path repo = Path.of(System.getProperty("e2e.repo", "..")).toAbsolutePath().normalize();
-  final Path target = repo.resolve("e2e/target");
+  final Path target;
   final Instant suiteStart = Instant.now();
   final List<String> summary = new ArrayList<>();
+
+  /** The scenario classes in run order ({@link KindSuite#scenarios}). */
+  final List<Class<?>> scenarios;
+
+  /** The tag expression the run selected its classes by, as the report says it. */
+  final String tags;
+
+  /** Null, or the directory of a run without a cluster. */
+  private final Path offline;
+
+  /** Each scenario class that began, by simple name, in run order. */
+  final Map<String, ScenarioOutcome> outcomes = new LinkedHashMap<>();
+
+  /** The needs that could not be established, by name: which class tried, and why it failed. */
+  final Map<String, String> unestablished = new LinkedHashMap<>();
 
   /**
    * Each step's wall time as "| step | s | result |" rows, for the summary's table (where the
@@ -65,9 +87,21 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
   Prometheus prometheus;
   Workload workload;
   Beside beside;
-  boolean failed;
   Instant readerStart;
   Instant lastRollEnd;
+
+  /**
+   * The suite's policy as the API server returned it when the suite created it (step 2, or a
+   * precondition): the spec the suite's policy must have for {@link Needs#suitePolicy}, but for its
+   * tuning.writerThreads, which the roll steps change. Null until then.
+   */
+  dev.hbase.cache.api.v1alpha1.BlockCachePolicy baseline;
+
+  /** The table the reader reads was loaded (step 3, or a precondition). */
+  boolean tableLoaded;
+
+  /** Since when the host's Prometheus follows the suite's operator chart (step 1, or a need). */
+  Instant prometheusFollowing;
 
   /**
    * The suite's policy ({@link Cluster#POLICY}) as it was when a step deleted it (step 16, or the
@@ -76,17 +110,39 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
    */
   dev.hbase.cache.api.v1alpha1.BlockCachePolicy deletedSuitePolicy;
 
+  /** The deleted policy had finished its roll (Idle, Ready) when it was deleted. */
+  boolean deletedSuitePolicyIdle;
+
   /**
-   * The scenario class and the step that began last, by their {@code @Order}: {@link KindSuite}
-   * checks the run order.
+   * The scenario class that began last, by its place in {@link #scenarios}, and the step that began
+   * last in it, by its {@code @Order}: {@link KindSuite} checks the run order.
    */
-  int lastScenarioOrder;
+  int lastScenarioPlace;
 
   String lastScenario;
   int lastStepOrder;
   String lastStep;
   private boolean setUpDone;
   private Throwable setUpFailure;
+
+  Suite(List<Class<?>> scenarios, Path offline, String tags) {
+    this.scenarios = List.copyOf(scenarios);
+    this.offline = offline;
+    this.tags = tags;
+    this.target = offline != null ? offline : repo.resolve("e2e/target");
+  }
+
+  /** A run without a cluster (ScenarioIsolationTest): nothing printed. */
+  boolean offline() {
+    return offline != null;
+  }
+
+  /** A scenario class begins: its outcome, kept for the report's class table. */
+  synchronized ScenarioOutcome begin(String name, List<String> classTags) {
+    ScenarioOutcome o = new ScenarioOutcome(name, classTags, Instant.now());
+    outcomes.put(name, o);
+    return o;
+  }
 
   /** {@link #setUp} the first time; after a failed one, every later class fails with its cause. */
   synchronized void setUpOnce() throws Exception {
@@ -108,6 +164,12 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
   }
 
   private void setUp() throws Exception {
+    if (offline != null) {
+      beside = new Beside(null);
+      report = new Report(target.resolve("e2e-report.md"), false);
+      report.line("offline: no cluster (ScenarioIsolationTest); tags selected: %s", tags);
+      return;
+    }
     beside = Beside.fromEnvironment();
     settings = Settings.load(repo);
     client =
@@ -122,6 +184,9 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
         cluster.opNs,
         settings.hbaseImage(),
         settings.operatorImage());
+    report.line(
+        "tags selected: %s; scenario classes in run order: %s",
+        tags, scenarios.stream().map(Class::getSimpleName).toList());
     assertThat(cluster.regionServers())
         .as("charts/hbase installed in %s (e2e/e2e.sh does it)", cluster.ns)
         .isNotNull();
@@ -185,6 +250,9 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
       if (events != null) {
         Files.writeString(target.resolve("policy-events.txt"), events);
       }
+      report.section("Scenario classes");
+      ScenarioOutcome.table(scenarios.stream().map(Class::getSimpleName).toList(), outcomes, tags)
+          .forEach(report::line);
       report.section("Summary");
       summary.forEach(s -> report.line("- %s", s));
       report.line(

@@ -17,16 +17,31 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Steps 11 and 11b (tag {@code fault}): RegionServers stopped by someone other than the operator,
- * with no roll running: a node drain through the Eviction API and a plain {@code kubectl delete
- * pod}, each a warm stop (regions moved before the JVM stops, home after); a scale-down and back up
- * (the removed server's regions go back to it on its kept cache).
+ * Steps 11 and 11b (tags {@code stops}, {@code fault}): RegionServers stopped by someone other than
+ * the operator, with no roll running: a node drain through the Eviction API and a plain {@code
+ * kubectl delete pod}, each a warm stop (regions moved before the JVM stops, home after); a
+ * scale-down and back up (the removed server's regions go back to it on its kept cache).
  */
-@Order(5)
+@Tag("stops")
+@Tag("fault")
 class WarmStopScenarios extends FaultScenario {
+  /**
+   * Its start: the suite's operator and policy, the reader, HBase given back, caches warm (the
+   * stops assert the reads cached).
+   */
+  @Override
+  List<Need> needs() {
+    return List.of(
+        Needs.HBASE_UP,
+        Needs.SUITE_OPERATOR,
+        Needs.suitePolicy(),
+        Needs.READER,
+        Needs.GIVEN_BACK,
+        Needs.WARM);
+  }
+
   @Test
-  @Order(13)
-  @Tag("fault")
+  @Order(1)
   void aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack() {
     // every stop a warm stop: the operator drains an evicted or deleted server while its preStop
     // hook holds it, and sends its regions home when it is back
@@ -179,8 +194,7 @@ class WarmStopScenarios extends FaultScenario {
   }
 
   @Test
-  @Order(14)
-  @Tag("fault")
+  @Order(2)
   void aScaleDownMovesTheRemovedServersRegionsAndAScaleUpBringsThemBack() {
     step(
         "11b. a scale-down 3 -> 2 and back to 3: the removed server's regions move before it stops,"
