@@ -286,9 +286,9 @@ class DrainAndReloadIT {
   /**
    * What the operator does to a stopping pod whose grace period would not leave HBase its own
    * shutdown time after the warm stop's hold (StopDeadlines): {@code stopServer}, HBase's own stop
-   * over RPC. The RegionServer stops by itself as after SIGTERM: its regions go to the other server,
-   * it writes its cache map and its process exits; started again on the same cache directory, it
-   * restores its L2 from that map.
+   * over RPC. The RegionServer stops by itself as after SIGTERM: its regions go to the other
+   * server, it writes its cache map and its process exits; started again on the same cache
+   * directory, it restores its L2 from that map.
    */
   @Test
   @Order(2)
@@ -344,7 +344,8 @@ class DrainAndReloadIT {
   /** A log from {@code offset} bytes on (a RegionServer started again appends to its log). */
   static String since(Path log, long offset) throws java.io.IOException {
     byte[] all = Files.readAllBytes(log);
-    return new String(all, (int) offset, all.length - (int) offset, java.nio.charset.StandardCharsets.UTF_8);
+    return new String(
+        all, (int) offset, all.length - (int) offset, java.nio.charset.StandardCharsets.UTF_8);
   }
 
   @Test

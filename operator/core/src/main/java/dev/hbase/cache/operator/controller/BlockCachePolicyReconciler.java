@@ -220,7 +220,8 @@ public class BlockCachePolicyReconciler
 
     // a recreate interrupted between its delete and its create is finished here, or refused
     Observation seen =
-        storage.finishInterrupted(client, policy, Observer.observe(c, new Zone(c.namespace(), clusterDomain)));
+        storage.finishInterrupted(
+            client, policy, Observer.observe(c, new Zone(c.namespace(), clusterDomain)));
     if (seen instanceof Unobservable u) {
       if (u.why().invalid) {
         events.warn(client, policy, u.why(), u.message());

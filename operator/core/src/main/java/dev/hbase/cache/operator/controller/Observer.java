@@ -229,7 +229,9 @@ final class Observer {
       List<Pod> pods, StatefulSet sts, String regionServer) {
     List<CacheMapRemoval> out = new ArrayList<>();
     for (Pod p :
-        pods.stream().filter(p -> Informers.ordinal(p, sts.getMetadata().getName()) >= 0).toList()) {
+        pods.stream()
+            .filter(p -> Informers.ordinal(p, sts.getMetadata().getName()) >= 0)
+            .toList()) {
       out.addAll(CacheMapReports.of(p, regionServer));
     }
     out.sort(Comparator.comparing(CacheMapRemoval::pod));
