@@ -70,7 +70,15 @@ class StopDeadlinesTest {
 
   void add(Pod p) {
     pods.put(p.getMetadata().getName(), p);
-    views.add(Observer.podView(p, views.size()));
+    // its DNS name in the policy's namespace: how its RegionServer is known to be its (OwnCluster)
+    views.add(
+        Observer.podView(
+            p,
+            views.size(),
+            false,
+            false,
+            null,
+            p.getMetadata().getName() + ".rs.ns.svc.cluster.local"));
   }
 
   /** Deleted {@code before} ago with this grace period: its deletionTimestamp is the SIGKILL. */
