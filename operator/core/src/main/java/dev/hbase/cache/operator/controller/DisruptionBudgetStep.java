@@ -106,7 +106,11 @@ final class DisruptionBudgetStep {
     KubernetesClient client = c.client();
     BlockCachePolicy policy = c.policy();
     String ns = c.namespace();
-    List<PodDisruptionBudget> existing = c.informers().budgets().list(ns, b -> true).toList();
+    // the namespace's budgets only: the cache's list by namespace was seen to return another
+    // namespace's budget of the same name (NoisyNeighbourIT: quiet/cache-regionservers listed for
+    // noisy), so the namespace is checked here too
+    List<PodDisruptionBudget> existing =
+        c.informers().budgets().list(ns, b -> ns.equals(b.getMetadata().getNamespace())).toList();
     PodDisruptionBudget named =
         existing.stream()
             .filter(b -> name(policy).equals(b.getMetadata().getName()))

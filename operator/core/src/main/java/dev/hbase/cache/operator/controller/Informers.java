@@ -229,6 +229,7 @@ record Informers(
     String ns = r.getMetadata().getNamespace();
     return ctx.getPrimaryCache()
         .list(ns)
+        .filter(p -> ns.equals(p.getMetadata().getNamespace())) // as DisruptionBudgetStep.apply
         .filter(
             p ->
                 p.getSpec() != null
