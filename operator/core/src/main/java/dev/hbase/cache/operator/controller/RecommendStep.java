@@ -196,6 +196,10 @@ final class RecommendStep {
         && written.getMetadata().getGeneration() != null
         && !Objects.equals(written.getMetadata().getGeneration(), generation)) {
       r.setApplied(now.toString());
+      // the status this reconcile writes carries the version the operator's own spec write made:
+      // with the one it read, the status write (resourceVersion-guarded, StatusWrites) would be
+      // refused as stale, and the recommendation it holds lost (AdviceApplyIT)
+      policy.getMetadata().setResourceVersion(written.getMetadata().getResourceVersion());
       events.record(
           client,
           policy,
