@@ -127,7 +127,17 @@ class StaleStatusWriteIT extends OperatorHarness {
   @Test
   void anOlderWritersStatusIsRefusedAndNoInFlightEntryIsLost() {
     cluster("4Gi", false);
-    operator(null); // A
+    // A's first status write after the change below is held too, until B's is: else A may write
+    // the new observedGeneration first, B's informer shows it, and B (whose status is then
+    // unchanged) writes nothing (seen under CI load: "B writes a status" timed out)
+    Gate gateA = new Gate();
+    KubernetesClient aClient =
+        new KubernetesClientBuilder()
+            .withConfig(client.getConfiguration())
+            .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("gate", gateA))
+            .build();
+    closeAfter.add(aClient::close);
+    operator(null, aClient); // A
     policy("two", "  mode: Lru\n  rollout:\n    paused: true\n");
     await().atMost(Duration.ofSeconds(60)).until(() -> condition("two", "Valid", "True"));
 
@@ -143,10 +153,12 @@ class StaleStatusWriteIT extends OperatorHarness {
 
     // a change both see while the roll is paused: B's status write for it is held
     gate.armed = true;
+    gateA.armed = true;
     mergePatch("two", "{\"spec\":{\"metrics\":{\"interval\":\"11s\"}}}");
     await("B writes a status")
         .atMost(Duration.ofSeconds(60))
         .until(() -> gate.held.getCount() == 0);
+    gateA.release.countDown();
     assertThat(inFlight(status(gate.heldBody)))
         .as("B's held write: computed while the roll was paused")
         .isEmpty();
