@@ -212,11 +212,15 @@ hbase-lib: ## assemble the HBase server classpath (HBASE_VERSION, default 2.6.4-
 # 580 s one at a time, warm, on 2 cores. The bench-* targets run one.
 HBASE_IT_JVM_OPTS ?= -XX:TieredStopAtLevel=1
 HBASE_IT_FORKS ?= 2
+# OwnClusterIT runs after the other classes, in a JVM of its own (operator/hbase-it/pom.xml,
+# execution own-cluster): with the full set of classes only, not a subset (HBASE_IT_TESTS)
+HBASE_IT_OWN_CLUSTER_SKIP = $(if $(subst **/hbaseit/*IT,,$(HBASE_IT_TESTS)),true,false)
 test-hbase: hbase-lib ## contract tests on real ZooKeeper/HMaster/RegionServers (operator/hbase-it, ~6 min; HBASE_VERSION=2.5.13-hadoop3: on the 2.5 line)
 	cd operator && $(MVN) $(MVN_FLAGS) -Phbase-it -pl hbase-it -am verify -DskipITs \
 	  -Dtest='$(HBASE_IT_TESTS)' -Dsurefire.failIfNoSpecifiedTests=false \
 	  -Dhbase.it.lib.dir=$(ROOT)/$(HBASE_RUNTIME_DIR)/lib \
-	  -Dhbase.it.jvmOpts='$(HBASE_IT_JVM_OPTS)' -Dhbase.it.forkCount=$(HBASE_IT_FORKS)
+	  -Dhbase.it.jvmOpts='$(HBASE_IT_JVM_OPTS)' -Dhbase.it.forkCount=$(HBASE_IT_FORKS) \
+	  -Dhbase.it.ownCluster.skip=$(HBASE_IT_OWN_CLUSTER_SKIP)
 
 .PHONY: bench-roll
 bench-roll: hbase-lib ## two rolls of three real RegionServers, HBase's drain vs the operator's (~8 min, not a test): docs/bench-roll.md

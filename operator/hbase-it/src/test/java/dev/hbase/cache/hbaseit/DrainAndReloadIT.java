@@ -314,9 +314,14 @@ class DrainAndReloadIT {
     String log = since(rs.log, logFrom);
     int exit = hbase.stopRegionServer(victim);
     assertThat(log).contains("STOPPED").doesNotContain("ABORTING region server");
-    assertThat(map).as("the cache map written at the stop").exists();
-    assertThat(Files.getLastModifiedTime(map).toMillis()).isGreaterThan(mapBefore);
-    assertThat(Files.size(map)).isGreaterThan(20);
+    // on the 2.5 line these servers run File (Plans.persistentOrFile: the planner refuses
+    // PersistentFile there), so no map is written: the stop itself is what is checked there
+    boolean persists = !LocalHBase.line25();
+    if (persists) {
+      assertThat(map).as("the cache map written at the stop").exists();
+      assertThat(Files.getLastModifiedTime(map).toMillis()).isGreaterThan(mapBefore);
+      assertThat(Files.size(map)).isGreaterThan(20);
+    }
     ClusterSnapshot after =
         await("its regions on the other server")
             .atMost(Duration.ofSeconds(60))
@@ -331,13 +336,21 @@ class DrainAndReloadIT {
     long restartFrom = Files.size(rs.log);
     hbase.startRegionServer(victim, settings[victim]);
     hbase.awaitRegionServerReported(admin, victim, Duration.ofSeconds(90));
-    assertThat(since(hbase.regionServer(victim).log, restartFrom))
-        .as("started again, it restores its L2 from the map")
-        .contains("Bucket cache retrieved from file successfully");
+    if (persists) {
+      assertThat(since(hbase.regionServer(victim).log, restartFrom))
+          .as("started again, it restores its L2 from the map")
+          .contains("Bucket cache retrieved from file successfully");
+    }
     System.out.printf(
-        "RESULT stopServer: %s with %d regions exited by itself %s after the request (exit %d);"
-            + " its map %d bytes; the other server holds %d regions%n",
-        id, regions, stopped, exit, Files.size(map), after.live().get(0).regionCount());
+        "RESULT stopServer (HBase %s): %s with %d regions exited by itself %s after the request"
+            + " (exit %d); its map %d bytes; the other server holds %d regions%n",
+        LocalHBase.SERVER_VERSION,
+        id,
+        regions,
+        stopped,
+        exit,
+        Files.exists(map) ? Files.size(map) : -1,
+        after.live().get(0).regionCount());
     awaitHealthy();
   }
 

@@ -225,6 +225,7 @@ final class LocalHBase implements AutoCloseable {
         hosts.append(hbase.regionServerAddress(i)).append(' ').append(names.apply(i)).append('\n');
       }
       Files.writeString(hbase.hostsFile, hosts.toString());
+      jvmHosts(hosts.toString());
     }
     try {
       hbase.zk =
@@ -262,14 +263,52 @@ final class LocalHBase implements AutoCloseable {
     return hostPerRegionServer ? "127.0.0." + (firstAddress + i) : HOST;
   }
 
-  /** This machine's host name (daemons look it up): in the hosts file beside localhost. */
+  /**
+   * This machine's host name (daemons look it up): in the hosts file beside localhost. From the
+   * kernel where it can: with a hosts file of its own ({@link #jvmHosts}) this JVM may not resolve
+   * it.
+   */
   private static String machineName() {
+    try {
+      String kernel = Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
+      if (!kernel.isEmpty()) {
+        return kernel;
+      }
+    } catch (IOException | RuntimeException notLinux) {
+      // the resolver's name below
+    }
     try {
       return InetAddress.getLocalHost().getHostName();
     } catch (IOException e) {
       return System.getenv().getOrDefault("HOSTNAME", "localhost");
     }
   }
+
+  /**
+   * Where this JVM resolves names from its own hosts file ({@code -Djdk.net.hosts.file}: the
+   * hbase-it pom's own-cluster execution), a named cluster's entries go there too, so that its
+   * HBase client reaches RegionServers registered under a pod's DNS name. The JDK reads the file at
+   * each lookup.
+   */
+  private static synchronized void jvmHosts(String entries) throws IOException {
+    String file = System.getProperty("jdk.net.hosts.file");
+    if (file == null) {
+      return;
+    }
+    Path p = Path.of(file);
+    Files.createDirectories(p.toAbsolutePath().getParent());
+    // the first cluster of this JVM starts the file afresh (no entries of an earlier run)
+    Files.writeString(
+        p,
+        entries,
+        java.nio.file.StandardOpenOption.CREATE,
+        jvmHostsStarted
+            ? java.nio.file.StandardOpenOption.APPEND
+            : java.nio.file.StandardOpenOption.TRUNCATE_EXISTING);
+    jvmHostsStarted = true;
+  }
+
+  private static boolean jvmHostsStarted;
 
   /** Client settings that reach this cluster (what the operator gets from hbase-site). */
   Map<String, String> clientSettings() {

@@ -87,7 +87,8 @@ class PersistenceIT {
       }
       if (broken) {
         // HBase 2.5.13: the map is not written; its shutdown fails on blocks without a type
-        assertThat(Files.size(cacheDir.resolve("bucketcache.map")))
+        long mapBytes = Files.size(cacheDir.resolve("bucketcache.map"));
+        assertThat(mapBytes)
             .as("HBase %s: the persistence map after a graceful stop", LocalHBase.SERVER_VERSION)
             .isLessThanOrEqualTo(20);
         assertThat(Files.readString(hbase.dir.resolve("logs").resolve("rs0.log")))
@@ -108,7 +109,7 @@ class PersistenceIT {
         System.out.printf(
             "RESULT HBase %s, PersistentFile keys: no map written at shutdown (%d bytes), and the"
                 + " next start fails on it%n",
-            LocalHBase.SERVER_VERSION, Files.size(cacheDir.resolve("bucketcache.map")));
+            LocalHBase.SERVER_VERSION, mapBytes); // gone after the failed start
         return;
       } else if (persistent) {
         // the operator's init container runs before every start: a map with entries is kept
