@@ -83,6 +83,17 @@ class StaleStatusWriteIT extends OperatorHarness {
     }
   }
 
+  /** A client of the test's API server whose requests pass through {@code gate}. */
+  KubernetesClient gated(Gate gate) {
+    KubernetesClient c =
+        new KubernetesClientBuilder()
+            .withConfig(client.getConfiguration())
+            .withHttpClientBuilderConsumer(h -> h.addOrReplaceInterceptor("gate", gate))
+            .build();
+    closeAfter.add(c::close);
+    return c;
+  }
+
   /** Every status of the policy, in the order the API server stored them. */
   List<BlockCachePolicyStatus> watchStatuses(String name) {
     List<BlockCachePolicyStatus> seen = Collections.synchronizedList(new ArrayList<>());
@@ -131,24 +142,12 @@ class StaleStatusWriteIT extends OperatorHarness {
     // the new observedGeneration first, B's informer shows it, and B (whose status is then
     // unchanged) writes nothing (seen under CI load: "B writes a status" timed out)
     Gate gateA = new Gate();
-    KubernetesClient aClient =
-        new KubernetesClientBuilder()
-            .withConfig(client.getConfiguration())
-            .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("gate", gateA))
-            .build();
-    closeAfter.add(aClient::close);
-    operator(null, aClient); // A
+    operator(null, gated(gateA)); // A
     policy("two", "  mode: Lru\n  rollout:\n    paused: true\n");
     await().atMost(Duration.ofSeconds(60)).until(() -> condition("two", "Valid", "True"));
 
     Gate gate = new Gate();
-    KubernetesClient bClient =
-        new KubernetesClientBuilder()
-            .withConfig(client.getConfiguration())
-            .withHttpClientBuilderConsumer(b -> b.addOrReplaceInterceptor("gate", gate))
-            .build();
-    closeAfter.add(bClient::close);
-    var b = operator(null, bClient); // B, on the same namespace
+    var b = operator(null, gated(gate)); // B, on the same namespace
     List<BlockCachePolicyStatus> stored = watchStatuses("two");
 
     // a change both see while the roll is paused: B's status write for it is held
