@@ -60,7 +60,7 @@ import org.slf4j.LoggerFactory;
  *       #updateErrorStatus}).
  * </ol>
  *
- * An invalid policy touches nothing. Over ~400 lines (about 490): the reconcile's page of steps,
+ * An invalid policy touches nothing. Over ~400 lines (about 500): the reconcile's page of steps,
  * its cleanup (the finalizer, giving HBase back), the event sources JOSDK asks of the reconciler
  * itself and its two constructors' documented parameters; each step is its own class.
  */
@@ -262,11 +262,15 @@ public class BlockCachePolicyReconciler
     RecommendStep.followed(status.status(), policy.getSpec(), planned.plan());
 
     ApplyStep.Outcome applied = apply.apply(c, observed, planned, status.status());
+    // a refusal here holds a roll under way like every other: the balancer back as it was, a
+    // drained server given its regions back, until the refusal is gone (issue 50, point 4)
     if (applied instanceof StorageBlocked b) {
+      hold(c, status, observed, Reason.StorageBlocked);
       return write(ctx, policy, status.storageBlocked(b.message()), INVALID_REQUEUE);
     }
     if (applied instanceof NotOwned n) {
       events.warn(client, policy, Reason.ObjectNotOwned, n.message());
+      hold(c, status, observed, Reason.ObjectNotOwned);
       return write(
           ctx, policy, status.notOwned(Reason.ObjectNotOwned, n.message()), INVALID_REQUEUE);
     }
@@ -384,13 +388,30 @@ public class BlockCachePolicyReconciler
     }
     CredentialsStep.Result identity =
         ReleaseStep.needsRelease(policy) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
-    if (identity instanceof CredentialsStep.Refused r) {
-      log.warn(
-          "policy {} deleted mid-roll: HBase left as the roll left it (no identity for it: {})",
-          policy.getMetadata().getName(),
-          r.message());
-    } else {
-      release.release(c, CredentialsStep.login(identity));
+    String left =
+        identity instanceof CredentialsStep.Refused r
+            ? "no identity for HBase (" + r.message() + ")"
+            : release.release(c, CredentialsStep.login(identity));
+    if (left != null && !release.letGo(c, left)) {
+      // the policy, and its status (what is owed), stay until HBase is given back. The condition
+      // is written once: a write of a deleting policy starts the next cleanup (PolicyChanges), and
+      // a message that changed at every try (an error's text) would make that a loop
+      if (policy.getStatus() == null
+          || !Conditions.isTrue(policy.getStatus().getConditions(), Conditions.GIVE_BACK_PENDING)) {
+        try {
+          write(
+              ctx,
+              policy,
+              new StatusAggregator(policy, clock.instant()).givingBack(left),
+              ReleaseStep.PENDING_RETRY);
+        } catch (RuntimeException e) {
+          log.warn(
+              "policy {}: could not write GiveBackPending: {}",
+              policy.getMetadata().getName(),
+              e.toString());
+        }
+      }
+      return DeleteControl.noFinalizerRemoval().rescheduleAfter(ReleaseStep.PENDING_RETRY);
     }
     clusters.forget(policy); // its connection closes unless another policy uses it
     storage.ledger().forgetDeleted(c.client(), policy);

@@ -18,6 +18,9 @@ public final class Conditions {
   public static final String CACHE_RESET_PENDING = "CacheResetPending";
   public static final String BALANCED = "Balanced";
 
+  /** On a deleted policy only: HBase not given back yet, the finalizer kept (ReleaseStep). */
+  public static final String GIVE_BACK_PENDING = "GiveBackPending";
+
   private Conditions() {}
 
   public static void set(

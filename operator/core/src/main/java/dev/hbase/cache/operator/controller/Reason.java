@@ -112,6 +112,17 @@ public enum Reason {
    * nothing proves it gone. Its ZooKeeper session decides instead (Warning).
    */
   ExpiryRefused,
+  /**
+   * A deleted policy kept (its finalizer) until HBase is given back: the master away, the cluster
+   * not shown to be the policy's, a give-back that did not take (Warning; condition
+   * GiveBackPending).
+   */
+  GiveBackPending,
+  /**
+   * A deleted policy let go without HBase given back: cache.hbase.dev/abandon-give-back, or no
+   * cluster left in its namespace to give back to (Warning).
+   */
+  GiveBackAbandoned,
 
   // ---------------------------------------------------------------- conditions
 

@@ -8,9 +8,12 @@ import dev.hbase.cache.operator.hbase.HBaseCluster;
 import dev.hbase.cache.operator.hbase.KerberosLogin;
 import dev.hbase.cache.operator.roll.OwnCluster;
 import dev.hbase.cache.operator.roll.RollModel;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.Roller;
 import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +24,16 @@ import org.slf4j.LoggerFactory;
  */
 final class ReleaseStep {
   private static final Logger log = LoggerFactory.getLogger(ReleaseStep.class);
+
+  /** How soon a give-back that did not succeed is tried again, the finalizer kept meanwhile. */
+  static final Duration PENDING_RETRY = Duration.ofSeconds(30);
+
+  /**
+   * Set to {@code "true"} on a deleted policy whose give-back cannot succeed (its HBase gone for
+   * good): the finalizer goes at once, a Warning event saying what HBase was left with. As
+   * CloudNativePG and Strimzi leave a stuck finalizer to the user, never to a timeout.
+   */
+  static final String ABANDON_ANNOTATION = "cache.hbase.dev/abandon-give-back";
 
   private final HBaseClusters clusters;
   private final Events events;
@@ -38,39 +51,34 @@ final class ReleaseStep {
 
   /**
    * The policy is deleted mid-roll: HBase is left as a roll would leave it, balancer restored and
-   * decommission marks cleared, once the cluster is shown to be the policy's ({@link OwnCluster}: a
-   * Warning event and nothing sent otherwise). Not fenced by the leader lease: it only gives back,
-   * and a policy whose finalizer goes is never seen by the next leader. Each step on its own, a
-   * failure logged: the balancer matters most, and a mark that cannot be cleared belongs to an
-   * instance that is gone (its pod restarts under a new start code, unmarked).
+   * decommission marks cleared, once the cluster is shown to be the policy's ({@link OwnCluster}:
+   * nothing is sent otherwise). Not fenced by the leader lease: it only gives back, and a policy
+   * whose finalizer goes is never seen by the next leader. Each step on its own; then the master is
+   * asked again whether the balancer is as the roll found it and no live server of the roll still
+   * marked: a mark on an instance that is gone does not count (its pod restarts under a new start
+   * code, unmarked).
+   *
+   * @return null once HBase is given back (or was never changed), else what is left and why: the
+   *     cleanup then keeps the finalizer and tries again ({@link #PENDING_RETRY}), the status being
+   *     the record of what is owed for as long as the policy is there
    */
-  void release(PolicyContext c, KerberosLogin login) {
+  String release(PolicyContext c, KerberosLogin login) {
     BlockCachePolicy policy = c.policy();
     if (!needsRelease(policy)) {
-      return;
+      return null;
     }
     RolloutStatus r = policy.getStatus().getRollout();
     ConfigMap base = c.configMap(policy.getSpec().getHbaseSiteConfigMap()).orElse(null);
     List<RollModel.Action> release = Roller.release(r);
     if (release.isEmpty()) {
-      return;
+      return null;
     }
-    ClusterSnapshot hbase;
-    try {
-      hbase = clusters.of(policy, base, login).snapshot();
-    } catch (RuntimeException e) {
-      hbase = ClusterSnapshot.unreachable(c.now(), e.getMessage());
-    }
+    ClusterSnapshot hbase = snapshot(policy, base, login, c);
     Zone zone = new Zone(c.namespace(), clusterDomain);
-    String notOwn = OwnCluster.refusal(hbase, Observer.targetPods(c, zone), zone);
+    List<PodView> pods = Observer.targetPods(c, zone);
+    String notOwn = OwnCluster.refusal(hbase, pods, zone);
     if (notOwn != null) {
-      String message = "deleted mid-roll, HBase not given back (" + release + "): " + notOwn;
-      log.warn("policy {}/{} {}", c.namespace(), policy.getMetadata().getName(), message);
-      events.record(
-          c.client(),
-          policy,
-          new RollModel.Event(true, RollModel.EventReason.ForeignCluster, message));
-      return;
+      return "HBase not given back (" + release + "): " + notOwn;
     }
     for (RollModel.Action a : release) {
       bestEffort(
@@ -86,6 +94,92 @@ final class ReleaseStep {
             throw new IllegalStateException("not a release action: " + a);
           });
     }
+    return left(release, snapshot(policy, base, login, c));
+  }
+
+  /**
+   * What of {@code release} the master does not show done, or null: the balancer on where the roll
+   * found it on, and no live server still marked decommissioned among those the roll marked.
+   */
+  static String left(List<RollModel.Action> release, ClusterSnapshot after) {
+    if (!after.masterReachable()) {
+      return "the HBase master did not answer after the give-back (" + after.error() + ")";
+    }
+    List<String> left = new ArrayList<>();
+    for (RollModel.Action a : release) {
+      if (a instanceof RollModel.SwitchBalancer b
+          && b.on()
+          && !Boolean.TRUE.equals(after.balancerOn())) {
+        left.add("the balancer is still off");
+      } else if (a instanceof RollModel.Recommission m
+          && after.decommissioned().contains(m.oldServer())
+          && after.live().stream().anyMatch(s -> s.id().equals(m.oldServer()))) {
+        left.add(m.oldServer() + " is still decommissioned");
+      }
+    }
+    return left.isEmpty() ? null : String.join(", ", left);
+  }
+
+  private ClusterSnapshot snapshot(
+      BlockCachePolicy policy, ConfigMap base, KerberosLogin login, PolicyContext c) {
+    try {
+      return clusters.of(policy, base, login).snapshot();
+    } catch (RuntimeException e) {
+      return ClusterSnapshot.unreachable(c.now(), e.getMessage());
+    }
+  }
+
+  /**
+   * A deleted policy's give-back did not succeed ({@code left}, from {@link #release}): whether its
+   * finalizer may go all the same, each way told by a Warning event. It goes when the author let it
+   * go ({@link #ABANDON_ANNOTATION}), or when the policy's namespace no longer holds the cluster:
+   * its target StatefulSet and its base hbase-site ConfigMap both gone (a namespace deleted, a
+   * whole release uninstalled), as the servers the roll marked went with their pods and nothing
+   * names the master any more. Otherwise it stays, and the event says how to let it go.
+   */
+  boolean letGo(PolicyContext c, String left) {
+    BlockCachePolicy policy = c.policy();
+    String name = policy.getMetadata().getName();
+    if (abandoned(policy)) {
+      events.warn(
+          c.client(),
+          policy,
+          Reason.GiveBackAbandoned,
+          "deleted with " + ABANDON_ANNOTATION + "=true: HBase left as it is: " + left);
+      return true;
+    }
+    if (c.target().isEmpty() && c.configMap(policy.getSpec().getHbaseSiteConfigMap()).isEmpty()) {
+      events.warn(
+          c.client(),
+          policy,
+          Reason.GiveBackAbandoned,
+          "deleted with its StatefulSet and base hbase-site ConfigMap gone, so no cluster is left to"
+              + " give back to: HBase left as it is: "
+              + left);
+      return true;
+    }
+    events.warn(
+        c.client(),
+        policy,
+        Reason.GiveBackPending,
+        "deleted mid-roll, HBase not given back yet: "
+            + left
+            + ". The policy stays until it is (tried again every "
+            + PENDING_RETRY.toSeconds()
+            + " s); to let it go as it is: kubectl annotate bcp "
+            + name
+            + " -n "
+            + c.namespace()
+            + " "
+            + ABANDON_ANNOTATION
+            + "=true");
+    return false;
+  }
+
+  /** Whether the policy's author let its give-back go ({@link #ABANDON_ANNOTATION}). */
+  static boolean abandoned(BlockCachePolicy policy) {
+    var a = policy.getMetadata().getAnnotations();
+    return a != null && "true".equalsIgnoreCase(a.get(ABANDON_ANNOTATION));
   }
 
   /** Whether a deleted policy left HBase changed: the balancer off, a server drained. */

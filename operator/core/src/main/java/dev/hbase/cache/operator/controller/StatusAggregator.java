@@ -176,6 +176,12 @@ final class StatusAggregator {
     return this;
   }
 
+  /** A deleted policy kept until HBase is given back: GiveBackPending says what is left. */
+  StatusAggregator givingBack(String message) {
+    condition(Conditions.GIVE_BACK_PENDING, true, Reason.GiveBackPending, message);
+    return this;
+  }
+
   StatusAggregator recreating(String message) {
     condition(PROGRESSING, true, Reason.RecreatingStatefulSet, message);
     return this;

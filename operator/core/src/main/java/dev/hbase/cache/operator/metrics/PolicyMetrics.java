@@ -129,7 +129,8 @@ public final class PolicyMetrics {
         out.add(
             "condition",
             Type.gauge,
-            "The policy's conditions (Valid, Ready, Progressing, Degraded, CacheResetPending): 1"
+            "The policy's conditions (Valid, Ready, Progressing, Degraded, CacheResetPending, Balanced,"
+                + " GiveBackPending): 1"
                 + " on the current status.",
             l + "," + label("type", c.getType()) + "," + label("status", v),
             v.equals(c.getStatus()) ? 1 : 0);

@@ -97,6 +97,107 @@ class RollFaultsIT extends OperatorHarness {
   }
 
   @Test
+  void anObjectNotOwnedMidRollGivesTheBalancerBackAndTheRollResumesOnceItIs() {
+    cluster("4Gi", false);
+    kube.readyAfter = Duration.ofSeconds(5);
+    operator(null);
+    policy("taken", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    assertThat(hbase.balancerOn).isFalse();
+    // someone else's data in the derived ConfigMap: the operator no longer owns it
+    client
+        .configMaps()
+        .inNamespace(ns)
+        .withName("taken-rs-site")
+        .edit(
+            cm -> {
+              cm.setBinaryData(Map.of("theirs", "AA=="));
+              return cm;
+            });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> condition("taken", "Degraded", "True") && hbase.balancerOn);
+    assertThat(get("taken").getStatus().getConditions())
+        .anyMatch(x -> "Degraded".equals(x.getType()) && "ObjectNotOwned".equals(x.getReason()));
+    await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(15)).until(() -> true);
+    assertThat(kube.deletes).as("nothing restarted while not owned").hasSize(1);
+    assertThat(hbase.balancerOn).as("held: the balancer as it was before the roll").isTrue();
+
+    client
+        .configMaps()
+        .inNamespace(ns)
+        .withName("taken-rs-site")
+        .edit(
+            cm -> {
+              cm.setBinaryData(null);
+              return cm;
+            });
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("taken"));
+    assertThat(kube.deletes).as("each pod restarted once").hasSize(3);
+    assertThat(hbase.balancerOn).isTrue();
+    assertThat(hbase.snapshot().live()).noneMatch(x -> x.decommissioned());
+  }
+
+  @Test
+  void aPolicyDeletedWhileTheMasterIsAwayStaysUntilHBaseIsGivenBack() {
+    cluster("4Gi", false);
+    kube.readyAfter = Duration.ofSeconds(5);
+    operator(null);
+    policy("owed", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    assertThat(hbase.balancerOn).isFalse();
+    hbase.masterReachable = false; // the HMaster failing over, scaled to 0
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("owed").delete();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> condition("owed", "GiveBackPending", "True"));
+    eventually(
+        () ->
+            assertThat(events())
+                .anyMatch(
+                    e ->
+                        "GiveBackPending".equals(e.getReason())
+                            && e.getMessage().contains("cache.hbase.dev/abandon-give-back")));
+    await().during(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(15)).until(() -> true);
+    assertThat(get("owed")).as("kept while HBase is owed its balancer").isNotNull();
+    assertThat(hbase.balancerOn).isFalse();
+
+    hbase.masterReachable = true;
+    await().atMost(Duration.ofSeconds(90)).until(() -> get("owed") == null);
+    assertThat(hbase.balancerOn).as("given back before the finalizer went").isTrue();
+    await().atMost(Duration.ofSeconds(20)).until(() -> hbase.registered("rs-1"));
+    assertThat(hbase.snapshot().live()).noneMatch(x -> x.decommissioned());
+    assertThat(kube.deletes).hasSize(1);
+  }
+
+  @Test
+  void theAbandonAnnotationLetsAPolicyOwingHBaseGoWithNothingSent() {
+    cluster("4Gi", false);
+    kube.readyAfter = Duration.ofSeconds(5);
+    operator(null);
+    policy("stuck", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    hbase.masterReachable = false;
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("stuck").delete();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> condition("stuck", "GiveBackPending", "True"));
+    mergePatch(
+        "stuck",
+        "{\"metadata\":{\"annotations\":{\"cache.hbase.dev/abandon-give-back\":\"true\"}}}");
+    await().atMost(Duration.ofSeconds(20)).until(() -> get("stuck") == null);
+    eventually(
+        () ->
+            assertThat(events())
+                .anyMatch(
+                    e ->
+                        "GiveBackAbandoned".equals(e.getReason())
+                            && e.getMessage().contains("the HBase master did not answer")));
+    hbase.masterReachable = true;
+    assertThat(hbase.balancerOn).as("nothing sent once let go").isFalse();
+  }
+
+  @Test
   void anIdentityHBaseRefusesTheRollsActionsIsDegradedAndNothingRestarts() {
     cluster("4Gi", false);
     hbase.adminDenied = true; // the identity may read the cluster's state, not switch or move
