@@ -63,3 +63,8 @@ offline_lock() { # offline_lock WHAT: holds the lock on fd 9 until offline_unloc
   flock -n 9 || { log "waiting for another kind-offline build to finish before $1"; flock 9; }
 }
 offline_unlock() { exec 9>&-; }
+# Held by .ci/run's kind_binaries while it builds the node image's Go parts that need neither
+# Docker nor the Kubernetes build (beside that build, from the start of the run): node-image.sh
+# waits for it before kind-offline's build-node-image.sh, which would otherwise build them again
+# into the same directories
+KIND_BINARIES_LOCK=${KIND_BINARIES_LOCK:-${XDG_CACHE_HOME:-$HOME/.cache}/hbase-cache-operator.kind-binaries.lock}

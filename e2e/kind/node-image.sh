@@ -13,6 +13,9 @@ if [ -z "$image" ] && offline_kit; then
   if ! docker image inspect "$image" >/dev/null 2>&1; then
     offline_lock "the node image"
     if ! docker image inspect "$image" >/dev/null 2>&1; then
+      mkdir -p "$(dirname "$KIND_BINARIES_LOCK")"
+      exec 8>>"$KIND_BINARIES_LOCK"
+      flock -n 8 || { log "waiting for the node image's Go builds .ci/run started beside the tests"; flock 8; }
       log "building $image with $KIND_OFFLINE_DIR/build-node-image.sh (cold: ~6-19 min)"
       t0=$SECONDS
       # One more try on failure: the kit's version checks pipe into `grep -q` under pipefail and can
@@ -22,6 +25,7 @@ if [ -z "$image" ] && offline_kit; then
         || { log "build-node-image.sh failed; trying once more"; KO_K8S_VERSION=$K8S_VERSION "$KIND_OFFLINE_DIR/build-node-image.sh" >&2; } \
         || die "build-node-image.sh failed twice"
       log "node image built in $((SECONDS - t0))s"
+      exec 8>&-
     fi
     offline_unlock
   fi
