@@ -86,8 +86,8 @@ final class BalancerSwitch {
 
   /**
    * The policy is deleted mid-roll ({@link Roller#release}): back on if it was on before the roll.
-   * HBase is not asked first: the operator forgets the roll with the policy, so this is its last
-   * word, and switching on a balancer that is on changes nothing.
+   * HBase is not asked first (switching on a balancer that is on changes nothing); the cleanup asks
+   * it afterwards, and keeps the policy until the master shows it on (controller.ReleaseStep).
    */
   static void backOnWhenReleased(RolloutStatus st, List<Action> actions) {
     if (Boolean.TRUE.equals(st.getBalancerWasOn())) {
