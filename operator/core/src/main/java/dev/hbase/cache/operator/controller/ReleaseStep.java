@@ -103,7 +103,7 @@ final class ReleaseStep {
    */
   static String left(List<RollModel.Action> release, ClusterSnapshot after) {
     if (!after.masterReachable()) {
-      return "the HBase master did not answer after the give-back (" + after.error() + ")";
+      return "the HBase master did not answer after the give-back";
     }
     List<String> left = new ArrayList<>();
     for (RollModel.Action a : release) {
@@ -148,7 +148,9 @@ final class ReleaseStep {
           "deleted with " + ABANDON_ANNOTATION + "=true: HBase left as it is: " + left);
       return true;
     }
-    if (c.target().isEmpty() && c.configMap(policy.getSpec().getHbaseSiteConfigMap()).isEmpty()) {
+    if (c.target().isEmpty()
+        && c.configMap(policy.getSpec().getHbaseSiteConfigMap()).isEmpty()
+        && Observer.targetPods(c, new Zone(c.namespace(), clusterDomain)).isEmpty()) {
       events.warn(
           c.client(),
           policy,
@@ -158,12 +160,14 @@ final class ReleaseStep {
               + left);
       return true;
     }
+    log.warn(
+        "policy {}/{} deleted mid-roll, HBase not given back yet: {}", c.namespace(), name, left);
     events.warn(
         c.client(),
         policy,
         Reason.GiveBackPending,
         "deleted mid-roll, HBase not given back yet: "
-            + left
+            + left.substring(0, Math.min(left.length(), 300))
             + ". The policy stays until it is (tried again every "
             + PENDING_RETRY.toSeconds()
             + " s); to let it go as it is: kubectl annotate bcp "
@@ -182,12 +186,14 @@ final class ReleaseStep {
     return a != null && "true".equalsIgnoreCase(a.get(ABANDON_ANNOTATION));
   }
 
-  /** Whether a deleted policy left HBase changed: the balancer off, a server drained. */
+  /**
+   * Whether a deleted policy left HBase changed: the balancer off, a server drained. The same test
+   * as the give-back's own ({@link Roller#release}): a pod restarting without a drain owes HBase
+   * nothing, so its policy neither needs an identity nor waits for one.
+   */
   static boolean needsRelease(BlockCachePolicy policy) {
     RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
-    return r != null
-        && (Boolean.TRUE.equals(r.getBalancerWasOn())
-            || (r.getInFlight() != null && !r.getInFlight().isEmpty()));
+    return r != null && !Roller.release(r).isEmpty();
   }
 
   private interface HBaseCall {
