@@ -46,11 +46,7 @@ class RollFaultsIT extends OperatorHarness {
 
   @Test
   void aPolicyMadeInvalidMidRollGivesTheBalancerBackAndTheRollResumesWhenValid() {
-    cluster("4Gi", false);
-    kube.readyAfter = Duration.ofSeconds(5);
-    operator(null);
-    policy("held", "  mode: Lru\n");
-    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    firstPodRestarting("held");
     assertThat(hbase.balancerOn).isFalse();
     mergePatch("held", "{\"spec\":{\"memory\":{\"heap\":\"64Gi\"}}}");
     await()
@@ -78,11 +74,7 @@ class RollFaultsIT extends OperatorHarness {
 
   @Test
   void deletingThePolicyMidRollRestoresTheBalancerAndClearsMarks() {
-    cluster("4Gi", false);
-    kube.readyAfter = Duration.ofSeconds(5);
-    operator(null);
-    policy("gone", "  mode: Lru\n");
-    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    firstPodRestarting("gone");
     assertThat(hbase.balancerOn).isFalse();
     assertThat(hbase.marks()).hasSize(1);
     client.resources(BlockCachePolicy.class).inNamespace(ns).withName("gone").delete();
@@ -98,22 +90,10 @@ class RollFaultsIT extends OperatorHarness {
 
   @Test
   void anObjectNotOwnedMidRollGivesTheBalancerBackAndTheRollResumesOnceItIs() {
-    cluster("4Gi", false);
-    kube.readyAfter = Duration.ofSeconds(5);
-    operator(null);
-    policy("taken", "  mode: Lru\n");
-    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    firstPodRestarting("taken");
     assertThat(hbase.balancerOn).isFalse();
     // someone else's data in the derived ConfigMap: the operator no longer owns it
-    client
-        .configMaps()
-        .inNamespace(ns)
-        .withName("taken-rs-site")
-        .edit(
-            cm -> {
-              cm.setBinaryData(Map.of("theirs", "AA=="));
-              return cm;
-            });
+    derivedBinaryData("taken", Map.of("theirs", "AA=="));
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> condition("taken", "Degraded", "True") && hbase.balancerOn);
@@ -123,15 +103,7 @@ class RollFaultsIT extends OperatorHarness {
     assertThat(kube.deletes).as("nothing restarted while not owned").hasSize(1);
     assertThat(hbase.balancerOn).as("held: the balancer as it was before the roll").isTrue();
 
-    client
-        .configMaps()
-        .inNamespace(ns)
-        .withName("taken-rs-site")
-        .edit(
-            cm -> {
-              cm.setBinaryData(null);
-              return cm;
-            });
+    derivedBinaryData("taken", null);
     await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("taken"));
     assertThat(kube.deletes).as("each pod restarted once").hasSize(3);
     assertThat(hbase.balancerOn).isTrue();
@@ -140,11 +112,7 @@ class RollFaultsIT extends OperatorHarness {
 
   @Test
   void aPolicyDeletedWhileTheMasterIsAwayStaysUntilHBaseIsGivenBack() {
-    cluster("4Gi", false);
-    kube.readyAfter = Duration.ofSeconds(5);
-    operator(null);
-    policy("owed", "  mode: Lru\n");
-    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    firstPodRestarting("owed");
     assertThat(hbase.balancerOn).isFalse();
     hbase.masterReachable = false; // the HMaster failing over, scaled to 0
     client.resources(BlockCachePolicy.class).inNamespace(ns).withName("owed").delete();
@@ -172,11 +140,7 @@ class RollFaultsIT extends OperatorHarness {
 
   @Test
   void theAbandonAnnotationLetsAPolicyOwingHBaseGoWithNothingSent() {
-    cluster("4Gi", false);
-    kube.readyAfter = Duration.ofSeconds(5);
-    operator(null);
-    policy("stuck", "  mode: Lru\n");
-    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    firstPodRestarting("stuck");
     hbase.masterReachable = false;
     client.resources(BlockCachePolicy.class).inNamespace(ns).withName("stuck").delete();
     await()
@@ -247,5 +211,27 @@ class RollFaultsIT extends OperatorHarness {
     assertThat(sts().getMetadata().getResourceVersion()).isEqualTo(rv);
     assertThat(client.configMaps().inNamespace(ns).withName("too-big-rs-site").get()).isNull();
     assertThat(kube.deletes).isEmpty();
+  }
+
+  /** An Lru policy on a 4Gi cluster, its roll under way: the first pod drained and deleted. */
+  private void firstPodRestarting(String name) {
+    cluster("4Gi", false);
+    kube.readyAfter = Duration.ofSeconds(5);
+    operator(null);
+    policy(name, "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+  }
+
+  /** Sets the binary data of the policy's derived ConfigMap (someone else's, when not null). */
+  private void derivedBinaryData(String policy, Map<String, String> data) {
+    client
+        .configMaps()
+        .inNamespace(ns)
+        .withName(policy + "-rs-site")
+        .edit(
+            cm -> {
+              cm.setBinaryData(data);
+              return cm;
+            });
   }
 }
