@@ -4,8 +4,12 @@ import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.roll.RollModel.Action;
+import dev.hbase.cache.operator.roll.RollModel.Event;
+import dev.hbase.cache.operator.roll.RollModel.EventReason;
 import dev.hbase.cache.operator.roll.RollModel.Reason;
 import dev.hbase.cache.operator.roll.RollModel.SwitchBalancer;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 
 /**
@@ -14,9 +18,18 @@ import java.util.List;
  * reloaded) and back on when it is done, if it was on before the roll ({@code
  * status.rollout.balancerWasOn}, recorded when the first pod to drain is admitted). While the roll
  * cannot go on (blocked, or held because the policy cannot be applied) the cluster runs as it did
- * before the roll.
+ * before the roll. Between pods (none in flight, the next one waiting for a gate, a cache sample or
+ * its pods) it stays off for at most {@link #BETWEEN_PODS}.
  */
 final class BalancerSwitch {
+  /**
+   * How long a roll keeps the balancer off while it waits between pods: one period of HBase's own
+   * balancer ({@code hbase.balancer.period}, 5 minutes by default), so a wait costs the cluster at
+   * most one balancer run. A pod in flight is bounded by podReadyTimeout instead; a roll that only
+   * pauses for the next pod's admission (seconds) never reaches it.
+   */
+  static final Duration BETWEEN_PODS = Duration.ofMinutes(5);
+
   private final StepState t;
 
   BalancerSwitch(StepState t) {
@@ -63,6 +76,41 @@ final class BalancerSwitch {
    */
   void backOnWhilePaused() {
     backOnWhileHeld(t.st, t.hbase(), t.actions);
+  }
+
+  /**
+   * The roll goes on with no pod in flight (waiting to admit the next): the wait is timed from its
+   * start ({@code status.rollout.waitingSince}, only while the roll has the balancer off), and past
+   * {@link #BETWEEN_PODS} the balancer goes back on as before the roll. It goes off again in the
+   * step after the next pod is admitted ({@link #offWhileRolling}), before its drain. With a pod in
+   * flight, or the roll blocked, paused or done, there is no such wait.
+   */
+  void boundedBetweenPods() {
+    RolloutStatus st = t.st;
+    if (!st.getInFlight().isEmpty() || !Boolean.TRUE.equals(st.getBalancerWasOn())) {
+      st.setWaitingSince(null);
+      return;
+    }
+    if (st.getWaitingSince() == null) {
+      st.setWaitingSince(t.now().toString());
+    }
+    Duration left =
+        Duration.between(t.now(), Instant.parse(st.getWaitingSince()).plus(BETWEEN_PODS));
+    if (left.isNegative() || left.isZero()) {
+      String waiting = st.getMessage();
+      if (backOnWhileHeld(st, t.hbase(), t.actions)) {
+        t.events.add(
+            new Event(false, EventReason.BalancerBackOn, Narration.backOnBetweenPods(waiting)));
+      }
+      st.setMessage(Narration.withBalancerBackOn(waiting));
+    } else {
+      t.requeue(left);
+    }
+  }
+
+  /** No wait between pods: a pod is in flight, or the roll is blocked, paused or done. */
+  void notBetweenPods() {
+    t.st.setWaitingSince(null);
   }
 
   /**

@@ -320,6 +320,22 @@ final class Narration {
         + (returned.isEmpty() ? "" : "; " + String.join(", ", returned) + " got its regions back");
   }
 
+  /** The BalancerBackOn event: the roll has waited between pods past the bound. */
+  static String backOnBetweenPods(String waiting) {
+    return "the roll has waited "
+        + Durations.format(BalancerSwitch.BETWEEN_PODS)
+        + " between pods"
+        + (waiting == null ? "" : " (" + waiting + ")")
+        + ": HBase's balancer is back on until the next pod starts its drain";
+  }
+
+  /** The status message of a wait between pods past the bound. */
+  static String withBalancerBackOn(String waiting) {
+    String note =
+        "balancer back on after " + Durations.format(BalancerSwitch.BETWEEN_PODS) + " between pods";
+    return waiting == null ? note : waiting + "; " + note;
+  }
+
   static String reasonSuffix(PodRoll r) {
     return r.getReason() == null ? "" : " (" + r.getReason() + ")";
   }

@@ -357,6 +357,11 @@ public final class RollModel {
     ScaledUp,
     /** A stopped pod did not serve again within podReadyTimeout (Warning). */
     StoppedPodNotBack,
+    /**
+     * The roll waited between pods for {@code BalancerSwitch.BETWEEN_PODS}: HBase's balancer is
+     * back on until the next pod starts (Normal).
+     */
+    BalancerBackOn,
     /** The roll cannot go on until something changes (Warning). */
     RollBlocked,
     /** The roll is held while the policy cannot be applied (Warning). */

@@ -194,14 +194,19 @@ public final class Roller {
     long outdated = book.tally();
     if (t.blocked() != null) {
       book.blocked();
+      balancer.notBetweenPods();
       balancer.backOnWhileBlocked();
     } else if (outdated == 0 && t.st.getInFlight().isEmpty()) {
       book.finished();
+      balancer.notBetweenPods();
       balancer.backOnAfterRoll();
     } else {
       book.goingOn(outdated);
       if (t.st.getPhase() == Phase.Paused) {
+        balancer.notBetweenPods();
         balancer.backOnWhilePaused();
+      } else {
+        balancer.boundedBetweenPods();
       }
     }
     return new Decision(

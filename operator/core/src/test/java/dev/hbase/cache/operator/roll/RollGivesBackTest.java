@@ -10,6 +10,7 @@ import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll.Step;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.roll.RollModel.Action;
 import dev.hbase.cache.operator.roll.RollModel.Blocked;
 import dev.hbase.cache.operator.roll.RollModel.Drain;
@@ -57,6 +58,64 @@ class RollGivesBackTest {
     assertThat(off).as("the balancer switched off again when the roll went on").isNotNegative();
     assertThat(off).as("before the last pod's drain").isLessThan(drain);
     assertThat(c.hbase.balancerOn).as("and on after the roll").isTrue();
+  }
+
+  @Test
+  void aRollWaitingBetweenPodsGivesTheBalancerBackAfterTheBoundAndTakesItAgainBeforeTheNextDrain() {
+    FakeCluster c = threeServers();
+    // the first pod (rs-1) restarting; meanwhile HBase lists a dead server (a crashed instance
+    // of rs-2, say): once rs-1 is home, the gate keeps the next pod from starting, with none in
+    // flight, for as long as that lasts
+    RolloutStatus s =
+        c.run(
+            null,
+            FakeCluster.settings(NEW),
+            500,
+            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == Step.Reloading),
+            null);
+    assertThat(s.getInFlight()).extracting(r -> r.getPod()).containsExactly("rs-1");
+    ServerId crashed = c.hbase.servers.get("rs-2").id;
+    c.hbase.dead.add(new ServerId(crashed.host(), crashed.port(), crashed.startCode() - 1));
+    s = c.run(s, FakeCluster.settings(NEW), 500, st -> st.getInFlight().isEmpty(), null);
+    assertThat(c.restarts).containsOnlyKeys("rs-1");
+    assertThat(s.getMessage()).contains("dead RegionServers");
+    assertThat(c.hbase.balancerOn).as("off between the roll's pods").isFalse();
+    Instant from = c.now;
+    List<Roller.Decision> log = new ArrayList<>();
+    s = runFor(c, s, BalancerSwitch.BETWEEN_PODS.minusSeconds(10), log);
+    assertThat(c.hbase.balancerOn).as("still off before the bound").isFalse();
+    assertThat(s.getWaitingSince()).isNotNull();
+    assertThat(Instant.parse(s.getWaitingSince())).isBetween(from, from.plusSeconds(10));
+    s = runFor(c, s, Duration.ofSeconds(20), log);
+    assertThat(c.hbase.balancerOn)
+        .as("back on once the roll has waited %s between pods", BalancerSwitch.BETWEEN_PODS)
+        .isTrue();
+    assertThat(s.getMessage())
+        .contains("dead RegionServers")
+        .contains("balancer back on after 5m between pods");
+    assertThat(log.stream().flatMap(d -> d.events().stream()))
+        .filteredOn(e -> e.reason().equals("BalancerBackOn"))
+        .singleElement()
+        .satisfies(e -> assertThat(e.message()).contains("dead RegionServers"));
+    // it stays on, however long the wait
+    s = runFor(c, s, Duration.ofHours(1), null);
+    assertThat(c.hbase.balancerOn).isTrue();
+    assertThat(c.restarts).containsOnlyKeys("rs-1");
+
+    // the dead server processed: the roll goes on, with the balancer off again before the next
+    // drain
+    c.hbase.dead.clear();
+    log.clear();
+    s = c.run(s, FakeCluster.settings(NEW), 1000, st -> idle(st) && c.allAt(NEW), log);
+    assertThat(idle(s)).as("the roll finished: %s", s.getMessage()).isTrue();
+    assertThat(s.getWaitingSince()).isNull();
+    List<Action> actions = log.stream().flatMap(d -> d.actions().stream()).toList();
+    assertThat(actions.indexOf(new SwitchBalancer(false)))
+        .as("the balancer off again before the next drain")
+        .isNotNegative()
+        .isLessThan(indexOfFirst(actions, Drain.class));
+    assertThat(c.restarts).containsOnlyKeys("rs-0", "rs-1", "rs-2");
+    assertThat(c.hbase.balancerOn).as("on after the roll").isTrue();
   }
 
   @Test

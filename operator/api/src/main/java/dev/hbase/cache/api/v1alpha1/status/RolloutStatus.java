@@ -71,6 +71,16 @@ public class RolloutStatus {
           + " A spec change retries at once.")
   private String retryAt;
 
+  /**
+   * Since when the roll has waited between pods (none in flight, pods still to restart) with the
+   * balancer it switched off; past a bound the balancer goes back on until the next pod starts.
+   */
+  @JsonPropertyDescription(
+      "Since when (RFC 3339) the roll has waited between pods, none in flight, with the balancer"
+          + " it switched off: 5 minutes on (one HBase balancer period), the balancer goes back on"
+          + " until the next pod starts its drain.")
+  private String waitingSince;
+
   /** The roll under way so far (moved to lastRoll when it finishes). */
   @JsonPropertyDescription("The roll under way so far (moved to lastRoll when it finishes).")
   private RollSummary current;
