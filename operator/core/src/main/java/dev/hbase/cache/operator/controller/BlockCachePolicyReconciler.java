@@ -378,6 +378,11 @@ public class BlockCachePolicyReconciler
     // as a roll would leave it: balancer restored, marks cleared (ReleaseStep), on its own
     // cluster only.
     PolicyContext c = new PolicyContext(policy, ctx.getClient(), informers, clock.instant());
+    // a try at most every 30 s, whatever runs the cleanup: an update, a pod's event (ReleaseStep)
+    Duration tooSoon = ReleaseStep.needsRelease(policy) ? release.untilNextTry(c) : null;
+    if (tooSoon != null) {
+      return DeleteControl.noFinalizerRemoval().rescheduleAfter(tooSoon);
+    }
     try {
       disruptionBudget.deleteOwn(c);
     } catch (RuntimeException e) {

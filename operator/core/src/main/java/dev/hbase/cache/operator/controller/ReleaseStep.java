@@ -13,8 +13,11 @@ import dev.hbase.cache.operator.roll.Roller;
 import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +43,14 @@ final class ReleaseStep {
   private final String clusterDomain;
 
   /**
+   * When each deleted policy's give-back was last tried, by uid: at most one try per {@link
+   * #PENDING_RETRY} ({@link #untilNextTry}). Holds only policies being deleted that still owe
+   * HBase; an entry goes when its give-back succeeds, or when it is ten retries old (a policy whose
+   * finalizer someone else removed is never tried again).
+   */
+  private final Map<String, Instant> tried = new ConcurrentHashMap<>();
+
+  /**
    * @param clusterDomain the cluster's DNS domain: a RegionServer is a pod of the policy's
    *     namespace by its name there ({@link Zone})
    */
@@ -47,6 +58,27 @@ final class ReleaseStep {
     this.clusters = clusters;
     this.events = events;
     this.clusterDomain = clusterDomain;
+  }
+
+  /**
+   * How long until this deleted policy's give-back may be tried again, or null for now. Every
+   * update of a deleting policy and every event of its pods runs the cleanup (PolicyChanges accepts
+   * them all), and each try costs two snapshots of the master and a Warning event: tries are at
+   * least {@link #PENDING_RETRY} apart, per policy. The abandon annotation acts at once.
+   */
+  Duration untilNextTry(PolicyContext c) {
+    Instant now = c.now();
+    tried.values().removeIf(at -> at.isBefore(now.minus(PENDING_RETRY.multipliedBy(10))));
+    Instant last = tried.get(uid(c.policy()));
+    if (last == null || abandoned(c.policy())) {
+      return null;
+    }
+    Duration left = Duration.between(now, last.plus(PENDING_RETRY));
+    return left.isNegative() || left.isZero() ? null : left;
+  }
+
+  private static String uid(BlockCachePolicy policy) {
+    return policy.getMetadata().getUid();
   }
 
   /**
@@ -73,6 +105,7 @@ final class ReleaseStep {
     if (release.isEmpty()) {
       return null;
     }
+    tried.put(uid(policy), c.now());
     ClusterSnapshot hbase = snapshot(policy, base, login, c);
     Zone zone = new Zone(c.namespace(), clusterDomain);
     List<PodView> pods = Observer.targetPods(c, zone);
@@ -94,7 +127,11 @@ final class ReleaseStep {
             throw new IllegalStateException("not a release action: " + a);
           });
     }
-    return left(release, snapshot(policy, base, login, c));
+    String left = left(release, snapshot(policy, base, login, c));
+    if (left == null) {
+      tried.remove(uid(policy));
+    }
+    return left;
   }
 
   /**

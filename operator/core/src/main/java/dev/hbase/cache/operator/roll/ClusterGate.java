@@ -7,6 +7,7 @@ import dev.hbase.cache.operator.hbase.ClusterSnapshot;
 import dev.hbase.cache.operator.hbase.ServerId;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.RollModel.Reason;
+import java.util.List;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
@@ -90,6 +91,46 @@ final class ClusterGate {
     return gate;
   }
 
+  /**
+   * A dead server of an ordinal the StatefulSet no longer has (a scale-down): HBase lists a stopped
+   * server as dead until another registers at its host and port ({@code
+   * DeadServer.cleanPreviousInstance}) or an administrator clears it, so after a permanent
+   * scale-down it would close the gate for every later roll. Its regions were reassigned when it
+   * was processed (until then they are in transition, which closes the gate on its own). Told by
+   * its DNS name, {@code <statefulset>-<ordinal>} under the target's service: the ordinal at or
+   * above the replicas and no pod of that name, leaving or not. A server named by its IP cannot be
+   * told apart: it still closes the gate.
+   */
+  static boolean scaledAway(ServerId dead, RollModel.Input in) {
+    String host = Zone.normal(dead.host());
+    for (PodView p : in.allPods()) {
+      if (p.fqdn() == null
+          || !p.fqdn().startsWith(p.name() + ".")
+          || !p.name().endsWith("-" + p.ordinal())) {
+        continue;
+      }
+      String suffix = p.fqdn().substring(p.name().length()); // .<service>.<ns>.svc.<domain>
+      String shortSuffix = Zone.withoutClusterDomain(p.fqdn()).substring(p.name().length());
+      String head =
+          host.endsWith(suffix)
+              ? host.substring(0, host.length() - suffix.length())
+              : host.endsWith(shortSuffix)
+                  ? host.substring(0, host.length() - shortSuffix.length())
+                  : null;
+      String set = p.name().substring(0, p.name().length() - ("-" + p.ordinal()).length());
+      if (head == null || !head.startsWith(set + "-")) {
+        continue;
+      }
+      String ordinal = head.substring(set.length() + 1);
+      if (!ordinal.matches("0|[1-9][0-9]{0,8}")) {
+        return false;
+      }
+      return Integer.parseInt(ordinal) >= in.replicas()
+          && in.allPods().stream().noneMatch(q -> q.name().equals(head));
+    }
+    return false;
+  }
+
   /** The reason of a closed gate: AccessDenied when HBase refused the operator's identity. */
   Reason reason() {
     return t.hbase().accessDenied() ? Reason.AccessDenied : Reason.ClusterNotHealthy;
@@ -108,9 +149,10 @@ final class ClusterGate {
     if (h.regionsInTransition() > 0) {
       return h.regionsInTransition() + " regions in transition";
     }
-    if (!h.dead().isEmpty()) {
+    List<ServerId> dead = h.dead().stream().filter(d -> !scaledAway(d, t.in)).toList();
+    if (!dead.isEmpty()) {
       return "dead RegionServers: "
-          + h.dead().stream().map(ServerId::toString).collect(Collectors.joining(", "));
+          + dead.stream().map(ServerId::toString).collect(Collectors.joining(", "));
     }
     long othersDown =
         t.in.pods().stream()

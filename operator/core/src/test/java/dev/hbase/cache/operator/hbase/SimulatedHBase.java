@@ -61,6 +61,10 @@ public final class SimulatedHBase implements HBaseCluster {
 
   public final Set<ServerId> decommissioned = new LinkedHashSet<>();
   public final List<ServerId> dead = new ArrayList<>();
+
+  /** Calls of {@link #snapshot}, answered or not. */
+  public volatile int snapshots;
+
   private final Map<String, Long> persistedL2 = new HashMap<>();
   private final Map<String, Map<String, Integer>> persistedCachedMb = new HashMap<>();
 
@@ -289,6 +293,7 @@ public final class SimulatedHBase implements HBaseCluster {
 
   @Override
   public synchronized ClusterSnapshot snapshot() {
+    snapshots++;
     Instant now = clock.get();
     if (!masterReachable) {
       return ClusterSnapshot.unreachable(now, unreachableError);
