@@ -379,7 +379,7 @@ public class BlockCachePolicyReconciler
     // cluster only.
     PolicyContext c = new PolicyContext(policy, ctx.getClient(), informers, clock.instant());
     // a try at most every 30 s, whatever runs the cleanup: an update, a pod's event (ReleaseStep)
-    Duration tooSoon = ReleaseStep.needsRelease(policy) ? release.untilNextTry(c) : null;
+    Duration tooSoon = ReleaseStep.needsRelease(c) ? release.untilNextTry(c) : null;
     if (tooSoon != null) {
       return DeleteControl.noFinalizerRemoval().rescheduleAfter(tooSoon);
     }
@@ -392,23 +392,30 @@ public class BlockCachePolicyReconciler
           e.toString());
     }
     CredentialsStep.Result identity =
-        ReleaseStep.needsRelease(policy) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
-    String left =
+        ReleaseStep.needsRelease(c) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
+    ReleaseStep.Given given =
         identity instanceof CredentialsStep.Refused r
-            ? "no identity for HBase (" + r.message() + ")"
+            ? new ReleaseStep.Given("no identity for HBase (" + r.message() + ")", false)
             : release.release(c, CredentialsStep.login(identity));
+    String left = given.left();
     if (left != null && !release.letGo(c, left)) {
       // the policy, and its status (what is owed), stay until HBase is given back. The condition
       // is written once: a write of a deleting policy starts the next cleanup (PolicyChanges), and
-      // a message that changed at every try (an error's text) would make that a loop
-      if (policy.getStatus() == null
+      // a message that changed at every try (an error's text) would make that a loop. Once more
+      // when the balancer is back: the record no longer owes it, and is not sent again
+      boolean balancerBack =
+          given.balancerBack()
+              && policy.getStatus() != null
+              && policy.getStatus().getRollout() != null
+              && Boolean.TRUE.equals(policy.getStatus().getRollout().getBalancerWasOn());
+      if (balancerBack
           || !Conditions.isTrue(policy.getStatus().getConditions(), Conditions.GIVE_BACK_PENDING)) {
+        StatusAggregator owed = new StatusAggregator(policy, clock.instant()).givingBack(left);
+        if (balancerBack) {
+          owed.rollout().setBalancerWasOn(null);
+        }
         try {
-          write(
-              ctx,
-              policy,
-              new StatusAggregator(policy, clock.instant()).givingBack(left),
-              ReleaseStep.PENDING_RETRY);
+          write(ctx, policy, owed, ReleaseStep.PENDING_RETRY);
         } catch (RuntimeException e) {
           log.warn(
               "policy {}: could not write GiveBackPending: {}",

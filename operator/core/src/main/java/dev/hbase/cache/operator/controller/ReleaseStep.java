@@ -90,20 +90,21 @@ final class ReleaseStep {
    * marked: a mark on an instance that is gone does not count (its pod restarts under a new start
    * code, unmarked).
    *
-   * @return null once HBase is given back (or was never changed), else what is left and why: the
-   *     cleanup then keeps the finalizer and tries again ({@link #PENDING_RETRY}), the status being
-   *     the record of what is owed for as long as the policy is there
+   * @return its left null once HBase is given back (or was never changed), else what is left and
+   *     why: the cleanup then keeps the finalizer and tries again ({@link #PENDING_RETRY}), the
+   *     status being the record of what is owed for as long as the policy is there
    */
-  String release(PolicyContext c, KerberosLogin login) {
+  Given release(PolicyContext c, KerberosLogin login) {
     BlockCachePolicy policy = c.policy();
-    if (!needsRelease(policy)) {
-      return null;
+    if (!needsRelease(c)) {
+      forgetRecord(c);
+      return Given.DONE;
     }
-    RolloutStatus r = policy.getStatus().getRollout();
+    RolloutStatus r = owed(c);
     ConfigMap base = c.configMap(policy.getSpec().getHbaseSiteConfigMap()).orElse(null);
     List<RollModel.Action> release = Roller.release(r);
     if (release.isEmpty()) {
-      return null;
+      return Given.DONE;
     }
     tried.put(uid(policy), c.now());
     ClusterSnapshot hbase = snapshot(policy, base, login, c);
@@ -111,7 +112,7 @@ final class ReleaseStep {
     List<PodView> pods = Observer.targetPods(c, zone);
     String notOwn = OwnCluster.refusal(hbase, pods, zone);
     if (notOwn != null) {
-      return "HBase not given back (" + release + "): " + notOwn;
+      return new Given("HBase not given back (" + release + "): " + notOwn, false);
     }
     for (RollModel.Action a : release) {
       bestEffort(
@@ -127,11 +128,33 @@ final class ReleaseStep {
             throw new IllegalStateException("not a release action: " + a);
           });
     }
-    String left = left(release, snapshot(policy, base, login, c));
+    ClusterSnapshot after = snapshot(policy, base, login, c);
+    String left = left(release, after);
+    boolean balancerBack = balancerBack(release, after);
     if (left == null) {
       tried.remove(uid(policy));
     }
-    return left;
+    if (left == null || balancerBack) {
+      forgetRecord(c); // it records the balancer only
+    }
+    return new Given(left, balancerBack);
+  }
+
+  /**
+   * What a give-back left ({@code left}: null once HBase is given back), and whether the master
+   * shows the balancer on as the roll found it: then the cleanup drops {@code balancerWasOn} from
+   * the record, so that a later try (for a server still marked) does not switch it on again over an
+   * administrator who turned it off since.
+   */
+  record Given(String left, boolean balancerBack) {
+    static final Given DONE = new Given(null, false);
+  }
+
+  /** The give-back switched the balancer on and the master shows it on. */
+  static boolean balancerBack(List<RollModel.Action> release, ClusterSnapshot after) {
+    return after.masterReachable()
+        && Boolean.TRUE.equals(after.balancerOn())
+        && release.contains(new RollModel.SwitchBalancer(true));
   }
 
   /**
@@ -228,9 +251,38 @@ final class ReleaseStep {
    * as the give-back's own ({@link Roller#release}): a pod restarting without a drain owes HBase
    * nothing, so its policy neither needs an identity nor waits for one.
    */
-  static boolean needsRelease(BlockCachePolicy policy) {
-    RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
+  static boolean needsRelease(PolicyContext c) {
+    RolloutStatus r = owed(c);
     return r != null && !Roller.release(r).isEmpty();
+  }
+
+  /**
+   * What the deleted policy's roll owes, as its status says, completed by the target's record of
+   * the balancer when the status lost it ({@link BalancerRecord}).
+   */
+  static RolloutStatus owed(PolicyContext c) {
+    BlockCachePolicy policy = c.policy();
+    RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
+    return BalancerRecord.recovered(r, c.target().orElse(null));
+  }
+
+  /** The give-back done (or none owed): the target's record of the balancer goes, best effort. */
+  private static void forgetRecord(PolicyContext c) {
+    c.target()
+        .filter(BalancerRecord::recorded)
+        .ifPresent(
+            sts -> {
+              try {
+                BalancerRecord.write(c.client(), sts, false);
+              } catch (RuntimeException e) {
+                log.warn(
+                    "could not remove {} from StatefulSet {}/{}: {}",
+                    BalancerRecord.ANNOTATION,
+                    sts.getMetadata().getNamespace(),
+                    sts.getMetadata().getName(),
+                    e.toString());
+              }
+            });
   }
 
   private interface HBaseCall {

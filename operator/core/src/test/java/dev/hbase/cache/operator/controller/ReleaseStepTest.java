@@ -68,4 +68,20 @@ class ReleaseStepTest {
     List<RollModel.Action> off = List.of(new RollModel.SwitchBalancer(false));
     assertThat(ReleaseStep.left(off, after(false, List.of()))).isNull();
   }
+
+  @Test
+  void theBalancerCountsAsBackOnlyWhenTheGiveBackSwitchedItAndTheMasterShowsItOn() {
+    assertThat(ReleaseStep.balancerBack(GIVE_BACK, after(true, List.of(RS1))))
+        .as("on, a server still marked: the record may drop the balancer")
+        .isTrue();
+    assertThat(ReleaseStep.balancerBack(GIVE_BACK, after(false, List.of()))).isFalse();
+    assertThat(ReleaseStep.balancerBack(GIVE_BACK, after(null, List.of()))).isFalse();
+    assertThat(ReleaseStep.balancerBack(GIVE_BACK, ClusterSnapshot.unreachable(Instant.EPOCH, "x")))
+        .isFalse();
+    assertThat(
+            ReleaseStep.balancerBack(
+                List.of(new RollModel.Recommission(RS1, List.of())), after(true, List.of(RS1))))
+        .as("a give-back that owed no balancer")
+        .isFalse();
+  }
 }

@@ -148,6 +148,67 @@ class RollFaultsIT extends OperatorHarness {
   }
 
   @Test
+  void aGiveBackRetriedForAMarkDoesNotSwitchTheBalancerOnAgainOverAnAdministrator() {
+    cluster("4Gi", false);
+    hbase.unmovable.add("r10"); // rs-1 (the first, one region) drained but never empty
+    operator(null);
+    policy("marked", "  mode: Lru\n");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> !hbase.decommissioned.isEmpty() && !hbase.balancerOn);
+    hbase.recommissionFails = true; // its mark stays for now
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("marked").delete();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> condition("marked", "GiveBackPending", "True"));
+    assertThat(hbase.balancerOn).as("given back at the first try").isTrue();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> get("marked").getStatus().getRollout().getBalancerWasOn() == null);
+    // an administrator switches it off after the delete: the retries for the mark leave it so
+    hbase.balancerOn = false;
+    await().during(Duration.ofSeconds(40)).atMost(Duration.ofSeconds(45)).until(() -> true);
+    assertThat(hbase.balancerOn).as("left off by the retries").isFalse();
+    assertThat(get("marked")).as("kept for the mark").isNotNull();
+
+    hbase.recommissionFails = false;
+    await().atMost(Duration.ofSeconds(60)).until(() -> get("marked") == null);
+    assertThat(hbase.decommissioned).as("the mark cleared before the finalizer went").isEmpty();
+    assertThat(hbase.balancerOn).as("still as the administrator left it").isFalse();
+  }
+
+  @Test
+  void aStatusWipedMidRollStillEndsWithTheBalancerAsTheRollFoundIt() {
+    firstPodRestarting("wiped");
+    assertThat(hbase.balancerOn).isFalse();
+    await().atMost(Duration.ofSeconds(10)).until(() -> balancerRecord() != null);
+    assertThat(balancerRecord()).isEqualTo("true");
+    // the status lost mid-roll, as by kubectl edit --subresource=status or a restore without it
+    BlockCachePolicy wiped = get("wiped");
+    wiped.setStatus(new dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus());
+    client.resource(wiped).updateStatus();
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .until(
+            () -> {
+              var st = get("wiped").getStatus();
+              return st != null
+                  && st.getRollout() != null
+                  && st.getRollout().getPhase() == Phase.Idle
+                  && st.getRollout().getUpdated() != null
+                  && st.getRollout().getUpdated() == 3;
+            });
+    assertThat(hbase.balancerOn).as("on after the roll, as it found it").isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> balancerRecord() == null);
+  }
+
+  /** The target StatefulSet's record of the balancer (BalancerRecord), or null. */
+  private String balancerRecord() {
+    var a = client.apps().statefulSets().inNamespace(ns).withName(STS).get().getMetadata();
+    return a.getAnnotations() == null ? null : a.getAnnotations().get(BalancerRecord.ANNOTATION);
+  }
+
+  @Test
   void theAbandonAnnotationLetsAPolicyOwingHBaseGoWithNothingSent() {
     firstPodRestarting("stuck");
     hbase.masterReachable = false;

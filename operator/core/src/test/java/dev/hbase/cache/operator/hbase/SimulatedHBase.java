@@ -62,6 +62,9 @@ public final class SimulatedHBase implements HBaseCluster {
   public final Set<ServerId> decommissioned = new LinkedHashSet<>();
   public final List<ServerId> dead = new ArrayList<>();
 
+  /** Every recommission fails (a mark HBase will not clear, for a while). */
+  public volatile boolean recommissionFails;
+
   /** Calls of {@link #snapshot}, answered or not. */
   public volatile int snapshots;
 
@@ -352,6 +355,9 @@ public final class SimulatedHBase implements HBaseCluster {
   public synchronized RecommissionResult recommission(ServerId server, List<String> regions)
       throws HBaseClusterException {
     reachable();
+    if (recommissionFails) {
+      throw new HBaseClusterException("recommission refused (a test's fault)");
+    }
     Server live =
         servers.values().stream().filter(x -> x.id.sameEndpoint(server)).findFirst().orElse(null);
     if (regions.isEmpty() && (live == null || !reported(live))) {
