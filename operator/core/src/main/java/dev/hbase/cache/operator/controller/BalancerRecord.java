@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.util.Map;
 
 /**
@@ -17,12 +18,15 @@ import java.util.Map;
  * Without this the next admission reads the balancer off (the roll's own doing) and the roll ends
  * with it off for good (issue 50 point 5).
  *
- * <p>The record is the annotation {@value #ANNOTATION}{@code ="true"} on the target StatefulSet,
- * which those losses do not touch: written before the roll switches the balancer off, removed once
- * the roll no longer owes it. A status without {@code balancerWasOn} is completed from it ({@link
- * #recovered}). What it can make the operator do is switch the policy's own cluster's balancer on
- * (as a hand-set status can): only the cluster the policy's pods serve ({@code OwnCluster}), and
- * whoever can annotate the StatefulSet can already restart its pods.
+ * <p>The record is the annotation {@value #ANNOTATION} on the target StatefulSet, its value the UID
+ * of the policy whose roll owes the balancer; those losses do not touch it. Written before the roll
+ * switches the balancer off, removed once the roll no longer owes it. A status of that policy
+ * without {@code balancerWasOn}, and not idle (a roll, or no roll state at all), is completed from
+ * it ({@link #recovered}); another policy's record (a second policy on the StatefulSet, refused
+ * with Conflict) is never read as its own. A policy deleted and created again has a new UID: its
+ * old self gave the balancer back before its finalizer went. Whoever can annotate the StatefulSet
+ * can make the operator switch the policy's own cluster's balancer on once ({@code OwnCluster}: no
+ * other), as a hand-set status can, and can already restart its pods.
  */
 final class BalancerRecord {
   private static final org.slf4j.Logger log =
@@ -32,55 +36,64 @@ final class BalancerRecord {
 
   private BalancerRecord() {}
 
-  /** Whether the target carries the record. */
-  static boolean recorded(StatefulSet target) {
+  /** Whether the target carries the record of this policy. */
+  static boolean recorded(StatefulSet target, BlockCachePolicy policy) {
     Map<String, String> a = target == null ? null : target.getMetadata().getAnnotations();
-    return a != null && "true".equals(a.get(ANNOTATION));
+    return a != null && a.containsKey(ANNOTATION) && a.get(ANNOTATION).equals(uid(policy));
+  }
+
+  private static String uid(BlockCachePolicy policy) {
+    return policy.getMetadata().getUid();
   }
 
   /**
    * The roll's state, completed from the record when it lost {@code balancerWasOn}: the same object
-   * when nothing is missing, else a copy with {@code balancerWasOn=true}.
+   * when nothing is missing (or the rollout is idle: a roll that ended gave the balancer back, and
+   * a record whose removal failed must not switch it on at every reconcile), else a copy with
+   * {@code balancerWasOn=true}.
    */
-  static RolloutStatus recovered(RolloutStatus previous, StatefulSet target) {
-    if (!recorded(target) || (previous != null && previous.getBalancerWasOn() != null)) {
+  static RolloutStatus recovered(
+      RolloutStatus previous, StatefulSet target, BlockCachePolicy policy) {
+    if (!recorded(target, policy)
+        || (previous != null
+            && (previous.getBalancerWasOn() != null
+                || previous.getPhase() == RolloutStatus.Phase.Idle))) {
       return previous;
     }
-    RolloutStatus r =
-        previous == null
-            ? new RolloutStatus()
-            : io.fabric8.kubernetes.client.utils.Serialization.clone(previous);
+    RolloutStatus r = previous == null ? new RolloutStatus() : Serialization.clone(previous);
     return r.setBalancerWasOn(true);
   }
 
   /** Whether the record must be written before the step's actions: the roll owes the balancer. */
-  static boolean needed(RolloutStatus state, StatefulSet target) {
-    return Boolean.TRUE.equals(state.getBalancerWasOn()) && !recorded(target);
+  static boolean needed(RolloutStatus state, StatefulSet target, BlockCachePolicy policy) {
+    return Boolean.TRUE.equals(state.getBalancerWasOn()) && !recorded(target, policy);
   }
 
   /** Whether the record may go: the roll no longer owes the balancer. */
-  static boolean stale(RolloutStatus state, StatefulSet target) {
-    return (state == null || !Boolean.TRUE.equals(state.getBalancerWasOn())) && recorded(target);
+  static boolean stale(RolloutStatus state, StatefulSet target, BlockCachePolicy policy) {
+    return (state == null || !Boolean.TRUE.equals(state.getBalancerWasOn()))
+        && recorded(target, policy);
   }
 
   /**
    * The record kept with a roll step: {@code before} the step's actions, written when the roll owes
-   * the balancer (false when that fails: nothing is sent, the step is taken again); after them,
-   * removed once it no longer does (a failure is logged and tried again at the next step).
+   * the balancer; after them, removed once it no longer does. A failure (a webhook, a missing
+   * permission) is a Warning event and the roll goes on with the status as its only record; the
+   * write is tried again at the next step.
    */
-  static boolean sync(
+  static void sync(
+      Events events,
       KubernetesClient client,
       BlockCachePolicy policy,
       StatefulSet target,
       RolloutStatus state,
       boolean before) {
-    boolean write = before ? needed(state, target) : stale(state, target);
+    boolean write = before ? needed(state, target, policy) : stale(state, target, policy);
     if (!write) {
-      return true;
+      return;
     }
     try {
-      write(client, target, before);
-      return true;
+      write(client, target, before ? uid(policy) : null);
     } catch (KubernetesClientException e) {
       log.warn(
           "policy {}/{}: could not {} {} on StatefulSet {}: {}",
@@ -90,13 +103,23 @@ final class BalancerRecord {
           ANNOTATION,
           target.getMetadata().getName(),
           e.getMessage());
-      return !before;
+      events.warn(
+          client,
+          policy,
+          Reason.ActionFailed,
+          "could not "
+              + (before ? "write " : "remove ")
+              + ANNOTATION
+              + " on StatefulSet "
+              + target.getMetadata().getName()
+              + " (the roll's second record of the balancer; the status stays the first): "
+              + e.getMessage());
     }
   }
 
-  /** Writes ({@code on}) or removes the record: a merge patch of the one annotation. */
-  static void write(KubernetesClient client, StatefulSet target, boolean on) {
-    String value = on ? "\"true\"" : "null";
+  /** Writes (the policy's uid) or removes ({@code null}) the record: a merge patch of it alone. */
+  static void write(KubernetesClient client, StatefulSet target, String uid) {
+    String value = uid == null ? "null" : Serialization.asJson(uid);
     client
         .apps()
         .statefulSets()

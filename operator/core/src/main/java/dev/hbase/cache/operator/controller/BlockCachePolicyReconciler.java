@@ -393,29 +393,41 @@ public class BlockCachePolicyReconciler
     }
     CredentialsStep.Result identity =
         ReleaseStep.needsRelease(c) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
-    ReleaseStep.Given given =
-        identity instanceof CredentialsStep.Refused r
-            ? new ReleaseStep.Given("no identity for HBase (" + r.message() + ")", false)
-            : release.release(c, CredentialsStep.login(identity));
+    ReleaseStep.Given given;
+    if (identity instanceof CredentialsStep.Refused r) {
+      release.trying(c);
+      given = new ReleaseStep.Given("no identity for HBase (" + r.message() + ")", false);
+    } else {
+      given = release.release(c, CredentialsStep.login(identity));
+    }
     String left = given.left();
-    if (left != null && !release.letGo(c, left)) {
+    if (left != null && release.letGo(c, left)) {
+      ReleaseStep.forgetRecord(c);
+    } else if (left != null) {
       // the policy, and its status (what is owed), stay until HBase is given back. The condition
       // is written once: a write of a deleting policy starts the next cleanup (PolicyChanges), and
       // a message that changed at every try (an error's text) would make that a loop. Once more
       // when the balancer is back: the record no longer owes it, and is not sent again
+      // (the target's record of it goes only once the status no longer owes it)
+      var status = policy.getStatus();
       boolean balancerBack =
           given.balancerBack()
-              && policy.getStatus() != null
-              && policy.getStatus().getRollout() != null
-              && Boolean.TRUE.equals(policy.getStatus().getRollout().getBalancerWasOn());
+              && ((status != null
+                      && status.getRollout() != null
+                      && Boolean.TRUE.equals(status.getRollout().getBalancerWasOn()))
+                  || c.target().filter(sts -> BalancerRecord.recorded(sts, policy)).isPresent());
       if (balancerBack
-          || !Conditions.isTrue(policy.getStatus().getConditions(), Conditions.GIVE_BACK_PENDING)) {
+          || status == null
+          || !Conditions.isTrue(status.getConditions(), Conditions.GIVE_BACK_PENDING)) {
         StatusAggregator owed = new StatusAggregator(policy, clock.instant()).givingBack(left);
-        if (balancerBack) {
+        if (balancerBack && owed.rollout() != null) {
           owed.rollout().setBalancerWasOn(null);
         }
         try {
           write(ctx, policy, owed, ReleaseStep.PENDING_RETRY);
+          if (balancerBack) {
+            ReleaseStep.forgetRecord(c);
+          }
         } catch (RuntimeException e) {
           log.warn(
               "policy {}: could not write GiveBackPending: {}",

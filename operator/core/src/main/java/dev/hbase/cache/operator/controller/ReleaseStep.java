@@ -77,6 +77,11 @@ final class ReleaseStep {
     return left.isNegative() || left.isZero() ? null : left;
   }
 
+  /** A try of this policy's give-back starts now (whatever its outcome): the next waits. */
+  void trying(PolicyContext c) {
+    tried.put(uid(c.policy()), c.now());
+  }
+
   private static String uid(BlockCachePolicy policy) {
     return policy.getMetadata().getUid();
   }
@@ -106,7 +111,7 @@ final class ReleaseStep {
     if (release.isEmpty()) {
       return Given.DONE;
     }
-    tried.put(uid(policy), c.now());
+    trying(c);
     ClusterSnapshot hbase = snapshot(policy, base, login, c);
     Zone zone = new Zone(c.namespace(), clusterDomain);
     List<PodView> pods = Observer.targetPods(c, zone);
@@ -130,14 +135,11 @@ final class ReleaseStep {
     }
     ClusterSnapshot after = snapshot(policy, base, login, c);
     String left = left(release, after);
-    boolean balancerBack = balancerBack(release, after);
     if (left == null) {
       tried.remove(uid(policy));
+      forgetRecord(c);
     }
-    if (left == null || balancerBack) {
-      forgetRecord(c); // it records the balancer only
-    }
-    return new Given(left, balancerBack);
+    return new Given(left, balancerBack(release, after));
   }
 
   /**
@@ -263,17 +265,20 @@ final class ReleaseStep {
   static RolloutStatus owed(PolicyContext c) {
     BlockCachePolicy policy = c.policy();
     RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
-    return BalancerRecord.recovered(r, c.target().orElse(null));
+    return BalancerRecord.recovered(r, c.target().orElse(null), policy);
   }
 
-  /** The give-back done (or none owed): the target's record of the balancer goes, best effort. */
-  private static void forgetRecord(PolicyContext c) {
+  /**
+   * The give-back done (or none owed), or the balancer given back and the status written without
+   * it, or the policy let go: the target's record of the balancer goes, best effort.
+   */
+  static void forgetRecord(PolicyContext c) {
     c.target()
-        .filter(BalancerRecord::recorded)
+        .filter(sts -> BalancerRecord.recorded(sts, c.policy()))
         .ifPresent(
             sts -> {
               try {
-                BalancerRecord.write(c.client(), sts, false);
+                BalancerRecord.write(c.client(), sts, null);
               } catch (RuntimeException e) {
                 log.warn(
                     "could not remove {} from StatefulSet {}/{}: {}",

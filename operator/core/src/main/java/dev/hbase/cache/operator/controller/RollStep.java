@@ -142,7 +142,7 @@ final class RollStep {
     Instant now = c.now();
     BlockCachePolicy policy = o.policy();
     // a status that lost balancerWasOn mid-roll: the target's record still has it
-    previous = BalancerRecord.recovered(previous, o.target());
+    previous = BalancerRecord.recovered(previous, o.target(), policy);
     var lastCrash = policy.getStatus() == null ? null : policy.getStatus().getLastCrash();
     List<PodView> pods =
         java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream()).toList();
@@ -174,9 +174,7 @@ final class RollStep {
                 o.leaving(),
                 zone(policy),
                 lastCrash));
-    if (!BalancerRecord.sync(client, policy, o.target(), d.state(), true)) {
-      return new Rolled(Optional.empty(), null, null);
-    }
+    BalancerRecord.sync(events, client, policy, o.target(), d.state(), true);
     java.util.concurrent.atomic.AtomicReference<String> refused =
         new java.util.concurrent.atomic.AtomicReference<>();
     if (!executeAll(
@@ -189,7 +187,7 @@ final class RollStep {
         refused::set)) {
       return new Rolled(Optional.empty(), refused.get(), null);
     }
-    BalancerRecord.sync(client, policy, o.target(), d.state(), false);
+    BalancerRecord.sync(events, client, policy, o.target(), d.state(), false);
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
     Duration release =

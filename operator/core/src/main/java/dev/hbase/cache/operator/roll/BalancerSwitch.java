@@ -88,7 +88,7 @@ final class BalancerSwitch {
   void boundedBetweenPods() {
     RolloutStatus st = t.st;
     if (!st.getInFlight().isEmpty() || !Boolean.TRUE.equals(st.getBalancerWasOn())) {
-      st.setWaitingSince(null);
+      notBetweenPods();
       return;
     }
     if (st.getWaitingSince() == null) {
@@ -97,12 +97,16 @@ final class BalancerSwitch {
     Duration left =
         Duration.between(t.now(), Instant.parse(st.getWaitingSince()).plus(BETWEEN_PODS));
     if (left.isNegative() || left.isZero()) {
+      // once per wait: a balancer an administrator turns off meanwhile stays off
       String waiting = st.getMessage();
-      if (backOnWhileHeld(st, t.hbase(), t.actions)) {
+      if (st.getBalancerBackAt() == null && backOnWhileHeld(st, t.hbase(), t.actions)) {
+        st.setBalancerBackAt(t.now().toString());
         t.events.add(
             new Event(false, EventReason.BalancerBackOn, Narration.backOnBetweenPods(waiting)));
       }
-      st.setMessage(Narration.withBalancerBackOn(waiting));
+      if (st.getBalancerBackAt() != null) {
+        st.setMessage(Narration.withBalancerBackOn(waiting));
+      }
     } else {
       t.requeue(left);
     }
@@ -111,6 +115,7 @@ final class BalancerSwitch {
   /** No wait between pods: a pod is in flight, or the roll is blocked, paused or done. */
   void notBetweenPods() {
     t.st.setWaitingSince(null);
+    t.st.setBalancerBackAt(null);
   }
 
   /**

@@ -182,7 +182,9 @@ class RollFaultsIT extends OperatorHarness {
     firstPodRestarting("wiped");
     assertThat(hbase.balancerOn).isFalse();
     await().atMost(Duration.ofSeconds(10)).until(() -> balancerRecord() != null);
-    assertThat(balancerRecord()).isEqualTo("true");
+    assertThat(balancerRecord())
+        .as("the policy's uid")
+        .isEqualTo(get("wiped").getMetadata().getUid());
     // the status lost mid-roll, as by kubectl edit --subresource=status or a restore without it
     BlockCachePolicy wiped = get("wiped");
     wiped.setStatus(new dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus());

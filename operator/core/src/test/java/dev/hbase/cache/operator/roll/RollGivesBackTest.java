@@ -97,14 +97,19 @@ class RollGivesBackTest {
         .filteredOn(e -> e.reason().equals("BalancerBackOn"))
         .singleElement()
         .satisfies(e -> assertThat(e.message()).contains("dead RegionServers"));
-    // it stays on, however long the wait
-    s = runFor(c, s, Duration.ofHours(1), null);
-    assertThat(c.hbase.balancerOn).isTrue();
+    // switched on once: an administrator who turns it off meanwhile is not overridden
+    c.hbase.balancerOn = false;
+    s = runFor(c, s, Duration.ofHours(1), log);
+    assertThat(c.hbase.balancerOn).as("left off as the administrator set it").isFalse();
+    assertThat(log.stream().flatMap(d -> d.actions().stream()))
+        .filteredOn(a -> a.equals(new SwitchBalancer(true)))
+        .hasSize(1);
     assertThat(c.restarts).containsOnlyKeys("rs-1");
 
     // the dead server processed: the roll goes on, with the balancer off again before the next
     // drain
     c.hbase.dead.clear();
+    c.hbase.balancerOn = true; // and the administrator's off is over
     log.clear();
     s = c.run(s, FakeCluster.settings(NEW), 1000, st -> idle(st) && c.allAt(NEW), log);
     assertThat(idle(s)).as("the roll finished: %s", s.getMessage()).isTrue();

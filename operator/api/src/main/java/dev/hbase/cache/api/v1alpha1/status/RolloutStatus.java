@@ -81,6 +81,12 @@ public class RolloutStatus {
           + " until the next pod starts its drain.")
   private String waitingSince;
 
+  /** When the roll switched the balancer back on in this wait between pods: once per wait. */
+  @JsonPropertyDescription(
+      "When (RFC 3339) the roll switched the balancer back on in its wait between pods: once per"
+          + " wait, so a balancer an administrator turns off meanwhile stays off.")
+  private String balancerBackAt;
+
   /** The roll under way so far (moved to lastRoll when it finishes). */
   @JsonPropertyDescription("The roll under way so far (moved to lastRoll when it finishes).")
   private RollSummary current;
