@@ -13,10 +13,10 @@ import java.util.Map;
 /**
  * A second record of the one thing a roll must give back that HBase cannot tell afterwards: that
  * the balancer was on before the roll switched it off ({@code status.rollout.balancerWasOn}). The
- * status is the roll's memory, but it can be lost while the target lives on: a backup restored
- * without status, {@code kubectl edit --subresource=status}, the policy deleted and created again.
- * Without this the next admission reads the balancer off (the roll's own doing) and the roll ends
- * with it off for good (issue 50 point 5).
+ * status is the roll's memory, but it can be lost while the policy and its target live on: a backup
+ * restored without status, {@code kubectl edit --subresource=status}. Without this the next
+ * admission reads the balancer off (the roll's own doing) and the roll ends with it off for good
+ * (issue 50 point 5).
  *
  * <p>The record is the annotation {@value #ANNOTATION} on the target StatefulSet, its value the UID
  * of the policy whose roll owes the balancer; those losses do not touch it. Written before the roll
@@ -39,7 +39,8 @@ final class BalancerRecord {
   /** Whether the target carries the record of this policy. */
   static boolean recorded(StatefulSet target, BlockCachePolicy policy) {
     Map<String, String> a = target == null ? null : target.getMetadata().getAnnotations();
-    return a != null && a.containsKey(ANNOTATION) && a.get(ANNOTATION).equals(uid(policy));
+    String value = a == null ? null : a.get(ANNOTATION);
+    return value != null && value.equals(uid(policy));
   }
 
   private static String uid(BlockCachePolicy policy) {
@@ -114,6 +115,27 @@ final class BalancerRecord {
               + target.getMetadata().getName()
               + " (the roll's second record of the balancer; the status stays the first): "
               + e.getMessage());
+    }
+  }
+
+  /**
+   * The record of the context's policy goes, best effort (a failure is logged): its give-back done
+   * or none owed, the balancer given back and the status written without it, or the policy let go.
+   */
+  static void forget(PolicyContext c) {
+    StatefulSet target = c.target().orElse(null);
+    if (!recorded(target, c.policy())) {
+      return;
+    }
+    try {
+      write(c.client(), target, null);
+    } catch (RuntimeException e) {
+      log.warn(
+          "could not remove {} from StatefulSet {}/{}: {}",
+          ANNOTATION,
+          target.getMetadata().getNamespace(),
+          target.getMetadata().getName(),
+          e.toString());
     }
   }
 

@@ -379,7 +379,8 @@ public class BlockCachePolicyReconciler
     // cluster only.
     PolicyContext c = new PolicyContext(policy, ctx.getClient(), informers, clock.instant());
     // a try at most every 30 s, whatever runs the cleanup: an update, a pod's event (ReleaseStep)
-    Duration tooSoon = ReleaseStep.needsRelease(c) ? release.untilNextTry(c) : null;
+    boolean owes = ReleaseStep.needsRelease(c);
+    Duration tooSoon = owes ? release.untilNextTry(c) : null;
     if (tooSoon != null) {
       return DeleteControl.noFinalizerRemoval().rescheduleAfter(tooSoon);
     }
@@ -392,7 +393,7 @@ public class BlockCachePolicyReconciler
           e.toString());
     }
     CredentialsStep.Result identity =
-        ReleaseStep.needsRelease(c) ? credentials.resolve(c) : new CredentialsStep.Unsecured();
+        owes ? credentials.resolve(c) : new CredentialsStep.Unsecured();
     ReleaseStep.Given given;
     if (identity instanceof CredentialsStep.Refused r) {
       release.trying(c);
@@ -402,7 +403,7 @@ public class BlockCachePolicyReconciler
     }
     String left = given.left();
     if (left != null && release.letGo(c, left)) {
-      ReleaseStep.forgetRecord(c);
+      BalancerRecord.forget(c);
     } else if (left != null) {
       // the policy, and its status (what is owed), stay until HBase is given back. The condition
       // is written once: a write of a deleting policy starts the next cleanup (PolicyChanges), and
@@ -426,7 +427,7 @@ public class BlockCachePolicyReconciler
         try {
           write(ctx, policy, owed, ReleaseStep.PENDING_RETRY);
           if (balancerBack) {
-            ReleaseStep.forgetRecord(c);
+            BalancerRecord.forget(c);
           }
         } catch (RuntimeException e) {
           log.warn(

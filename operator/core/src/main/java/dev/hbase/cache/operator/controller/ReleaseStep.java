@@ -102,7 +102,7 @@ final class ReleaseStep {
   Given release(PolicyContext c, KerberosLogin login) {
     BlockCachePolicy policy = c.policy();
     if (!needsRelease(c)) {
-      forgetRecord(c);
+      BalancerRecord.forget(c);
       return Given.DONE;
     }
     RolloutStatus r = owed(c);
@@ -137,7 +137,7 @@ final class ReleaseStep {
     String left = left(release, after);
     if (left == null) {
       tried.remove(uid(policy));
-      forgetRecord(c);
+      BalancerRecord.forget(c);
     }
     return new Given(left, balancerBack(release, after));
   }
@@ -266,28 +266,6 @@ final class ReleaseStep {
     BlockCachePolicy policy = c.policy();
     RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
     return BalancerRecord.recovered(r, c.target().orElse(null), policy);
-  }
-
-  /**
-   * The give-back done (or none owed), or the balancer given back and the status written without
-   * it, or the policy let go: the target's record of the balancer goes, best effort.
-   */
-  static void forgetRecord(PolicyContext c) {
-    c.target()
-        .filter(sts -> BalancerRecord.recorded(sts, c.policy()))
-        .ifPresent(
-            sts -> {
-              try {
-                BalancerRecord.write(c.client(), sts, null);
-              } catch (RuntimeException e) {
-                log.warn(
-                    "could not remove {} from StatefulSet {}/{}: {}",
-                    BalancerRecord.ANNOTATION,
-                    sts.getMetadata().getNamespace(),
-                    sts.getMetadata().getName(),
-                    e.toString());
-              }
-            });
   }
 
   private interface HBaseCall {

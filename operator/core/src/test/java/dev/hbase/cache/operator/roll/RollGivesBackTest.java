@@ -66,13 +66,7 @@ class RollGivesBackTest {
     // the first pod (rs-1) restarting; meanwhile HBase lists a dead server (a crashed instance
     // of rs-2, say): once rs-1 is home, the gate keeps the next pod from starting, with none in
     // flight, for as long as that lasts
-    RolloutStatus s =
-        c.run(
-            null,
-            FakeCluster.settings(NEW),
-            500,
-            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == Step.Reloading),
-            null);
+    RolloutStatus s = firstPodAt(c, Step.Reloading);
     assertThat(s.getInFlight()).extracting(r -> r.getPod()).containsExactly("rs-1");
     ServerId crashed = c.hbase.servers.get("rs-2").id;
     c.hbase.dead.add(new ServerId(crashed.host(), crashed.port(), crashed.startCode() - 1));
@@ -127,13 +121,7 @@ class RollGivesBackTest {
   void aDrainedPodTheGateKeepsFromItsDeleteGetsItsRegionsBackAfterTheTimeout() {
     FakeCluster c = threeServers();
     // the first pod (rs-1, the fewest regions) drained: its drain is sent
-    RolloutStatus s =
-        c.run(
-            null,
-            FakeCluster.settings(NEW),
-            100,
-            st -> c.executed.stream().anyMatch(a -> a instanceof Drain),
-            null);
+    RolloutStatus s = firstDrainSent(c);
     assertThat(s.getInFlight()).extracting(r -> r.getPod()).containsExactly("rs-1");
     // then another pod is stuck Terminating (its node lost): the gate stays closed
     FakeCluster.Pod lost = stuckTerminating(c, "rs-0");
@@ -168,13 +156,7 @@ class RollGivesBackTest {
   void aReloadOutlivingAnHBaseMasterOutageGoesOnWhenTheMasterIsBack() {
     FakeCluster c = threeServers();
     c.hbase.misplaceOnRecommission = 1; // one region of the first pod does not come home at once
-    RolloutStatus s =
-        c.run(
-            null,
-            FakeCluster.settings(NEW),
-            200,
-            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == Step.Reloading),
-            null);
+    RolloutStatus s = firstPodAt(c, Step.Reloading);
     assertThat(s.getInFlight()).extracting(r -> r.getStep()).containsExactly(Step.Reloading);
     // the master is gone for 15 minutes, longer than podReadyTimeout (10m)
     c.hbase.masterReachable = false;
@@ -225,13 +207,7 @@ class RollGivesBackTest {
   @Test
   void aDrainedPodBeforeItsDeleteWaitsOutAMasterOutageWithoutLosingItsTime() {
     FakeCluster c = threeServers();
-    RolloutStatus s =
-        c.run(
-            null,
-            FakeCluster.settings(NEW),
-            100,
-            st -> c.executed.stream().anyMatch(a -> a instanceof Drain),
-            null);
+    RolloutStatus s = firstDrainSent(c);
     stuckTerminating(c, "rs-0"); // the gate closed
     s =
         c.run(
@@ -260,13 +236,7 @@ class RollGivesBackTest {
   @Test
   void aSpecChangeDuringAMasterOutageKeepsAWaitingPodsRegionsComingHome() {
     FakeCluster c = threeServers();
-    RolloutStatus s =
-        c.run(
-            null,
-            FakeCluster.settings(NEW),
-            200,
-            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == Step.WaitingReady),
-            null);
+    RolloutStatus s = firstPodAt(c, Step.WaitingReady);
     assertThat(s.getInFlight()).extracting(r -> r.getPod()).containsExactly("rs-1");
     c.vanish("rs-1"); // its pod object not re-created yet
     c.hbase.masterReachable = false;
@@ -293,13 +263,7 @@ class RollGivesBackTest {
   @Test
   void aRestartedPodWaitingForAMasterThatDoesNotAnswerIsNotBlockedForIt() {
     FakeCluster c = threeServers();
-    RolloutStatus s =
-        c.run(
-            null,
-            FakeCluster.settings(NEW),
-            200,
-            st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == Step.WaitingReady),
-            null);
+    RolloutStatus s = firstPodAt(c, Step.WaitingReady);
     c.hbase.masterReachable = false;
     List<Roller.Decision> log = new ArrayList<>();
     s = runFor(c, s, Duration.ofMinutes(15), log);
@@ -311,6 +275,26 @@ class RollGivesBackTest {
     c.hbase.masterReachable = true;
     s = c.run(s, FakeCluster.settings(NEW), 1000, st -> idle(st) && c.allAt(NEW), null);
     assertThat(idle(s)).as("the roll finished: %s", s.getMessage()).isTrue();
+  }
+
+  /** A roll to NEW from the start until its first pod (rs-1) reaches {@code step}. */
+  static RolloutStatus firstPodAt(FakeCluster c, Step step) {
+    return c.run(
+        null,
+        FakeCluster.settings(NEW),
+        500,
+        st -> st.getInFlight().stream().anyMatch(r -> r.getStep() == step),
+        null);
+  }
+
+  /** A roll to NEW from the start until its first drain (rs-1's) is sent. */
+  static RolloutStatus firstDrainSent(FakeCluster c) {
+    return c.run(
+        null,
+        FakeCluster.settings(NEW),
+        100,
+        st -> c.executed.stream().anyMatch(a -> a instanceof Drain),
+        null);
   }
 
   /** Another pod stuck Terminating (its node lost): the cluster gate stays closed. */
