@@ -2,12 +2,15 @@ package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
+import dev.hbase.cache.operator.hbase.ClusterSnapshot;
+import dev.hbase.cache.operator.roll.Roller;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -33,6 +36,16 @@ final class BalancerRecord {
       org.slf4j.LoggerFactory.getLogger(BalancerRecord.class);
 
   static final String ANNOTATION = "cache.hbase.dev/balancer-was-on";
+
+  /**
+   * The second record of the servers the roll holds decommissioned or may mark next: the policy's
+   * UID, then their ServerNames ({@link Roller#marked}), space-separated. Written before the step
+   * whose state first holds one, rewritten after each step whose state holds another set, removed
+   * with the balancer record. A deleted policy whose status lost them still clears their marks
+   * ({@link Roller#release(RolloutStatus, java.util.Collection)}; found by the roller's model
+   * check, RollerModelCheckTest).
+   */
+  static final String MARKS = "cache.hbase.dev/servers-marked";
 
   private BalancerRecord() {}
 
@@ -63,6 +76,51 @@ final class BalancerRecord {
     }
     RolloutStatus r = previous == null ? new RolloutStatus() : Serialization.clone(previous);
     return r.setBalancerWasOn(true);
+  }
+
+  /** The servers this policy's record holds marked, or none. */
+  static List<String> recordedMarks(StatefulSet target, BlockCachePolicy policy) {
+    Map<String, String> a = target == null ? null : target.getMetadata().getAnnotations();
+    String value = a == null ? null : a.get(MARKS);
+    if (value == null) {
+      return List.of();
+    }
+    List<String> words = List.of(value.trim().split("\\s+"));
+    return words.isEmpty() || !words.get(0).equals(uid(policy))
+        ? List.of()
+        : words.subList(1, words.size());
+  }
+
+  /**
+   * The marks record kept with a roll step: before the actions, every server the step's state holds
+   * is added; after them, a server goes once the state no longer holds it and the step's snapshot
+   * of the master ({@code hbase}) shows it unmarked (a status lost mid-drain keeps it, and so does
+   * a master that did not answer). Best effort, as {@link #sync}.
+   */
+  static void syncMarks(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      StatefulSet target,
+      RolloutStatus state,
+      ClusterSnapshot hbase,
+      boolean before) {
+    List<String> recorded = recordedMarks(target, policy);
+    List<String> want = Roller.marksToRecord(recorded, state, before ? null : hbase);
+    if (new java.util.HashSet<>(want).equals(new java.util.HashSet<>(recorded))) {
+      return;
+    }
+    try {
+      writeMarks(
+          client, target, want.isEmpty() ? null : uid(policy) + " " + String.join(" ", want));
+    } catch (KubernetesClientException e) {
+      log.warn(
+          "policy {}/{}: could not write {} on StatefulSet {}: {}",
+          policy.getMetadata().getNamespace(),
+          policy.getMetadata().getName(),
+          MARKS,
+          target.getMetadata().getName(),
+          e.getMessage());
+    }
   }
 
   /** Whether the record must be written before the step's actions: the roll owes the balancer. */
@@ -123,12 +181,27 @@ final class BalancerRecord {
    * or none owed, the balancer given back and the status written without it, or the policy let go.
    */
   static void forget(PolicyContext c) {
+    forget(c, true);
+  }
+
+  /** The balancer's record only: the balancer is back, a server may still be marked. */
+  static void forgetBalancer(PolicyContext c) {
+    forget(c, false);
+  }
+
+  private static void forget(PolicyContext c, boolean marksToo) {
     StatefulSet target = c.target().orElse(null);
-    if (!recorded(target, c.policy())) {
+    boolean marks = marksToo && !recordedMarks(target, c.policy()).isEmpty();
+    if (!recorded(target, c.policy()) && !marks) {
       return;
     }
     try {
-      write(c.client(), target, null);
+      if (marks) {
+        writeMarks(c.client(), target, null);
+      }
+      if (recorded(target, c.policy())) {
+        write(c.client(), target, null);
+      }
     } catch (RuntimeException e) {
       log.warn(
           "could not remove {} from StatefulSet {}/{}: {}",
@@ -141,7 +214,16 @@ final class BalancerRecord {
 
   /** Writes (the policy's uid) or removes ({@code null}) the record: a merge patch of it alone. */
   static void write(KubernetesClient client, StatefulSet target, String uid) {
-    String value = uid == null ? "null" : Serialization.asJson(uid);
+    patch(client, target, ANNOTATION, uid);
+  }
+
+  /** Writes or removes ({@code null}) the marks record. */
+  static void writeMarks(KubernetesClient client, StatefulSet target, String value) {
+    patch(client, target, MARKS, value);
+  }
+
+  private static void patch(KubernetesClient client, StatefulSet target, String key, String v) {
+    String value = v == null ? "null" : Serialization.asJson(v);
     client
         .apps()
         .statefulSets()
@@ -149,6 +231,6 @@ final class BalancerRecord {
         .withName(target.getMetadata().getName())
         .patch(
             PatchContext.of(PatchType.JSON_MERGE),
-            "{\"metadata\":{\"annotations\":{\"" + ANNOTATION + "\":" + value + "}}}");
+            "{\"metadata\":{\"annotations\":{\"" + key + "\":" + value + "}}}");
   }
 }

@@ -427,7 +427,7 @@ public class BlockCachePolicyReconciler
         try {
           write(ctx, policy, owed, ReleaseStep.PENDING_RETRY);
           if (balancerBack) {
-            BalancerRecord.forget(c);
+            BalancerRecord.forgetBalancer(c);
           }
         } catch (RuntimeException e) {
           log.warn(

@@ -107,7 +107,7 @@ final class ReleaseStep {
     }
     RolloutStatus r = owed(c);
     ConfigMap base = c.configMap(policy.getSpec().getHbaseSiteConfigMap()).orElse(null);
-    List<RollModel.Action> release = Roller.release(r);
+    List<RollModel.Action> release = Roller.release(r, recordedMarks(c));
     if (release.isEmpty()) {
       return Given.DONE;
     }
@@ -254,8 +254,7 @@ final class ReleaseStep {
    * nothing, so its policy neither needs an identity nor waits for one.
    */
   static boolean needsRelease(PolicyContext c) {
-    RolloutStatus r = owed(c);
-    return r != null && !Roller.release(r).isEmpty();
+    return !Roller.release(owed(c), recordedMarks(c)).isEmpty();
   }
 
   /**
@@ -266,6 +265,11 @@ final class ReleaseStep {
     BlockCachePolicy policy = c.policy();
     RolloutStatus r = policy.getStatus() == null ? null : policy.getStatus().getRollout();
     return BalancerRecord.recovered(r, c.target().orElse(null), policy);
+  }
+
+  /** The servers the target's record holds marked for this policy ({@link BalancerRecord}). */
+  static List<String> recordedMarks(PolicyContext c) {
+    return BalancerRecord.recordedMarks(c.target().orElse(null), c.policy());
   }
 
   private interface HBaseCall {

@@ -148,6 +148,8 @@ final class RollStep {
         java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream()).toList();
     boolean ask =
         Roller.needsHBase(previous, lastCrash, pods, p.revision(), now)
+            // a mark recorded beside the status: the master shows whether it is still there
+            || !BalancerRecord.recordedMarks(o.target(), policy).isEmpty()
             || pods.stream()
                 .anyMatch(
                     v ->
@@ -175,6 +177,7 @@ final class RollStep {
                 zone(policy),
                 lastCrash));
     BalancerRecord.sync(events, client, policy, o.target(), d.state(), true);
+    BalancerRecord.syncMarks(client, policy, o.target(), d.state(), hbase, true);
     java.util.concurrent.atomic.AtomicReference<String> refused =
         new java.util.concurrent.atomic.AtomicReference<>();
     if (!executeAll(
@@ -188,6 +191,7 @@ final class RollStep {
       return new Rolled(Optional.empty(), refused.get(), null);
     }
     BalancerRecord.sync(events, client, policy, o.target(), d.state(), false);
+    BalancerRecord.syncMarks(client, policy, o.target(), d.state(), hbase, false);
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
     Duration release =

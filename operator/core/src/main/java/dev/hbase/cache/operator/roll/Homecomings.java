@@ -273,6 +273,9 @@ final class Homecomings {
   }
 
   private void start(PodView pod, ServerState server, List<String> regions) {
+    if (t.expiring(pod.name())) {
+      return; // that instance died again: this step expires it ({@link Crashes})
+    }
     PodRoll r =
         new PodRoll()
             .setPod(pod.name())

@@ -73,6 +73,14 @@ final class PodLifecycle {
       StepState.outageOver(r, t.now()); // the outage does not count against the step's timeout
     }
     Optional<PodView> pod = t.podByName(r.getPod());
+    if (t.expiring(r.getPod())) {
+      // its RegionServer died and this step expires it: nothing goes to that instance (the next
+      // step finds it gone, its regions in HBase's crash procedure, and goes on from there)
+      t.waitFor(
+          Reason.WaitingForPod, r.getPod() + "'s RegionServer died: HBase reassigns its regions");
+      t.requeue(StepState.FAST);
+      return;
+    }
     switch (r.getStep()) {
       case Draining -> draining(r);
       case Deleting -> deleting(r, pod);
@@ -213,12 +221,16 @@ final class PodLifecycle {
                                 .map(p -> p.servesAs(x.id().host()))
                                 .orElse(false)))
         // nor a server about to stop: its pod terminating, or above the replicas (a scale-down
-        // removes it next)
+        // removes it next), or its instance dead and expired by this step
         .filter(
             x ->
                 java.util.stream.Stream.concat(t.in.pods().stream(), t.in.leaving().stream())
                     .filter(p -> p.servesAs(x.id().host()))
-                    .noneMatch(p -> p.terminating() || p.ordinal() >= t.in.replicas()))
+                    .noneMatch(
+                        p ->
+                            p.terminating()
+                                || p.ordinal() >= t.in.replicas()
+                                || t.expiring(p.name())))
         .toList();
   }
 

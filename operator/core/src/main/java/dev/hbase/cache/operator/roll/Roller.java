@@ -263,6 +263,69 @@ public final class Roller {
    * effort. Empty when the roll left HBase as it found it.
    */
   public static List<Action> release(RolloutStatus previous) {
+    return release(previous, List.of());
+  }
+
+  /**
+   * Same, and the marks of the servers in {@code recordedMarks} (their ServerNames, as {@link
+   * #marked} gave them to a second record) that the state no longer holds: a status lost after a
+   * drain began still clears that server's mark (its regions stay where the drain put them).
+   */
+  public static List<Action> release(
+      RolloutStatus previous, java.util.Collection<String> recordedMarks) {
+    List<Action> actions = releaseOf(previous);
+    List<String> held = marked(previous);
+    for (String m : recordedMarks) {
+      if (!held.contains(m)) {
+        try {
+          actions.add(new Recommission(ServerId.parse(m), List.of()));
+        } catch (IllegalArgumentException notAServerName) {
+          continue; // a record edited by hand
+        }
+      }
+    }
+    return actions;
+  }
+
+  /**
+   * The servers a roll holds decommissioned or may mark next (each in-flight pod's old instance):
+   * what {@link #release} clears, as ServerNames, for a record kept beside the status.
+   */
+  public static List<String> marked(RolloutStatus st) {
+    if (st == null || st.getInFlight() == null) {
+      return List.of();
+    }
+    return st.getInFlight().stream()
+        .map(PodRoll::getOldServer)
+        .filter(Objects::nonNull)
+        .distinct()
+        .toList();
+  }
+
+  /**
+   * What a second record of the marks holds after a step: the servers recorded and those the state
+   * holds ({@link #marked}); with {@code after}, the snapshot the step was taken on, a recorded
+   * server the state no longer holds goes once that snapshot shows it unmarked (it stays while the
+   * master does not answer, and when the status lost it mid-drain).
+   */
+  public static List<String> marksToRecord(
+      List<String> recorded, RolloutStatus state, ClusterSnapshot after) {
+    List<String> held = marked(state);
+    List<String> kept =
+        after == null
+            ? recorded
+            : recorded.stream()
+                .filter(
+                    m ->
+                        held.contains(m)
+                            || !after.masterReachable()
+                            || after.decommissioned().stream()
+                                .anyMatch(d -> d.toString().equals(m)))
+                .toList();
+    return java.util.stream.Stream.concat(kept.stream(), held.stream()).distinct().toList();
+  }
+
+  private static List<Action> releaseOf(RolloutStatus previous) {
     List<Action> actions = new ArrayList<>();
     if (previous == null) {
       return actions;
@@ -336,16 +399,16 @@ public final class Roller {
       // A drained pod is deleted in the step that finds its drain complete, so "Draining" may
       // already be deleted (the status write after the delete failed): the pod as observed says,
       // or, when the pods cannot be observed, whether its old instance still serves.
+      // And its old instance still live: one that died meanwhile takes no region back (found by
+      // the model check, RollerModelCheckTest).
       boolean notDeleted =
           switch (r.getStep()) {
-            case Draining ->
-                pods != null
-                    ? sameInstanceRunning(pods, r)
-                    : r.getOldServer() == null
-                        || hbase.live(ServerId.parse(r.getOldServer())).isPresent();
+            case Draining -> pods == null || sameInstanceRunning(pods, r);
             case Deleting -> pods != null && sameInstanceRunning(pods, r);
             default -> false;
           };
+      notDeleted &=
+          r.getOldServer() == null || hbase.live(ServerId.parse(r.getOldServer())).isPresent();
       // a stop's server goes down anyway: its regions are not sent back to it
       if (notDeleted && r.getOldServer() != null && !RollModel.isStop(r)) {
         actions.add(

@@ -47,6 +47,17 @@ final class StepState {
   final RolloutStatus st;
 
   final List<Action> actions = new ArrayList<>();
+
+  /**
+   * Whether this step expires the pod's RegionServer instance ({@link Crashes}): it is dead to
+   * HBase once the action is carried out, so nothing else of the step may be sent to it (a drain of
+   * it, or regions sent back to it, would fail). Found by the model check (RollerModelCheckTest).
+   */
+  boolean expiring(String pod) {
+    return actions.stream()
+        .anyMatch(a -> a instanceof RollModel.ExpireServer x && x.pod().equals(pod));
+  }
+
   final List<Event> events = new ArrayList<>();
   final List<Restarted> restarted = new ArrayList<>();
 

@@ -204,6 +204,51 @@ class RollFaultsIT extends OperatorHarness {
     await().atMost(Duration.ofSeconds(10)).until(() -> balancerRecord() == null);
   }
 
+  @Test
+  void aPolicyDeletedAfterItsStatusWasWipedMidDrainStillClearsTheMark() {
+    // found by the roller's model check (RollerModelCheckTest): the status was the only record of
+    // a drained server, so a policy deleted after losing it left that server marked for good
+    cluster("4Gi", false);
+    hbase.unmovable.add("r10"); // rs-1 (the first, one region) drained but never empty
+    operator(null);
+    policy("wipedmid", "  mode: Lru\n");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> !hbase.decommissioned.isEmpty() && !hbase.balancerOn);
+    String marked = hbase.decommissioned.iterator().next().toString();
+    await().atMost(Duration.ofSeconds(10)).until(() -> annotation(BalancerRecord.MARKS) != null);
+    assertThat(annotation(BalancerRecord.MARKS))
+        .as("the policy's uid, then the server it drains")
+        .isEqualTo(get("wipedmid").getMetadata().getUid() + " " + marked);
+    hbase.masterReachable = false; // the roll cannot start over from the wiped status
+    BlockCachePolicy wiped = get("wipedmid");
+    wiped.setStatus(new dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus());
+    client.resource(wiped).updateStatus();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                get("wipedmid").getStatus() != null
+                    && get("wipedmid").getStatus().getRollout() != null
+                    && get("wipedmid").getStatus().getRollout().getInFlight().isEmpty());
+    client.resources(BlockCachePolicy.class).inNamespace(ns).withName("wipedmid").delete();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> condition("wipedmid", "GiveBackPending", "True"));
+    hbase.masterReachable = true;
+    await().atMost(Duration.ofSeconds(90)).until(() -> get("wipedmid") == null);
+    assertThat(hbase.snapshot().live())
+        .as("no live server left marked")
+        .noneMatch(x -> x.decommissioned());
+    assertThat(hbase.balancerOn).as("the balancer as the roll found it").isTrue();
+    assertThat(annotation(BalancerRecord.MARKS)).as("the record gone with the policy").isNull();
+  }
+
+  private String annotation(String key) {
+    var a = client.apps().statefulSets().inNamespace(ns).withName(STS).get().getMetadata();
+    return a.getAnnotations() == null ? null : a.getAnnotations().get(key);
+  }
+
   /** The target StatefulSet's record of the balancer (BalancerRecord), or null. */
   private String balancerRecord() {
     var a = client.apps().statefulSets().inNamespace(ns).withName(STS).get().getMetadata();

@@ -167,6 +167,8 @@ public final class SimulatedHBase implements HBaseCluster {
     startCodes = Math.max(startCodes + 1, clock.get().toEpochMilli());
     Server s = new Server(new ServerId(host, PORT, startCodes), ip, clock.get().plus(reportDelay));
     s.regions.addAll(regions);
+    s.regions.addAll(unassigned);
+    unassigned.clear();
     s.l2Used = persistedL2.getOrDefault(pod, 64L << 20);
     s.cachedMb.putAll(persistedCachedMb.getOrDefault(pod, Map.of()));
     regions.forEach(r -> s.cachedMb.put(r, regionMb));
@@ -531,8 +533,15 @@ public final class SimulatedHBase implements HBaseCluster {
   private void spread(List<String> regions, List<Server> to) {
     List<String> moving = List.copyOf(regions);
     regions.clear();
-    for (int i = 0; i < moving.size() && !to.isEmpty(); i++) {
+    if (to.isEmpty()) {
+      unassigned.addAll(moving); // no server left: assigned to the next that registers
+      return;
+    }
+    for (int i = 0; i < moving.size(); i++) {
       moveTo(moving.get(i), to.get(i % to.size()));
     }
   }
+
+  /** Regions of the last server to go, waiting for a server to register (the master's RIT). */
+  public final List<String> unassigned = new ArrayList<>();
 }

@@ -289,6 +289,10 @@ final class FakeCluster {
    */
   void crash(String pod) {
     Pod p = pods.get(pod);
+    if (p.terminating) {
+      p.heldUntil = now; // no restart in a terminating pod: its hook ends with the process
+      return;
+    }
     p.ready = false;
     hbase.unregister(pod);
     p.readyAt = now.plus(restartTime);
@@ -312,6 +316,15 @@ final class FakeCluster {
     Instant started = Instant.ofEpochMilli(hbase.servers.get(pod).id.startCode());
     p.ready = false;
     hbase.kill(pod);
+    if (p.terminating) {
+      // the kubelet restarts no container of a terminating pod: its preStop hook ends with the
+      // process, and the pod is re-created once it has stopped (tick)
+      p.terminated =
+          new RollModel.Termination(
+              reason, 137, started, now.truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+      p.heldUntil = now;
+      return;
+    }
     p.terminated =
         new RollModel.Termination(
             reason, 137, started, now.truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
