@@ -18,6 +18,7 @@ import dev.hbase.cache.operator.metrics.InfoServers;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Plan;
+import dev.hbase.cache.operator.roll.Owed;
 import dev.hbase.cache.operator.roll.RollModel;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
@@ -150,6 +151,8 @@ final class RollStep {
         Roller.needsHBase(previous, lastCrash, pods, p.revision(), now)
             // a mark recorded beside the status: the master shows whether it is still there
             || !BalancerRecord.recordedMarks(o.target(), policy).isEmpty()
+            // a server last seen decommissioned: the figure the alerts read stays fresh
+            || Owed.looking(previous)
             || pods.stream()
                 .anyMatch(
                     v ->
@@ -192,6 +195,7 @@ final class RollStep {
     }
     BalancerRecord.sync(events, client, policy, o.target(), d.state(), false);
     BalancerRecord.syncMarks(client, policy, o.target(), d.state(), hbase, false);
+    d.state().setCluster(Owed.after(d.state().getCluster(), hbase, d.actions()));
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
     Duration release =
@@ -312,6 +316,7 @@ final class RollStep {
     if (!executeAll(client, policy, c::cachedPod, cluster, d.actions(), nanoTime.getAsLong())) {
       return Optional.empty();
     }
+    d.state().setCluster(Owed.after(d.state().getCluster(), hbase, d.actions()));
     d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
   }

@@ -3,6 +3,7 @@ package dev.hbase.cache.operator.metrics;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
+import dev.hbase.cache.api.v1alpha1.status.ClusterSeen;
 import dev.hbase.cache.api.v1alpha1.status.CrashStatus;
 import dev.hbase.cache.api.v1alpha1.status.PodRoll;
 import dev.hbase.cache.api.v1alpha1.status.Recommendation;
@@ -36,7 +37,7 @@ import java.util.Map;
  *
  * <p>Pure: {@link #render} turns policies into text. docs/operations/metrics.md lists the families.
  *
- * <p>Over ~400 lines (about 420): one small method per status section; they stay together so that
+ * <p>Over ~400 lines (about 470): one small method per status section; they stay together so that
  * the families keep one order and one naming.
  */
 public final class PolicyMetrics {
@@ -255,6 +256,7 @@ public final class PolicyMetrics {
             st == f.getStep() ? 1 : 0);
       }
     }
+    owed(out, l, r);
     RollSummary cur = r.getCurrent();
     if (cur != null) {
       out.add(
@@ -268,6 +270,61 @@ public final class PolicyMetrics {
     if (last != null) {
       summary(out, l, last);
     }
+  }
+
+  /**
+   * What a roll changed in HBase and owes back, beside HBase as the operator last saw it ({@code
+   * status.rollout.cluster}): the alerts on a balancer left off and a mark left behind compare
+   * them.
+   */
+  private static void owed(Out out, String l, RolloutStatus r) {
+    out.add(
+        "roll_balancer_owed",
+        Type.gauge,
+        "1 while a roll owes HBase its balancer back: it was on before the roll's first drain"
+            + " (status.rollout.balancerWasOn), and the roll switches it on again when it ends.",
+        l,
+        Boolean.TRUE.equals(r.getBalancerWasOn()) ? 1 : 0);
+    List<PodRoll> inFlight = r.getInFlight() == null ? List.of() : r.getInFlight();
+    out.add(
+        "roll_servers_held",
+        Type.gauge,
+        "RegionServers a roll or a stop holds decommissioned or may mark next: the old instance of"
+            + " each pod in flight, recommissioned when its pod is back.",
+        l,
+        inFlight.stream().map(PodRoll::getOldServer).filter(x -> x != null).distinct().count());
+    out.add(
+        "roll_regions_away",
+        Type.gauge,
+        "Regions a roll or a stop moved off the pods in flight that are not home yet.",
+        l,
+        inFlight.stream()
+            .filter(f -> f.getHomeAt() == null && f.getRegions() != null)
+            .mapToLong(f -> f.getRegions().size())
+            .sum());
+    ClusterSeen c = r.getCluster();
+    if (c == null) {
+      return;
+    }
+    out.add(
+        "hbase_balancer_on",
+        Type.gauge,
+        "1 when HBase's balancer is on, as the operator last saw it (status.rollout.cluster).",
+        l,
+        c.getBalancerOn() == null ? null : c.getBalancerOn() ? 1 : 0);
+    out.add(
+        "hbase_decommissioned_servers",
+        Type.gauge,
+        "RegionServers marked decommissioned, whoever marked them, as the operator last saw them.",
+        l,
+        c.getDecommissioned() == null ? 0 : c.getDecommissioned().size());
+    out.add(
+        "hbase_seen_since_timestamp_seconds",
+        Type.gauge,
+        "Since when HBase has shown the balancer and the marks so, at the roll steps that asked it"
+            + " (Unix time).",
+        l,
+        epoch(c.getSince()));
   }
 
   private static void summary(Out out, String l, RollSummary s) {

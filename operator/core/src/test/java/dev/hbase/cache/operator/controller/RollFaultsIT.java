@@ -244,6 +244,80 @@ class RollFaultsIT extends OperatorHarness {
     assertThat(annotation(BalancerRecord.MARKS)).as("the record gone with the policy").isNull();
   }
 
+  /**
+   * What the roll changed in HBase, as the status says the operator last saw it (the figures of the
+   * metrics and alerts on what is not given back): the balancer off and the drained server marked
+   * mid-drain; at the end the balancer on, and only a mark that is not the roll's (an old
+   * instance's, left by someone else); and, because the operator keeps asking while it sees one, no
+   * mark once that one is cleared.
+   */
+  @Test
+  void whatTheRollChangedInHBaseIsInTheStatusUntilItIsGivenBack() {
+    cluster("4Gi", false);
+    hbase.unmovable.add("r10"); // rs-1 (the first, one region) drained but never empty
+    operator(null);
+    policy("seen", "  mode: Lru\n");
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> !hbase.decommissioned.isEmpty() && !hbase.balancerOn);
+    String marked = hbase.decommissioned.iterator().next().toString();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(seen("seen"))
+                    .as("mid-drain")
+                    .isNotNull()
+                    .satisfies(
+                        c -> {
+                          assertThat(c.getBalancerOn()).isFalse();
+                          assertThat(c.getDecommissioned()).containsExactly(marked);
+                          assertThat(c.getSince()).isNotNull();
+                        }));
+    // someone else's mark on a gone instance, as an administrator may leave one
+    dev.hbase.cache.operator.hbase.ServerId other =
+        new dev.hbase.cache.operator.hbase.ServerId("gone.example", 16020, 1L);
+    synchronized (hbase) {
+      hbase.decommissioned.add(other);
+    }
+    hbase.unmovable.clear();
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .until(
+            () -> {
+              var st = get("seen").getStatus();
+              return st != null
+                  && st.getRollout() != null
+                  && st.getRollout().getPhase() == Phase.Idle
+                  && st.getRollout().getUpdated() != null
+                  && st.getRollout().getUpdated() == 3;
+            });
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () -> {
+              assertThat(seen("seen").getBalancerOn()).as("given back").isTrue();
+              assertThat(seen("seen").getDecommissioned())
+                  .as("only the mark that is not the roll's")
+                  .containsExactly(other.toString());
+            });
+    synchronized (hbase) {
+      hbase.decommissioned.remove(other); // the administrator recommissions it
+    }
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .untilAsserted(
+            () ->
+                assertThat(seen("seen").getDecommissioned())
+                    .as("seen again: the operator asks while it last saw a mark")
+                    .isEmpty());
+  }
+
+  private dev.hbase.cache.api.v1alpha1.status.ClusterSeen seen(String policy) {
+    var st = get(policy).getStatus();
+    return st == null || st.getRollout() == null ? null : st.getRollout().getCluster();
+  }
+
   private String annotation(String key) {
     var a = client.apps().statefulSets().inNamespace(ns).withName(STS).get().getMetadata();
     return a.getAnnotations() == null ? null : a.getAnnotations().get(key);

@@ -10,6 +10,7 @@ import dev.hbase.cache.api.v1alpha1.spec.RolloutSpec;
 import dev.hbase.cache.api.v1alpha1.spec.TargetRef;
 import dev.hbase.cache.api.v1alpha1.spec.WarmGate;
 import dev.hbase.cache.api.v1alpha1.status.CacheStatus;
+import dev.hbase.cache.api.v1alpha1.status.ClusterSeen;
 import dev.hbase.cache.api.v1alpha1.status.CrashStatus;
 import dev.hbase.cache.api.v1alpha1.status.Evidence;
 import dev.hbase.cache.api.v1alpha1.status.PlanStatus;
@@ -76,6 +77,20 @@ class PolicyMetricsTest {
                     .setSlowestPodSeconds(14.9)
                     .setFinishedAt("2026-11-23T10:00:00Z"));
     r.getInFlight().add(new PodRoll().setPod("hbase-rs-1").setStep(PodRoll.Step.Reloading));
+    // the roll switched the balancer off and holds rs-2's old instance drained, 3 regions away
+    r.setBalancerWasOn(true);
+    r.getInFlight()
+        .add(
+            new PodRoll()
+                .setPod("hbase-rs-2")
+                .setStep(PodRoll.Step.Draining)
+                .setOldServer("hbase-rs-2.hbase-rs.hbase.svc.cluster.local,16020,7")
+                .setRegions(List.of("a", "b", "c")));
+    r.setCluster(
+        new ClusterSeen()
+            .setBalancerOn(false)
+            .setDecommissioned(List.of("hbase-rs-2.hbase-rs.hbase.svc.cluster.local,16020,7"))
+            .setSince("2026-11-23T10:00:00Z"));
     s.setRollout(r);
     s.getRegionServers()
         .add(
@@ -115,7 +130,7 @@ class PolicyMetricsTest {
             "hbase_cache_roll_phase{" + L + ",phase=\"Idle\"} 0",
             "hbase_cache_roll_pods{" + L + "} 3",
             "hbase_cache_roll_pods_updated{" + L + "} 1",
-            "hbase_cache_roll_pods_in_flight{" + L + "} 1",
+            "hbase_cache_roll_pods_in_flight{" + L + "} 2",
             "hbase_cache_roll_pod_step{" + L + ",pod=\"hbase-rs-1\",step=\"Reloading\"} 1",
             "hbase_cache_roll_pod_step{" + L + ",pod=\"hbase-rs-1\",step=\"Draining\"} 0",
             "hbase_cache_roll_cached_read_ratio{" + L + "} 0.995",
@@ -145,6 +160,47 @@ class PolicyMetricsTest {
     assertThat(text)
         .doesNotContain("hbase_cache_evictions_total", "hbase_cache_failed_insertions_total");
     assertWellFormed(text);
+  }
+
+  /**
+   * What a roll changed in HBase: what it owes back (the balancer, the servers it holds, the
+   * regions away) beside HBase as last seen; once given back, 0s, and a mark the roll does not hold
+   * (an administrator's, or one left behind) shows as a decommissioned server beyond those held.
+   */
+  @Test
+  void whatARollOwesHBaseIsBesideHBaseAsLastSeen() {
+    String text = PolicyMetrics.render(List.of(policy("hbase", "pf", rolling())));
+    assertThat(text.lines())
+        .contains(
+            "hbase_cache_roll_balancer_owed{" + L + "} 1",
+            "hbase_cache_roll_servers_held{" + L + "} 1",
+            "hbase_cache_roll_regions_away{" + L + "} 3",
+            "hbase_cache_hbase_balancer_on{" + L + "} 0",
+            "hbase_cache_hbase_decommissioned_servers{" + L + "} 1",
+            "hbase_cache_hbase_seen_since_timestamp_seconds{" + L + "} 1795428000");
+    assertWellFormed(text);
+
+    BlockCachePolicyStatus after = rolling();
+    RolloutStatus r = after.getRollout();
+    r.setBalancerWasOn(null).setPhase(RolloutStatus.Phase.Idle);
+    r.getInFlight().clear();
+    r.setCluster(
+        new ClusterSeen()
+            .setBalancerOn(true)
+            .setDecommissioned(List.of("hbase-rs-0.hbase-rs.hbase.svc.cluster.local,16020,1"))
+            .setSince("2026-11-23T10:05:00Z"));
+    assertThat(PolicyMetrics.render(List.of(policy("hbase", "pf", after))).lines())
+        .contains(
+            "hbase_cache_roll_balancer_owed{" + L + "} 0",
+            "hbase_cache_roll_servers_held{" + L + "} 0",
+            "hbase_cache_roll_regions_away{" + L + "} 0",
+            "hbase_cache_hbase_balancer_on{" + L + "} 1",
+            "hbase_cache_hbase_decommissioned_servers{" + L + "} 1");
+
+    // never asked (no status.rollout.cluster): no HBase series, not a 0 that would read as a fact
+    r.setCluster(null);
+    assertThat(PolicyMetrics.render(List.of(policy("hbase", "pf", after))))
+        .doesNotContain("hbase_cache_hbase_balancer_on", "hbase_cache_hbase_decommissioned");
   }
 
   @Test

@@ -168,6 +168,11 @@ class RollerModelCheckTest {
   }
 
   @net.jqwik.api.Example
+  void aStatusWipedMidDrainThenASpecChange() {
+    new World().play(Move.parse("NONE +3, WIPED_STATUS +1, NONE +2, SPEC_CHANGED +1"));
+  }
+
+  @net.jqwik.api.Example
   void aPodKilledMidDrainThenThePolicyRefused() {
     new World().play(Move.parse("NONE +1, POD_OOM_KILLED(rs-1) +2, POLICY_REFUSED +1"));
   }
@@ -342,9 +347,8 @@ class RollerModelCheckTest {
           c.tick(Duration.ofSeconds(5));
           return; // refused before any roll: nothing to hold, nothing changes
         }
-        d =
-            Roller.hold(
-                previous, c.podViews(), c.hbase.snapshot(), "PolicyInvalid", FakeCluster.ZONE);
+        seen = c.hbase.snapshot();
+        d = Roller.hold(previous, c.podViews(), seen, "PolicyInvalid", FakeCluster.ZONE);
       } else {
         RollModel.Input in = c.input(s);
         seen = in.hbase();
@@ -387,6 +391,25 @@ class RollerModelCheckTest {
       }
       if (!owes(d.state())) {
         record = false;
+      }
+      // HBase as the status says the operator last saw it (controller.RollStep, Owed.after): after
+      // a step the master answered, what HBase now is
+      d.state().setCluster(Owed.after(d.state().getCluster(), seen, d.actions()));
+      if (seen.masterReachable()) {
+        ClusterSnapshot now = c.hbase.snapshot();
+        check(
+            java.util.Objects.equals(d.state().getCluster().getBalancerOn(), now.balancerOn())
+                && Set.copyOf(d.state().getCluster().getDecommissioned())
+                    .equals(
+                        now.decommissioned().stream()
+                            .map(Object::toString)
+                            .collect(java.util.stream.Collectors.toSet())),
+            "status.rollout.cluster "
+                + d.state().getCluster()
+                + " is not HBase after the step: balancer "
+                + now.balancerOn()
+                + ", decommissioned "
+                + now.decommissioned());
       }
       marksRecord = new HashSet<>(Roller.marksToRecord(List.copyOf(marksRecord), d.state(), seen));
       if (loseNextWrite) {

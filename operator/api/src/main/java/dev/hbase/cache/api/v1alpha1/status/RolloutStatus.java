@@ -87,6 +87,13 @@ public class RolloutStatus {
           + " wait, so a balancer an administrator turns off meanwhile stays off.")
   private String balancerBackAt;
 
+  /** HBase's balancer and decommission marks as the operator last saw them. */
+  @JsonPropertyDescription(
+      "HBase's balancer switch and its decommissioned servers as the operator last saw them, with"
+          + " the step's own switches and marks applied: what a roll changes in HBase, for the"
+          + " metrics and alerts on what is not given back.")
+  private ClusterSeen cluster;
+
   /** The roll under way so far (moved to lastRoll when it finishes). */
   @JsonPropertyDescription("The roll under way so far (moved to lastRoll when it finishes).")
   private RollSummary current;
