@@ -279,12 +279,13 @@ roll-plot: plot-venv ## make e2e's rolls as a picture (reads/s, p99, the cluster
 BENCH_OPERATOR_JVM ?= -XX:MaxRAM=512m -XX:MaxRAMPercentage=70 -XX:TieredStopAtLevel=1 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -XX:-UsePerfData -XX:NativeMemoryTracking=summary
 # The benchmark's own JVM (the simulation, and the operator at the in-process points) runs with
 # BENCH_HARNESS_JVM, the chart's options by default. The noisy-neighbour row runs the operator in a
-# process of its own (always with BENCH_OPERATOR_JVM), and its simulation outgrows the chart's heap:
-# on 2026-12-02 the harness ran out of memory in the row's last window under -XX:MaxRAM=512m (the
-# operator's process was at 294 MiB then) and finished under -Xmx1500m. Run the row alone with
-#   make bench-operator BENCH_ARGS=-Dbench.points=noisy BENCH_HARNESS_JVM='-Xmx1500m -XX:+UseSerialGC'
+# process of its own (always with BENCH_OPERATOR_JVM). Its harness once ran out of memory under the
+# chart's heap: the row's cleanup deleted the flood's 320 ConfigMaps of 1 MiB with one collection
+# delete, whose answer lists them all (2026-12-03: 343 MB of byte arrays in its heap, the OOM in that delete); now
+# deleted by name. Run the row alone with
+#   make bench-operator BENCH_ARGS=-Dbench.points=noisy
 BENCH_HARNESS_JVM ?= $(BENCH_OPERATOR_JVM)
-bench-operator: kube-api-test-binaries ## the operator at 3, 52 and 200 simulated RegionServers on a real kube-apiserver, then at 200 in its own process from its jar, then the noisy-neighbour row (~35 min, not a test; that row alone: BENCH_ARGS=-Dbench.points=noisy, with a larger BENCH_HARNESS_JVM): docs/bench-operator.md
+bench-operator: kube-api-test-binaries ## the operator at 3, 52 and 200 simulated RegionServers on a real kube-apiserver, then at 200 in its own process from its jar, then the noisy-neighbour row (~35 min, not a test; that row alone: BENCH_ARGS=-Dbench.points=noisy): docs/bench-operator.md
 	cd operator && $(MVN) $(MVN_FLAGS) -pl core -am verify -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false \
 	  -Dit.test=OperatorScaleBench -Dfailsafe.failIfNoSpecifiedTests=false -DargLine="$(BENCH_HARNESS_JVM)" \
 	  -Dbench.operatorJvm="$(BENCH_OPERATOR_JVM)" $(BENCH_ARGS)

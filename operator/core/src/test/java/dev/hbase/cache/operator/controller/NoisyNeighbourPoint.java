@@ -348,7 +348,32 @@ final class NoisyNeighbourPoint {
       quiet.cleanUp(op);
       client.apps().statefulSets().inNamespace(noisyNs).delete();
       client.pods().inNamespace(noisyNs).delete();
-      client.configMaps().inNamespace(noisyNs).delete();
+      unflood(noisyNs);
+      client.configMaps().inNamespace(noisyNs).delete(); // what is left: the base hbase-site
+    }
+  }
+
+  /**
+   * The flood's ConfigMaps, by name, four deletes at a time. Not a collection delete: its answer
+   * lists every object deleted, whole (320 MiB here), read into this benchmark's heap, which ran
+   * out of memory under the chart's 358 MB there (seen on 2026-12-03: the OutOfMemoryError in that
+   * delete, in the row's cleanup after all its windows, with 343 MB of byte arrays on the heap).
+   */
+  private void unflood(String ns) {
+    java.util.concurrent.ExecutorService deletes =
+        java.util.concurrent.Executors.newFixedThreadPool(4);
+    try {
+      for (int i = 0; i < FLOOD_CONFIGMAPS; i++) {
+        String name = "flood-" + i;
+        deletes.execute(() -> client.configMaps().inNamespace(ns).withName(name).delete());
+      }
+    } finally {
+      deletes.shutdown();
+      try {
+        deletes.awaitTermination(30, java.util.concurrent.TimeUnit.MINUTES);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
