@@ -2,6 +2,7 @@ package dev.hbase.cache.operator.controller;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus;
 import dev.hbase.cache.operator.connection.HBaseClusters;
 import dev.hbase.cache.operator.connection.HBaseConnector;
 import dev.hbase.cache.operator.controller.ApplyStep.NotOwned;
@@ -456,7 +457,13 @@ public class BlockCachePolicyReconciler
         observed != null
             ? observed.base()
             : c.configMap(c.policy().getSpec().getHbaseSiteConfigMap()).orElse(null);
-    if (!Roller.needsHold(status.rollout())) {
+    // a status that lost balancerWasOn mid-roll: the target's record still has it, as in a roll
+    RolloutStatus previous =
+        BalancerRecord.recovered(
+            status.rollout(),
+            observed != null ? observed.target() : c.target().orElse(null),
+            c.policy());
+    if (!Roller.needsHold(previous)) {
       return;
     }
     CredentialsStep.Result identity = credentials.resolve(c);
@@ -471,7 +478,7 @@ public class BlockCachePolicyReconciler
             c,
             base,
             observed == null ? null : observed.pods(),
-            status.rollout(),
+            previous,
             why,
             CredentialsStep.login(identity))
         .ifPresent(status::held);

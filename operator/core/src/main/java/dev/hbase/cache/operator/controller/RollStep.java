@@ -179,6 +179,10 @@ final class RollStep {
                 o.leaving(),
                 zone(policy),
                 lastCrash));
+    // and a mark the status lost mid-drain (the second record has it) is given back as it goes
+    List<RollModel.Action> actions = new java.util.ArrayList<>(d.actions());
+    actions.addAll(
+        Owed.orphanedMarks(BalancerRecord.recordedMarks(o.target(), policy), d.state(), hbase));
     BalancerRecord.sync(events, client, policy, o.target(), d.state(), true);
     BalancerRecord.syncMarks(client, policy, o.target(), d.state(), hbase, true);
     java.util.concurrent.atomic.AtomicReference<String> refused =
@@ -188,14 +192,14 @@ final class RollStep {
         policy,
         c::cachedPod,
         cluster(o, login),
-        d.actions(),
+        actions,
         nanoTime.getAsLong(),
         refused::set)) {
       return new Rolled(Optional.empty(), refused.get(), null);
     }
     BalancerRecord.sync(events, client, policy, o.target(), d.state(), false);
     BalancerRecord.syncMarks(client, policy, o.target(), d.state(), hbase, false);
-    d.state().setCluster(Owed.after(d.state().getCluster(), hbase, d.actions()));
+    d.state().setCluster(Owed.after(d.state().getCluster(), hbase, actions));
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
     Duration release =
@@ -313,10 +317,14 @@ final class RollStep {
       hbase = ClusterSnapshot.unreachable(now, e.getMessage());
     }
     Roller.Decision d = Roller.hold(previous, pods, hbase, why.name(), zone(policy));
-    if (!executeAll(client, policy, c::cachedPod, cluster, d.actions(), nanoTime.getAsLong())) {
+    List<RollModel.Action> actions = new java.util.ArrayList<>(d.actions());
+    actions.addAll(
+        Owed.orphanedMarks(
+            BalancerRecord.recordedMarks(c.target().orElse(null), policy), d.state(), hbase));
+    if (!executeAll(client, policy, c::cachedPod, cluster, actions, nanoTime.getAsLong())) {
       return Optional.empty();
     }
-    d.state().setCluster(Owed.after(d.state().getCluster(), hbase, d.actions()));
+    d.state().setCluster(Owed.after(d.state().getCluster(), hbase, actions));
     d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
   }

@@ -65,6 +65,35 @@ public final class Owed {
   }
 
   /**
+   * The marks a roll lost with its status, given back as the roll goes on: each server of the
+   * second record ({@code recorded}, {@link Roller#marksToRecord}) that the state after the step no
+   * longer holds ({@link Roller#marked}) and that the master still lists decommissioned gets its
+   * mark cleared (a {@link Recommission} without regions: its regions stay where the lost drain put
+   * them). Without this, only a policy delete cleared such a mark, and a roll that needed that
+   * server as a drain target waited for it for good (found by the model check: a status wiped
+   * mid-drain on a cluster scaled to two servers).
+   */
+  public static List<Action> orphanedMarks(
+      List<String> recorded, RolloutStatus state, ClusterSnapshot h) {
+    if (h == null || !h.masterReachable() || recorded.isEmpty()) {
+      return List.of();
+    }
+    List<String> held = Roller.marked(state);
+    java.util.ArrayList<Action> out = new java.util.ArrayList<>();
+    for (String m : recorded) {
+      if (held.contains(m) || h.decommissioned().stream().noneMatch(d -> d.toString().equals(m))) {
+        continue;
+      }
+      try {
+        out.add(new Recommission(ServerId.parse(m), List.of()));
+      } catch (IllegalArgumentException notAServerName) {
+        continue; // a record edited by hand
+      }
+    }
+    return out;
+  }
+
+  /**
    * Whether the last look showed a server decommissioned: the master is asked again at each
    * reconcile until it shows none, so that the figure an alert reads is not left stale by a roll
    * that ended (an idle cluster is otherwise not asked; a balancer the roll owes back keeps it

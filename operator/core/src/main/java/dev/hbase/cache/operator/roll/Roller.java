@@ -399,8 +399,10 @@ public final class Roller {
       // A drained pod is deleted in the step that finds its drain complete, so "Draining" may
       // already be deleted (the status write after the delete failed): the pod as observed says,
       // or, when the pods cannot be observed, whether its old instance still serves.
-      // And its old instance still live: one that died meanwhile takes no region back (found by
-      // the model check, RollerModelCheckTest).
+      // And its old instance still live: one that died meanwhile takes no region back; and
+      // reported: one that has registered but sent no load report yet takes none either (HBase
+      // refuses it, NotReady), the next hold sends them (both found by the model check,
+      // RollerModelCheckTest).
       boolean notDeleted =
           switch (r.getStep()) {
             case Draining -> pods == null || sameInstanceRunning(pods, r);
@@ -408,7 +410,11 @@ public final class Roller {
             default -> false;
           };
       notDeleted &=
-          r.getOldServer() == null || hbase.live(ServerId.parse(r.getOldServer())).isPresent();
+          r.getOldServer() == null
+              || hbase
+                  .live(ServerId.parse(r.getOldServer()))
+                  .map(ClusterSnapshot.ServerState::reported)
+                  .orElse(false);
       // a stop's server goes down anyway: its regions are not sent back to it
       if (notDeleted && r.getOldServer() != null && !RollModel.isStop(r)) {
         actions.add(

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
+import dev.hbase.cache.operator.BlockCacheOperator;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import java.time.Duration;
 import java.util.Map;
@@ -202,6 +203,28 @@ class RollFaultsIT extends OperatorHarness {
             });
     assertThat(hbase.balancerOn).as("on after the roll, as it found it").isTrue();
     await().atMost(Duration.ofSeconds(10)).until(() -> balancerRecord() == null);
+  }
+
+  @Test
+  void aPolicyMadeInvalidWhileItsStatusWasWipedStillGivesTheBalancerBack() {
+    // the hold read the status alone: a status lost mid-roll, then the policy made invalid before
+    // any roll step wrote a new one, left the balancer off for as long as the policy stayed so
+    cluster("4Gi", false);
+    kube.readyAfter = Duration.ofSeconds(5);
+    BlockCacheOperator first = operator(null);
+    policy("heldwiped", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    assertThat(hbase.balancerOn).isFalse();
+    await().atMost(Duration.ofSeconds(10)).until(() -> balancerRecord() != null);
+    first.stop();
+    BlockCachePolicy wiped = get("heldwiped");
+    wiped.setStatus(new dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus());
+    client.resource(wiped).updateStatus();
+    mergePatch("heldwiped", "{\"spec\":{\"memory\":{\"heap\":\"64Gi\"}}}");
+    operator(null);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> condition("heldwiped", "Valid", "False") && hbase.balancerOn);
   }
 
   @Test
