@@ -19,6 +19,7 @@ import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.plan.Durations;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.roll.Owed;
+import dev.hbase.cache.operator.roll.OwnCluster;
 import dev.hbase.cache.operator.roll.RollModel;
 import dev.hbase.cache.operator.roll.RollModel.CacheView;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
@@ -26,6 +27,7 @@ import dev.hbase.cache.operator.roll.Roller;
 import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
@@ -147,25 +149,28 @@ final class RollStep {
     var lastCrash = policy.getStatus() == null ? null : policy.getStatus().getLastCrash();
     List<PodView> pods =
         java.util.stream.Stream.concat(o.pods().stream(), o.leaving().stream()).toList();
-    boolean ask =
+    boolean rolling =
         Roller.needsHBase(previous, lastCrash, pods, p.revision(), now)
-            // a mark recorded beside the status: the master shows whether it is still there
-            || !BalancerRecord.recordedMarks(o.target(), policy).isEmpty()
-            // a server last seen decommissioned: the figure the alerts read stays fresh
-            || Owed.looking(previous)
             || pods.stream()
                 .anyMatch(
                     v ->
                         c.cachedPod(new ResourceID(v.name(), policy.getMetadata().getNamespace()))
                             .map(StopDeadlines::stoppedByKubelet)
                             .orElse(false));
+    boolean ask =
+        rolling
+            // a mark recorded beside the status: the master shows whether it is still there
+            || !BalancerRecord.recordedMarks(o.target(), policy).isEmpty()
+            // a server last seen decommissioned: the figure the alerts read stays fresh
+            || Owed.looking(previous);
     ClusterSnapshot hbase =
         ask
             ? snapshot(o, now, login)
             : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
     checkLine(client, policy, hbase);
+    // fresh cache samples only for a roll or a stop (a look at the marks needs the master alone)
     Map<String, CacheView> caches =
-        ask ? metrics.probeNow(info, serving(o, hbase, previous)) : Map.of();
+        rolling ? metrics.probeNow(info, serving(o, hbase, previous)) : Map.of();
     Roller.Decision d =
         Roller.step(
             previous,
@@ -178,11 +183,10 @@ final class RollStep {
                 o.replicas(),
                 o.leaving(),
                 zone(policy),
-                lastCrash));
-    // and a mark the status lost mid-drain (the second record has it) is given back as it goes
-    List<RollModel.Action> actions = new java.util.ArrayList<>(d.actions());
-    actions.addAll(
-        Owed.orphanedMarks(BalancerRecord.recordedMarks(o.target(), policy), d.state(), hbase));
+                lastCrash,
+                // a mark the status lost mid-drain: given back as the roll goes on
+                BalancerRecord.recordedMarks(o.target(), policy)));
+    List<RollModel.Action> actions = d.actions();
     BalancerRecord.sync(events, client, policy, o.target(), d.state(), true);
     BalancerRecord.syncMarks(client, policy, o.target(), d.state(), hbase, true);
     java.util.concurrent.atomic.AtomicReference<String> refused =
@@ -198,8 +202,7 @@ final class RollStep {
       return new Rolled(Optional.empty(), refused.get(), null);
     }
     BalancerRecord.sync(events, client, policy, o.target(), d.state(), false);
-    BalancerRecord.syncMarks(client, policy, o.target(), d.state(), hbase, false);
-    d.state().setCluster(Owed.after(d.state().getCluster(), hbase, actions));
+    seen(client, policy, o.target(), d, hbase, pods);
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
     Duration release =
@@ -316,17 +319,50 @@ final class RollStep {
     } catch (RuntimeException e) {
       hbase = ClusterSnapshot.unreachable(now, e.getMessage());
     }
-    Roller.Decision d = Roller.hold(previous, pods, hbase, why.name(), zone(policy));
-    List<RollModel.Action> actions = new java.util.ArrayList<>(d.actions());
-    actions.addAll(
-        Owed.orphanedMarks(
-            BalancerRecord.recordedMarks(c.target().orElse(null), policy), d.state(), hbase));
-    if (!executeAll(client, policy, c::cachedPod, cluster, actions, nanoTime.getAsLong())) {
+    StatefulSet target = c.target().orElse(null);
+    Roller.Decision d =
+        Roller.hold(
+            previous,
+            pods,
+            hbase,
+            why.name(),
+            zone(policy),
+            BalancerRecord.recordedMarks(target, policy));
+    if (!executeAll(client, policy, c::cachedPod, cluster, d.actions(), nanoTime.getAsLong())) {
       return Optional.empty();
     }
-    d.state().setCluster(Owed.after(d.state().getCluster(), hbase, actions));
+    if (target != null) {
+      seen(client, policy, target, d, hbase, pods == null ? List.of() : pods);
+    }
     d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
+  }
+
+  /**
+   * After a step's actions were all sent: the second record of the marks as they now stand (a
+   * server the step recommissioned leaves it at once, so a later mark of an administrator's on that
+   * instance is not taken for the roll's), and HBase as the operator now knows it ({@code
+   * status.rollout.cluster}), only for a cluster shown to be the policy's: a refused step keeps
+   * what it knew, and another cluster's state never reaches this policy's status.
+   */
+  private void seen(
+      KubernetesClient client,
+      BlockCachePolicy policy,
+      StatefulSet target,
+      Roller.Decision d,
+      ClusterSnapshot hbase,
+      List<PodView> pods) {
+    if (!hbase.masterReachable() || OwnCluster.refusal(hbase, pods, zone(policy)) != null) {
+      return;
+    }
+    BalancerRecord.syncMarks(
+        client,
+        policy,
+        target,
+        d.state(),
+        hbase.withDecommissioned(Owed.marksAfter(hbase, d.actions())),
+        false);
+    d.state().setCluster(Owed.after(d.state().getCluster(), hbase, d.actions(), pods));
   }
 
   /**

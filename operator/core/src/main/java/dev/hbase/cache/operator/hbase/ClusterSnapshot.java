@@ -97,6 +97,22 @@ public record ClusterSnapshot(
         && error.contains("org.apache.hadoop.hbase.security.AccessDeniedException");
   }
 
+  /** The same answer, with these servers marked decommissioned (as after a step's actions). */
+  public ClusterSnapshot withDecommissioned(List<ServerId> marks) {
+    return new ClusterSnapshot(
+        at,
+        masterReachable,
+        error,
+        live,
+        dead,
+        regionsInTransition,
+        metaServer,
+        marks,
+        balancerOn,
+        groups,
+        masterVersion);
+  }
+
   public static ClusterSnapshot unreachable(Instant at, String error) {
     return new ClusterSnapshot(at, false, error, List.of(), List.of(), 0, null, List.of(), null);
   }

@@ -312,12 +312,22 @@ public final class PolicyMetrics {
         "1 when HBase's balancer is on, as the operator last saw it (status.rollout.cluster).",
         l,
         c.getBalancerOn() == null ? null : c.getBalancerOn() ? 1 : 0);
+    List<String> marked = c.getDecommissioned() == null ? List.of() : c.getDecommissioned();
     out.add(
         "hbase_decommissioned_servers",
         Type.gauge,
-        "RegionServers marked decommissioned, whoever marked them, as the operator last saw them.",
+        "The target's RegionServers marked decommissioned, whoever marked them, as the operator"
+            + " last saw them.",
         l,
-        c.getDecommissioned() == null ? 0 : c.getDecommissioned().size());
+        marked.size());
+    List<String> held = inFlight.stream().map(PodRoll::getOldServer).toList();
+    out.add(
+        "hbase_servers_left_decommissioned",
+        Type.gauge,
+        "Of those, the ones no roll or stop of the policy holds (not the old instance of a pod in"
+            + " flight): a mark left behind, or an administrator's.",
+        l,
+        marked.stream().filter(m -> !held.contains(m)).count());
     out.add(
         "hbase_seen_since_timestamp_seconds",
         Type.gauge,

@@ -255,7 +255,31 @@ public final class RollModel {
       int replicas,
       List<PodView> leaving,
       Zone zone,
-      CrashStatus lastCrash) {
+      CrashStatus lastCrash,
+      List<String> recordedMarks) {
+
+    /**
+     * {@code recordedMarks}: the servers the target's second record of the marks holds ({@code
+     * controller.BalancerRecord}); those the state no longer holds are given back ({@link
+     * Owed#orphanedMarks}).
+     */
+    public Input {
+      recordedMarks = recordedMarks == null ? List.of() : List.copyOf(recordedMarks);
+    }
+
+    /** No record of marks beside the status. */
+    public Input(
+        Settings settings,
+        List<PodView> pods,
+        ClusterSnapshot hbase,
+        Map<String, CacheView> caches,
+        Instant now,
+        int replicas,
+        List<PodView> leaving,
+        Zone zone,
+        CrashStatus lastCrash) {
+      this(settings, pods, hbase, caches, now, replicas, leaving, zone, lastCrash, List.of());
+    }
 
     /** No crash recorded before. */
     public Input(

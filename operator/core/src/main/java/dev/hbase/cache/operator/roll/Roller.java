@@ -186,6 +186,9 @@ public final class Roller {
     if (t.blocked() == null) {
       admission.admit();
     }
+    // a mark the status lost (the second record has it): given back as the roll goes on, under the
+    // same guard as every other action of the step (step: the policy's own cluster only)
+    t.actions.addAll(Owed.orphanedMarks(in.recordedMarks(), t.st, t.hbase(), t.actions));
     return finish(t, book, balancer);
   }
 
@@ -363,6 +366,20 @@ public final class Roller {
    */
   public static Decision hold(
       RolloutStatus previous, List<PodView> pods, ClusterSnapshot hbase, String why, Zone zone) {
+    return hold(previous, pods, hbase, why, zone, List.of());
+  }
+
+  /**
+   * Same, and the marks of {@code recordedMarks} (the second record of the marks) that the state no
+   * longer holds cleared ({@link Owed#orphanedMarks}), on the policy's own cluster only.
+   */
+  public static Decision hold(
+      RolloutStatus previous,
+      List<PodView> pods,
+      ClusterSnapshot hbase,
+      String why,
+      Zone zone,
+      List<String> recordedMarks) {
     RolloutStatus st = StepState.copy(previous);
     List<Action> actions = new ArrayList<>();
     List<Event> events = new ArrayList<>();
@@ -425,6 +442,7 @@ public final class Roller {
         returned.add(r.getPod());
       }
     }
+    actions.addAll(Owed.orphanedMarks(recordedMarks, st, hbase, actions));
     String message = Narration.held(why, balancerBackOn, returned);
     if (!actions.isEmpty()) {
       events.add(new Event(true, EventReason.RollHeld, message));

@@ -297,13 +297,15 @@ class RollFaultsIT extends OperatorHarness {
                           assertThat(c.getDecommissioned()).containsExactly(marked);
                           assertThat(c.getSince()).isNotNull();
                         }));
-    // someone else's mark on a gone instance, as an administrator may leave one
-    dev.hbase.cache.operator.hbase.ServerId other =
-        new dev.hbase.cache.operator.hbase.ServerId("gone.example", 16020, 1L);
+    hbase.unmovable.clear();
+    // once rs-1 is back and the roll has gone on to the next pod: an administrator marks rs-1's
+    // new instance (a server of the target that no roll holds)
+    await().atMost(Duration.ofSeconds(90)).until(() -> kube.deletes.size() >= 2);
+    dev.hbase.cache.operator.hbase.ServerId other;
     synchronized (hbase) {
+      other = hbase.servers.get("rs-1").id;
       hbase.decommissioned.add(other);
     }
-    hbase.unmovable.clear();
     await()
         .atMost(Duration.ofSeconds(120))
         .until(
@@ -321,7 +323,7 @@ class RollFaultsIT extends OperatorHarness {
             () -> {
               assertThat(seen("seen").getBalancerOn()).as("given back").isTrue();
               assertThat(seen("seen").getDecommissioned())
-                  .as("only the mark that is not the roll's")
+                  .as("only the administrator's mark")
                   .containsExactly(other.toString());
             });
     synchronized (hbase) {

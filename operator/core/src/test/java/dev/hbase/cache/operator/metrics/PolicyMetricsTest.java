@@ -177,6 +177,7 @@ class PolicyMetricsTest {
             "hbase_cache_roll_regions_away{" + L + "} 3",
             "hbase_cache_hbase_balancer_on{" + L + "} 0",
             "hbase_cache_hbase_decommissioned_servers{" + L + "} 1",
+            "hbase_cache_hbase_servers_left_decommissioned{" + L + "} 0",
             "hbase_cache_hbase_seen_since_timestamp_seconds{" + L + "} 1795428000");
     assertWellFormed(text);
 
@@ -195,7 +196,8 @@ class PolicyMetricsTest {
             "hbase_cache_roll_servers_held{" + L + "} 0",
             "hbase_cache_roll_regions_away{" + L + "} 0",
             "hbase_cache_hbase_balancer_on{" + L + "} 1",
-            "hbase_cache_hbase_decommissioned_servers{" + L + "} 1");
+            "hbase_cache_hbase_decommissioned_servers{" + L + "} 1",
+            "hbase_cache_hbase_servers_left_decommissioned{" + L + "} 1");
 
     // never asked (no status.rollout.cluster): no HBase series, not a 0 that would read as a fact
     r.setCluster(null);

@@ -267,8 +267,22 @@ final class FakeCluster {
   dev.hbase.cache.api.v1alpha1.status.CrashStatus lastCrash;
 
   RollModel.Input input(RollModel.Settings s) {
+    return input(s, List.of());
+  }
+
+  /** Same, with the target's second record of the marks ({@code controller.BalancerRecord}). */
+  RollModel.Input input(RollModel.Settings s, List<String> recordedMarks) {
     return new RollModel.Input(
-        s, podViews(), hbase.snapshot(), caches(), now, replicas, leaving(), ZONE, lastCrash);
+        s,
+        podViews(),
+        hbase.snapshot(),
+        caches(),
+        now,
+        replicas,
+        leaving(),
+        ZONE,
+        lastCrash,
+        recordedMarks);
   }
 
   /**

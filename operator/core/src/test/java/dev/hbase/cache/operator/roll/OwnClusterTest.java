@@ -229,4 +229,35 @@ class OwnClusterTest {
             Roller.hold(mid, own.podViews(), own.hbase.snapshot(), "PlanRefused", ZONE).actions())
         .isNotEmpty();
   }
+
+  /**
+   * The second record of the marks lives on the tenant's own StatefulSet, so its author can write
+   * any ServerName there: a record naming another namespace's decommissioned server, on a policy
+   * whose quorum reaches that cluster, clears nothing there (the orphans go under the step's and
+   * the hold's guard); on its own cluster the same record is given back.
+   */
+  @Test
+  void aRecordOfMarksNamingAnotherNamespacesServerClearsNothingThere() {
+    FakeCluster c = registeredAs(p -> p.name + ".rs.victim.svc.cluster.local");
+    String victims = c.hbase.servers.get("rs-1").id.toString();
+    c.hbase.decommissioned.add(c.hbase.servers.get("rs-1").id); // that cluster's own mark
+    RolloutStatus idle = new RolloutStatus().setPhase(Phase.Idle).setRevision("rev-old");
+    Roller.Decision d =
+        Roller.step(idle, c.input(FakeCluster.settings("rev-old"), List.of(victims)));
+    assertThat(d.actions()).as("nothing sent to another namespace's cluster").isEmpty();
+    RolloutStatus mid = new RolloutStatus().setPhase(Phase.Rolling).setRevision("rev-old");
+    assertThat(
+            Roller.hold(
+                    mid, c.podViews(), c.hbase.snapshot(), "PlanRefused", ZONE, List.of(victims))
+                .actions())
+        .isEmpty();
+
+    FakeCluster own = RollerTest.threeServers();
+    String mine = own.hbase.servers.get("rs-1").id.toString();
+    own.hbase.decommissioned.add(own.hbase.servers.get("rs-1").id);
+    assertThat(
+            Roller.step(idle, own.input(FakeCluster.settings("rev-old"), List.of(mine))).actions())
+        .as("on its own cluster, a mark the status lost is given back")
+        .contains(new RollModel.Recommission(own.hbase.servers.get("rs-1").id, List.of()));
+  }
 }
