@@ -331,9 +331,7 @@ final class RollStep {
     if (!executeAll(client, policy, c::cachedPod, cluster, d.actions(), nanoTime.getAsLong())) {
       return Optional.empty();
     }
-    if (target != null) {
-      seen(client, policy, target, d, hbase, pods == null ? List.of() : pods);
-    }
+    seen(client, policy, target, d, hbase, pods);
     d.events().forEach(e -> events.record(client, policy, e));
     return Optional.of(d);
   }
@@ -343,7 +341,8 @@ final class RollStep {
    * server the step recommissioned leaves it at once, so a later mark of an administrator's on that
    * instance is not taken for the roll's), and HBase as the operator now knows it ({@code
    * status.rollout.cluster}), only for a cluster shown to be the policy's: a refused step keeps
-   * what it knew, and another cluster's state never reaches this policy's status.
+   * what it knew, and another cluster's state never reaches this policy's status. {@code target}
+   * and {@code pods} may be null (a hold while the target cannot be observed).
    */
   private void seen(
       KubernetesClient client,
@@ -352,16 +351,19 @@ final class RollStep {
       Roller.Decision d,
       ClusterSnapshot hbase,
       List<PodView> pods) {
-    if (!hbase.masterReachable() || OwnCluster.refusal(hbase, pods, zone(policy)) != null) {
+    if (!hbase.masterReachable()
+        || OwnCluster.refusal(hbase, pods == null ? List.of() : pods, zone(policy)) != null) {
       return;
     }
-    BalancerRecord.syncMarks(
-        client,
-        policy,
-        target,
-        d.state(),
-        hbase.withDecommissioned(Owed.marksAfter(hbase, d.actions())),
-        false);
+    if (target != null) {
+      BalancerRecord.syncMarks(
+          client,
+          policy,
+          target,
+          d.state(),
+          hbase.withDecommissioned(Owed.marksAfter(hbase, d.actions())),
+          false);
+    }
     d.state().setCluster(Owed.after(d.state().getCluster(), hbase, d.actions(), pods));
   }
 

@@ -37,7 +37,7 @@ import java.util.Map;
  *
  * <p>Pure: {@link #render} turns policies into text. docs/operations/metrics.md lists the families.
  *
- * <p>Over ~400 lines (about 470): one small method per status section; they stay together so that
+ * <p>Over ~400 lines (about 490): one small method per status section; they stay together so that
  * the families keep one order and one naming.
  */
 public final class PolicyMetrics {

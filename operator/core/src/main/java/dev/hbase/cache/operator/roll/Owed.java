@@ -28,9 +28,10 @@ public final class Owed {
   /**
    * The cluster as the step leaves it: {@code h} with {@code sent} applied, in order, its marks
    * those of the target's servers ({@code pods}: another StatefulSet's servers of the same HBase
-   * are another policy's); {@code previous} when the master did not answer (a figure is kept as
-   * last seen, never guessed) or showed the same, so that {@code since} says since when it has been
-   * so. Call it only for a cluster shown to be the policy's ({@link OwnCluster}).
+   * are another policy's; null when the target cannot be observed: then those last seen that the
+   * master still lists); {@code previous} when the master did not answer (a figure is kept as last
+   * seen, never guessed) or showed the same, so that {@code since} says since when it has been so.
+   * Call it only for a cluster shown to be the policy's ({@link OwnCluster}).
    */
   public static ClusterSeen after(
       ClusterSeen previous, ClusterSnapshot h, List<Action> sent, List<PodView> pods) {
@@ -44,10 +45,18 @@ public final class Owed {
       }
     }
     Set<String> decommissioned = new LinkedHashSet<>();
-    for (ServerId m : marksAfter(h, sent)) {
-      if (pods.stream().anyMatch(p -> p.servesAs(m.host()))) {
+    List<ServerId> after = marksAfter(h, sent);
+    for (ServerId m : after) {
+      if (pods != null && pods.stream().anyMatch(p -> p.servesAs(m.host()))) {
         decommissioned.add(m.toString());
       }
+    }
+    if (pods == null && previous != null && previous.getDecommissioned() != null) {
+      // the pods unknown (the target not observable): which servers are the target's cannot be
+      // told, so those last seen stay unless the master no longer lists them
+      previous.getDecommissioned().stream()
+          .filter(m -> after.stream().anyMatch(a -> a.toString().equals(m)))
+          .forEach(decommissioned::add);
     }
     if (previous != null
         && java.util.Objects.equals(previous.getBalancerOn(), on)
@@ -90,13 +99,19 @@ public final class Owed {
    * mark cleared (a {@link Recommission} without regions: its regions stay where the lost drain put
    * them). Not for a server at a host and port the state holds, or that this step's own actions
    * ({@code sent}) drain or recommission: those are the roll's (a new instance just drained), or
-   * cleared already. Without this, only a policy delete cleared such a mark, and a roll that needed
-   * that server as a drain target waited for it for good (found by the model check: a status wiped
-   * mid-drain on a cluster scaled to two servers). The caller's guard applies: the policy's own
-   * cluster only ({@link Roller#step}, {@link Roller#hold}).
+   * cleared already; nor for a server of no pod of the target's ({@code pods}), nor where the
+   * recommission would clear a newer instance's own mark at the same host and port. Without this,
+   * only a policy delete cleared such a mark, and a roll that needed that server as a drain target
+   * waited for it for good (found by the model check: a status wiped mid-drain on a cluster scaled
+   * to two servers). The caller's guard applies: the policy's own cluster only ({@link
+   * Roller#step}, {@link Roller#hold}).
    */
   static List<Action> orphanedMarks(
-      List<String> recorded, RolloutStatus state, ClusterSnapshot h, List<Action> sent) {
+      List<String> recorded,
+      RolloutStatus state,
+      ClusterSnapshot h,
+      List<Action> sent,
+      List<PodView> pods) {
     if (h == null || !h.masterReachable() || recorded.isEmpty()) {
       return List.of();
     }
@@ -116,13 +131,27 @@ public final class Owed {
       var id = parse(m);
       if (id.isEmpty()
           || busy.stream().anyMatch(b -> b.sameEndpoint(id.get()))
-          || !h.decommissioned().contains(id.get())) {
-        continue; // a record edited by hand, the roll's own, or not marked (any more)
+          || !h.decommissioned().contains(id.get())
+          || pods.stream().noneMatch(p -> p.servesAs(id.get().host()))
+          || collateral(h, id.get())) {
+        continue; // a record edited by hand, the roll's own, not marked (any more), not a server
+        // of the target's, or one whose recommission would clear another instance's mark
       }
       out.add(new Recommission(id.get(), List.of()));
       busy.add(id.get());
     }
     return out;
+  }
+
+  /**
+   * Whether recommissioning {@code m} would clear the mark of another instance: a newer one live
+   * and reported at its host and port that is marked itself (an administrator's mark on a restarted
+   * pod). {@code AdminHBaseCluster.recommission} clears the live instance's mark too then.
+   */
+  private static boolean collateral(ClusterSnapshot h, ServerId m) {
+    return h.liveAt(m.host(), m.port())
+        .filter(l -> !l.id().equals(m) && l.reported() && h.decommissioned().contains(l.id()))
+        .isPresent();
   }
 
   private static java.util.Optional<ServerId> parse(String serverName) {

@@ -174,6 +174,7 @@ public final class Roller {
             Reason.DrainTimeout,
             Objects.requireNonNullElse(
                 t.st.getMessage(), "a drain timed out: the roll goes on at " + t.st.getRetryAt()));
+        orphans(t, in);
         return finish(t, book, balancer);
       }
     }
@@ -186,10 +187,20 @@ public final class Roller {
     if (t.blocked() == null) {
       admission.admit();
     }
-    // a mark the status lost (the second record has it): given back as the roll goes on, under the
-    // same guard as every other action of the step (step: the policy's own cluster only)
-    t.actions.addAll(Owed.orphanedMarks(in.recordedMarks(), t.st, t.hbase(), t.actions));
+    orphans(t, in);
     return finish(t, book, balancer);
+  }
+
+  /**
+   * A mark the status lost (the second record has it): given back as the roll goes on, on a cluster
+   * shown to be the policy's only. Not while it cannot be shown (no server registered): a write to
+   * HBase would refuse the whole step then ({@link #step}), the restarts of pods with it.
+   */
+  private static void orphans(StepState t, Input in) {
+    if (OwnCluster.refusal(in.hbase(), in.allPods(), in.zone()) == null) {
+      t.actions.addAll(
+          Owed.orphanedMarks(in.recordedMarks(), t.st, t.hbase(), t.actions, in.allPods()));
+    }
   }
 
   /** The step's end: progress, phase and message, the balancer, and the decision. */
@@ -442,7 +453,9 @@ public final class Roller {
         returned.add(r.getPod());
       }
     }
-    actions.addAll(Owed.orphanedMarks(recordedMarks, st, hbase, actions));
+    if (pods != null) { // whose servers they are cannot be told without the pods
+      actions.addAll(Owed.orphanedMarks(recordedMarks, st, hbase, actions, pods));
+    }
     String message = Narration.held(why, balancerBackOn, returned);
     if (!actions.isEmpty()) {
       events.add(new Event(true, EventReason.RollHeld, message));

@@ -437,8 +437,13 @@ class RollerModelCheckTest {
       // a step the master answered, what HBase now is
       List<RollModel.PodView> views = new java.util.ArrayList<>(c.podViews());
       views.addAll(c.leaving());
-      d.state().setCluster(Owed.after(d.state().getCluster(), seen, actions, views));
-      if (seen.masterReachable()) {
+      // only for a cluster shown to be the policy's, as RollStep.seen
+      boolean own =
+          seen.masterReachable() && OwnCluster.refusal(seen, views, FakeCluster.ZONE) == null;
+      if (own) {
+        d.state().setCluster(Owed.after(d.state().getCluster(), seen, actions, views));
+      }
+      if (own) {
         ClusterSnapshot now = c.hbase.snapshot();
         check(
             java.util.Objects.equals(d.state().getCluster().getBalancerOn(), now.balancerOn())
@@ -461,9 +466,7 @@ class RollerModelCheckTest {
               Roller.marksToRecord(
                   List.copyOf(marksRecord),
                   d.state(),
-                  seen.masterReachable()
-                      ? seen.withDecommissioned(Owed.marksAfter(seen, actions))
-                      : seen));
+                  own ? seen.withDecommissioned(Owed.marksAfter(seen, actions)) : null));
       if (loseNextWrite) {
         loseNextWrite = false; // the status write failed: the next step sees the old state
       } else {

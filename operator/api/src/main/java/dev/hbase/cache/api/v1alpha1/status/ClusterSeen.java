@@ -8,10 +8,10 @@ import lombok.Data;
 import lombok.experimental.Accessors;
 
 /**
- * What the operator changes in HBase, as it last saw it: the balancer switch and the servers marked
- * decommissioned, from the master's answer at the last roll step that asked it, with that step's
- * own switches and marks applied. Exported as metrics, so that a balancer or a mark the operator
- * failed to give back alerts (docs/operations/metrics.md).
+ * What the operator changes in HBase, as it last saw it: the balancer switch and the target's
+ * servers marked decommissioned, from the master's answer at the last roll step that asked it, with
+ * that step's own switches and marks applied. Exported as metrics, so that a balancer or a mark the
+ * operator failed to give back alerts (docs/operations/metrics.md).
  */
 @Data
 @Accessors(chain = true)
@@ -23,8 +23,9 @@ public class ClusterSeen {
   private Boolean balancerOn;
 
   @JsonPropertyDescription(
-      "The RegionServers marked decommissioned (host,port,startcode), as the operator last saw"
-          + " them, whoever marked them (a roll's own drains, an administrator's).")
+      "The target's RegionServers marked decommissioned (host,port,startcode), as the operator"
+          + " last saw them, whoever marked them (a roll's own drains, an administrator's); another"
+          + " StatefulSet's servers of the same HBase are not listed.")
   private List<String> decommissioned = new ArrayList<>();
 
   @JsonPropertyDescription(
