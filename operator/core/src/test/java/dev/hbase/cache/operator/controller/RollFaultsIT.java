@@ -187,9 +187,7 @@ class RollFaultsIT extends OperatorHarness {
         .as("the policy's uid")
         .isEqualTo(get("wiped").getMetadata().getUid());
     // the status lost mid-roll, as by kubectl edit --subresource=status or a restore without it
-    BlockCachePolicy wiped = get("wiped");
-    wiped.setStatus(new dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus());
-    client.resource(wiped).updateStatus();
+    wipeStatus("wiped");
     await()
         .atMost(Duration.ofSeconds(120))
         .until(
@@ -217,9 +215,7 @@ class RollFaultsIT extends OperatorHarness {
     assertThat(hbase.balancerOn).isFalse();
     await().atMost(Duration.ofSeconds(10)).until(() -> balancerRecord() != null);
     first.stop();
-    BlockCachePolicy wiped = get("heldwiped");
-    wiped.setStatus(new dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus());
-    client.resource(wiped).updateStatus();
+    wipeStatus("heldwiped");
     mergePatch("heldwiped", "{\"spec\":{\"memory\":{\"heap\":\"64Gi\"}}}");
     operator(null);
     await()
@@ -244,9 +240,7 @@ class RollFaultsIT extends OperatorHarness {
         .as("the policy's uid, then the server it drains")
         .isEqualTo(get("wipedmid").getMetadata().getUid() + " " + marked);
     hbase.masterReachable = false; // the roll cannot start over from the wiped status
-    BlockCachePolicy wiped = get("wipedmid");
-    wiped.setStatus(new dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus());
-    client.resource(wiped).updateStatus();
+    wipeStatus("wipedmid");
     await()
         .atMost(Duration.ofSeconds(20))
         .until(
@@ -341,6 +335,23 @@ class RollFaultsIT extends OperatorHarness {
   private dev.hbase.cache.api.v1alpha1.status.ClusterSeen seen(String policy) {
     var st = get(policy).getStatus();
     return st == null || st.getRollout() == null ? null : st.getRollout().getCluster();
+  }
+
+  /**
+   * The policy's status replaced by an empty one, as by {@code kubectl edit --subresource=status}
+   * or a restore without it; again on a conflict (the operator wrote it meanwhile).
+   */
+  private void wipeStatus(String name) {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .ignoreException(io.fabric8.kubernetes.client.KubernetesClientException.class)
+        .until(
+            () -> {
+              BlockCachePolicy wiped = get(name);
+              wiped.setStatus(new dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus());
+              client.resource(wiped).updateStatus();
+              return true;
+            });
   }
 
   private String annotation(String key) {
