@@ -267,21 +267,7 @@ public final class RollModel {
       recordedMarks = recordedMarks == null ? List.of() : List.copyOf(recordedMarks);
     }
 
-    /** No record of marks beside the status. */
-    public Input(
-        Settings settings,
-        List<PodView> pods,
-        ClusterSnapshot hbase,
-        Map<String, CacheView> caches,
-        Instant now,
-        int replicas,
-        List<PodView> leaving,
-        Zone zone,
-        CrashStatus lastCrash) {
-      this(settings, pods, hbase, caches, now, replicas, leaving, zone, lastCrash, List.of());
-    }
-
-    /** No crash recorded before. */
+    /** No crash recorded before, no record of marks beside the status. */
     public Input(
         Settings settings,
         List<PodView> pods,
@@ -291,7 +277,7 @@ public final class RollModel {
         int replicas,
         List<PodView> leaving,
         Zone zone) {
-      this(settings, pods, hbase, caches, now, replicas, leaving, zone, null);
+      this(settings, pods, hbase, caches, now, replicas, leaving, zone, null, List.of());
     }
 
     /** The target's pods: below the replicas, then those leaving. */
