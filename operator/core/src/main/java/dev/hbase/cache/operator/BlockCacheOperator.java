@@ -7,6 +7,7 @@ import dev.hbase.cache.operator.hbase.AdminHBaseCluster;
 import dev.hbase.cache.operator.hbase.CacheSample;
 import dev.hbase.cache.operator.hbase.HBaseClusterException;
 import dev.hbase.cache.operator.hbase.JmxScraper;
+import dev.hbase.cache.operator.hbase.RpcAnswerCap;
 import dev.hbase.cache.operator.metrics.CacheProbe;
 import dev.hbase.cache.operator.metrics.PolicyMetrics;
 import dev.hbase.cache.operator.plan.JvmOptions;
@@ -56,6 +57,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code ALLOW_JVM_AGENTS} ({@code true}: policies may load JVM agents, default false),
  *       {@code ALLOW_ANY_JVM_OPTIONS} ({@code true}: any jvm.extraOptions but the sized ones;
  *       default false: the allow-list of {@link JvmOptions}).
+ *   <li>{@code HBASE_ANSWER_CAP_MIB} (default 16): the largest answer read from an HMaster or a
+ *       RegionServer ({@link dev.hbase.cache.operator.hbase.RpcAnswerCap}).
  *   <li>{@code HTTP_PORT} (default 8080): {@code /metrics}.
  *   <li>{@code PROBE_PORT} (default 8081): {@code /healthz} (fails after a minute without an answer
  *       from the API server) and {@code /readyz}, on a listener of their own ({@link ProbeServer}).
@@ -300,6 +303,7 @@ public final class BlockCacheOperator {
     Security.setProperty("networkaddress.cache.ttl", "1");
     Security.setProperty("networkaddress.cache.negative.ttl", "0");
     Map<String, String> env = System.getenv();
+    RpcAnswerCap.limitMib(RpcAnswerCap.parseMib(env.get("HBASE_ANSWER_CAP_MIB")));
     Supplier<String> podNs = () -> env.getOrDefault("POD_NAMESPACE", "default");
     Set<String> namespaces =
         Arrays.stream(env.getOrDefault("WATCH_NAMESPACES", "").split(","))

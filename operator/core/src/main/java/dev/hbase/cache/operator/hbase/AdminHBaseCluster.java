@@ -205,6 +205,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
   static Configuration configuration(Map<String, String> settings, Options o) {
     Configuration conf = PerUserSaslSelector.select(HBaseConfiguration.create());
     settings.forEach(conf::set);
+    RpcAnswerCap.install(conf); // after the settings: the client is the operator's, capped
     conf.setInt("hbase.client.retries.number", o.retries());
     conf.setLong("hbase.client.pause", 100);
     conf.setInt("hbase.rpc.timeout", millis(o.rpcTimeout()));

@@ -1,0 +1,197 @@
+package dev.hbase.cache.operator.hbase;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hbase.ServerName;
+import org.apache.hadoop.hbase.ipc.RpcClient;
+import org.apache.hadoop.hbase.ipc.RpcClientFactory;
+import org.apache.hadoop.hbase.security.User;
+import org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningRequest;
+import org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningResponse;
+import org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.MasterService;
+import org.apache.hadoop.hbase.shaded.protobuf.generated.RPCProtos.RequestHeader;
+import org.apache.hadoop.hbase.shaded.protobuf.generated.RPCProtos.ResponseHeader;
+import org.apache.hbase.thirdparty.com.google.protobuf.ByteString;
+import org.apache.hbase.thirdparty.com.google.protobuf.UnknownFieldSet;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator's HBase client against a master a tenant runs: HBase's own client code (its Netty
+ * RPC client, made from the operator's {@link AdminHBaseCluster#configuration}), a fake HMaster on
+ * a socket that speaks HBase's wire format. An answer above the cap fails the call at once and
+ * closes the connection, without the operator reading it; one below it, larger than Netty's usual
+ * buffers, is read as before.
+ */
+class RpcAnswerCapTest {
+  private FakeMaster master;
+
+  @AfterEach
+  void stop() throws IOException {
+    if (master != null) {
+      master.close();
+    }
+  }
+
+  @Test
+  void anAnswerAboveTheCapFailsTheCallAtOnceAndIsNotRead() throws Exception {
+    int claimed = 64 << 20; // four times the default cap
+    master = new FakeMaster(out -> streamZeros(out, claimed));
+    long start = System.nanoTime();
+    // the message the caller (and so the policy's status) gets names the cap and the setting
+    assertThatThrownBy(this::askIsMasterRunning)
+        .hasMessageContaining("cap on HBase answers")
+        .hasMessageContaining("cap 16 MiB, HBASE_ANSWER_CAP_MIB");
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+    // the call's own deadline is 60 s; without the cap it ran to it (seen: 64 MiB read, then
+    // nothing could match the frame to the call)
+    assertThat(took).isLessThan(Duration.ofSeconds(20));
+    master.awaitClosed(Duration.ofSeconds(20));
+    // the cap, plus what the two sockets' kernel buffers held when the client closed
+    assertThat(master.sent.get()).isLessThan(40L << 20);
+  }
+
+  @Test
+  void anAnswerBelowTheCapIsReadWhole() throws Exception {
+    int padding = 8 << 20;
+    master = new FakeMaster(out -> answer(out, padding));
+    assertThat(askIsMasterRunning().getIsMasterRunning()).isTrue();
+  }
+
+  @Test
+  void theCapIsASettingWithBounds() {
+    assertThat(RpcAnswerCap.parseMib(null)).isEqualTo(RpcAnswerCap.DEFAULT_MIB);
+    assertThat(RpcAnswerCap.parseMib(" 64 ")).isEqualTo(64);
+    assertThatThrownBy(() -> RpcAnswerCap.parseMib("16Mi"))
+        .hasMessageContaining("HBASE_ANSWER_CAP_MIB");
+    assertThatThrownBy(() -> RpcAnswerCap.limitMib(0)).hasMessageContaining("between 1 and 1024");
+    assertThatThrownBy(() -> RpcAnswerCap.limitMib(2048))
+        .hasMessageContaining("between 1 and 1024");
+    assertThat(RpcAnswerCap.limit()).isEqualTo(RpcAnswerCap.DEFAULT_MIB << 20);
+  }
+
+  private IsMasterRunningResponse askIsMasterRunning() throws Exception {
+    Configuration conf =
+        AdminHBaseCluster.configuration(
+            Map.of("hbase.zookeeper.quorum", "localhost"), AdminHBaseCluster.Options.defaults());
+    try (RpcClient client = RpcClientFactory.createClient(conf, "fake-cluster")) {
+      var channel =
+          client.createBlockingRpcChannel(
+              ServerName.valueOf("127.0.0.1", master.port(), 1), User.getCurrent(), 60_000);
+      return MasterService.newBlockingStub(channel)
+          .isMasterRunning(null, IsMasterRunningRequest.getDefaultInstance());
+    }
+  }
+
+  /** A frame header that claims {@code claimed} bytes, then zeros as fast as they are taken. */
+  private void streamZeros(DataOutputStream out, int claimed) throws IOException {
+    out.writeInt(claimed);
+    byte[] chunk = new byte[64 << 10];
+    for (long left = claimed; left > 0; left -= chunk.length) {
+      out.write(chunk);
+      master.sent.addAndGet(chunk.length);
+    }
+    out.flush();
+  }
+
+  /**
+   * A well-formed answer to call 0 (the client's first): the response, padded with an unknown
+   * field.
+   */
+  private void answer(DataOutputStream out, int padding) throws IOException {
+    var header = ResponseHeader.newBuilder().setCallId(master.callId).build();
+    var response =
+        IsMasterRunningResponse.newBuilder()
+            .setIsMasterRunning(true)
+            .setUnknownFields(
+                UnknownFieldSet.newBuilder()
+                    .addField(
+                        1000,
+                        UnknownFieldSet.Field.newBuilder()
+                            .addLengthDelimited(ByteString.copyFrom(new byte[padding]))
+                            .build())
+                    .build())
+            .build();
+    var frame = new java.io.ByteArrayOutputStream();
+    header.writeDelimitedTo(frame);
+    response.writeDelimitedTo(frame);
+    out.writeInt(frame.size());
+    frame.writeTo(out);
+    out.flush();
+    master.sent.addAndGet(frame.size());
+  }
+
+  private interface Answer {
+    void send(DataOutputStream out) throws IOException;
+  }
+
+  /**
+   * One connection: reads the client's preamble ("HBas", version, auth), its connection header and
+   * its first call, then sends the answer and waits for the client to close.
+   */
+  private static final class FakeMaster implements AutoCloseable {
+    private final ServerSocket server = new ServerSocket(0, 5, InetAddress.getLoopbackAddress());
+    private final Thread thread;
+    final AtomicLong sent = new AtomicLong();
+    private volatile boolean closedByClient;
+    volatile int callId;
+
+    FakeMaster(Answer answer) throws IOException {
+      thread =
+          new Thread(
+              () -> {
+                try (Socket s = server.accept()) {
+                  var in = new DataInputStream(s.getInputStream());
+                  in.readFully(new byte[6]);
+                  in.readFully(new byte[in.readInt()]); // the connection header
+                  byte[] call = new byte[in.readInt()];
+                  in.readFully(call);
+                  callId =
+                      RequestHeader.parseDelimitedFrom(new java.io.ByteArrayInputStream(call))
+                          .getCallId();
+                  OutputStream raw = s.getOutputStream();
+                  try {
+                    answer.send(new DataOutputStream(raw));
+                    while (in.read() >= 0) {
+                      // the client closes the connection when it is done
+                    }
+                  } catch (IOException closed) {
+                    // the client closed mid-answer
+                  }
+                  closedByClient = true;
+                } catch (IOException e) {
+                  // the server was closed
+                }
+              },
+              "fake-master");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    int port() {
+      return server.getLocalPort();
+    }
+
+    void awaitClosed(Duration within) throws InterruptedException {
+      thread.join(within.toMillis());
+      assertThat(closedByClient).as("the client closed the connection").isTrue();
+    }
+
+    @Override
+    public void close() throws IOException {
+      server.close();
+    }
+  }
+}
