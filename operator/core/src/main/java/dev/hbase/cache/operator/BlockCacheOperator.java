@@ -129,6 +129,14 @@ public final class BlockCacheOperator {
             });
     new JvmMemoryMetrics().bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
+    io.micrometer.core.instrument.FunctionCounter.builder(
+            "hbase_cache_operator_reconciles_turned_away",
+            reconciler,
+            BlockCachePolicyReconciler::reconcilesTurnedAway)
+        .description(
+            "Reconciles turned away, to come back a second later, because 10 of their namespace's"
+                + " policies were reconciling already")
+        .register(registry);
     this.reconciler = reconciler;
     this.operator =
         new Operator(

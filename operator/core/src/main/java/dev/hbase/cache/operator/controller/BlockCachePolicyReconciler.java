@@ -61,9 +61,10 @@ import org.slf4j.LoggerFactory;
  *       #updateErrorStatus}).
  * </ol>
  *
- * An invalid policy touches nothing. Over ~400 lines (about 500): the reconcile's page of steps,
- * its cleanup (the finalizer, giving HBase back), the event sources JOSDK asks of the reconciler
- * itself and its two constructors' documented parameters; each step is its own class.
+ * An invalid policy touches nothing. Over ~400 lines (about 550): the reconcile's page of steps,
+ * its namespace's share of the threads, its cleanup (the finalizer, giving HBase back), the event
+ * sources JOSDK asks of the reconciler itself and its two constructors' documented parameters; each
+ * step is its own class.
  */
 // Every update passes through PolicyChanges instead of JOSDK's generation filter: the manual
 // restart annotation starts a roll at once.
@@ -99,6 +100,7 @@ public class BlockCachePolicyReconciler
   private final StatusWrites writes = new StatusWrites();
   private final CredentialsStep credentials;
   private final InfoServersStep infoServers;
+  final NamespaceShare share = new NamespaceShare();
 
   /**
    * The one field set late: JOSDK calls {@link #prepareEventSources} after this reconciler is made
@@ -197,8 +199,30 @@ public class BlockCachePolicyReconciler
 
   // ------------------------------------------------------------------ reconcile
 
+  /**
+   * A reconcile within its namespace's share of the threads ({@link NamespaceShare}); beyond it,
+   * nothing is read or written and the policy comes back a second later.
+   */
   @Override
   public UpdateControl<BlockCachePolicy> reconcile(
+      BlockCachePolicy policy, Context<BlockCachePolicy> ctx) {
+    String namespace = policy.getMetadata().getNamespace();
+    if (!share.enter(namespace)) {
+      return UpdateControl.<BlockCachePolicy>noUpdate().rescheduleAfter(share.retryAfter());
+    }
+    try {
+      return admitted(policy, ctx);
+    } finally {
+      share.exit(namespace);
+    }
+  }
+
+  /** Reconciles turned away because their namespace's share was taken, since the start. */
+  public long reconcilesTurnedAway() {
+    return share.turnedAway();
+  }
+
+  private UpdateControl<BlockCachePolicy> admitted(
       BlockCachePolicy policy, Context<BlockCachePolicy> ctx) {
     PolicyContext c = new PolicyContext(policy, ctx.getClient(), informers, clock.instant());
     KubernetesClient client = c.client();

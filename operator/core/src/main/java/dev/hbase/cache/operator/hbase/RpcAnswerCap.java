@@ -1,5 +1,7 @@
 package dev.hbase.cache.operator.hbase;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.net.SocketAddress;
 import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
@@ -8,9 +10,13 @@ import org.apache.hadoop.hbase.ipc.NettyRpcClientConfigHelper;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufAllocator;
 import org.apache.hbase.thirdparty.io.netty.buffer.CompositeByteBuf;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelHandlerContext;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelPipeline;
 import org.apache.hbase.thirdparty.io.netty.channel.EventLoopGroup;
 import org.apache.hbase.thirdparty.io.netty.channel.nio.NioEventLoopGroup;
 import org.apache.hbase.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
+import org.apache.hbase.thirdparty.io.netty.util.ReferenceCountUtil;
 import org.apache.hbase.thirdparty.io.netty.util.concurrent.DefaultThreadFactory;
 
 /**
@@ -29,10 +35,17 @@ import org.apache.hbase.thirdparty.io.netty.util.concurrent.DefaultThreadFactory
  * reconcile's call fails at once, with this class's message, instead of at its deadline after
  * reading what the server chose to send.
  *
- * <p>The cap is the operator's setting {@code HBASE_ANSWER_CAP_MIB} (default 16 MiB: the largest
- * answer the operator asks for is the master's cluster metrics, about 300 bytes per region, so 16
- * MiB holds some 50,000 regions). A larger cluster needs a larger cap and a larger operator heap,
- * as the answer is also parsed into it. (The 300 bytes are an estimate, not a measurement.)
+ * <p>Bytes are not all: protobuf's objects can be a hundred times an answer's wire size ({@link
+ * AnswerWeight}). So each answer frame is also weighed before HBase parses it ({@link Weigher}),
+ * and one that could take more than an eighth of the heap is refused the same way; answers are
+ * parsed one at a time, on one event-loop thread.
+ *
+ * <p>The cap is the operator's setting {@code HBASE_ANSWER_CAP_MIB} (default 16 MiB). The weight
+ * limit is an eighth of the heap. The largest answer the operator asks for is the master's cluster
+ * metrics, whose weight binds first: a region's load report is ~140 bytes on the wire, ~500 bytes
+ * of heap once parsed and ~1.7 KB by {@link AnswerWeight}'s estimate (measured on 50,000 of them
+ * built with HBase 2.6.4's classes), so the chart's 358 MiB heap takes clusters of some 27,000
+ * regions. A larger cluster needs a larger operator heap.
  */
 public final class RpcAnswerCap {
   /** The default cap, in MiB. */
@@ -41,11 +54,13 @@ public final class RpcAnswerCap {
   private static volatile int limit = DEFAULT_MIB << 20;
 
   /**
-   * One event loop group for every connection of the process, as HBase's default ({@code
-   * DefaultNettyEventLoopConfig}) is: daemon threads, Netty's default count (twice the cores).
+   * One event loop for every connection of the process (HBase's default, {@code
+   * DefaultNettyEventLoopConfig}, has twice the cores): answers are parsed on it, so one thread
+   * parses one answer at a time, and the heap that parses take at once is one answer's. The
+   * operator's RPCs are few and small; the thread never blocks.
    */
   private static final EventLoopGroup GROUP =
-      new NioEventLoopGroup(0, new DefaultThreadFactory("hbase-rpc-client", true));
+      new NioEventLoopGroup(1, new DefaultThreadFactory("hbase-rpc-client", true));
 
   private RpcAnswerCap() {}
 
@@ -86,12 +101,99 @@ public final class RpcAnswerCap {
     NettyRpcClientConfigHelper.setEventLoopConfig(conf, GROUP, Channel.class);
   }
 
-  /** The client's socket channel: Netty's NIO channel with a capped allocator. */
+  /** HBase's handler that parses each answer frame (package-private in HBase 2.6.4). */
+  static final String PARSER = "org.apache.hadoop.hbase.ipc.NettyRpcDuplexHandler";
+
+  /**
+   * The client's socket channel: Netty's NIO channel with a capped allocator, and a pipeline that
+   * puts a {@link Weigher} before HBase's parser when HBase adds it ({@code
+   * NettyRpcConnection.established}, through {@code channel.pipeline().addBefore}).
+   */
   public static final class Channel extends NioSocketChannel {
+    private final ChannelPipeline watched;
+
     public Channel() {
       super();
       config().setAllocator(new Allocator(config().getAllocator(), this));
+      ChannelPipeline real = super.pipeline();
+      watched =
+          (ChannelPipeline)
+              Proxy.newProxyInstance(
+                  ChannelPipeline.class.getClassLoader(),
+                  new Class<?>[] {ChannelPipeline.class},
+                  (proxy, method, args) -> {
+                    if (method.getName().equals("addBefore")
+                        && args != null
+                        && args.length == 3
+                        && args[2] != null
+                        && args[2].getClass().getName().equals(PARSER)) {
+                      real.addBefore((String) args[0], null, new Weigher());
+                    }
+                    try {
+                      Object r = method.invoke(real, args);
+                      return r == real ? proxy : r;
+                    } catch (InvocationTargetException e) {
+                      throw e.getCause();
+                    }
+                  });
     }
+
+    @Override
+    public ChannelPipeline pipeline() {
+      return watched != null ? watched : super.pipeline(); // null only inside Netty's constructor
+    }
+  }
+
+  /**
+   * Refuses an answer frame whose parse could take more heap than {@link #weightLimit()} ({@link
+   * AnswerWeight}), before HBase parses it: the failure goes to HBase's parser, which fails the
+   * connection's calls with it and closes the connection; nothing the connection reads after it is
+   * passed on.
+   */
+  static final class Weigher extends ChannelInboundHandlerAdapter {
+    private boolean refused;
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (refused) {
+        ReferenceCountUtil.release(msg);
+        return;
+      }
+      if (msg instanceof ByteBuf frame) {
+        long weight = AnswerWeight.of(frame);
+        if (weight > weightLimit) {
+          refused = true;
+          ReferenceCountUtil.release(msg);
+          ctx.fireExceptionCaught(tooHeavy(weight, ctx.channel().remoteAddress()));
+          return;
+        }
+      }
+      ctx.fireChannelRead(msg);
+    }
+  }
+
+  private static volatile long weightLimit = Runtime.getRuntime().maxMemory() / 8;
+
+  /** The most heap one answer may take once parsed, by {@link AnswerWeight}'s estimate. */
+  static long weightLimit() {
+    return weightLimit;
+  }
+
+  /** For tests: a weight limit other than an eighth of the heap. */
+  static void weightLimit(long bytes) {
+    weightLimit = bytes;
+  }
+
+  static IllegalStateException tooHeavy(long weight, SocketAddress from) {
+    return new IllegalStateException(
+        "an answer from "
+            + from
+            + " would take about "
+            + (weight >> 20)
+            + " MiB of heap once parsed, more than the operator allows one answer ("
+            + (weightLimit >> 20)
+            + " MiB, an eighth of its heap; a larger cluster's answers need a larger operator heap);"
+            + " the connection is closed");
   }
 
   /** The cap's error: names the server and the setting. */

@@ -77,7 +77,9 @@ class ObservabilityIT extends OperatorHarness {
     // the first failure
     assertThat(metrics)
         .contains("operator_sdk_controllers_execution_reconcile_seconds_bucket")
-        .contains("operator_sdk_controllers_execution_reconcile_success_total");
+        .contains("operator_sdk_controllers_execution_reconcile_success_total")
+        // the namespaces' share of the reconcile threads: none turned away here
+        .contains("hbase_cache_operator_reconciles_turned_away_total 0.0");
     // the policy's status as gauges, once its figures are in the status
     String l = "namespace=\"" + ns + "\",policy=\"metrics\",statefulset=\"rs\"";
     await()

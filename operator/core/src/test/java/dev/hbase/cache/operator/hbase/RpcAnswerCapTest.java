@@ -63,10 +63,31 @@ class RpcAnswerCapTest {
     assertThat(master.sent.get()).isLessThan(40L << 20);
   }
 
+  /**
+   * Under the byte cap, but a parse that would take far more heap than its bytes: 500,000 unknown
+   * varint fields, 1.5 MB on the wire, a boxed value each once parsed. Refused before HBase parses
+   * it (here with a weight limit of 4 MiB, as on a 32 MiB heap; by default an eighth of the heap).
+   */
+  @Test
+  void anAnswerThatWouldTakeTooMuchHeapIsRefusedBeforeItIsParsed() throws Exception {
+    long limit = RpcAnswerCap.weightLimit();
+    RpcAnswerCap.weightLimit(4 << 20);
+    try {
+      master = new FakeMaster(out -> answer(out, 0, 500_000));
+      long start = System.nanoTime();
+      assertThatThrownBy(this::askIsMasterRunning)
+          .hasMessageContaining("MiB of heap once parsed")
+          .hasMessageContaining("(4 MiB, an eighth of its heap");
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
+    } finally {
+      RpcAnswerCap.weightLimit(limit);
+    }
+  }
+
   @Test
   void anAnswerBelowTheCapIsReadWhole() throws Exception {
     int padding = 8 << 20;
-    master = new FakeMaster(out -> answer(out, padding));
+    master = new FakeMaster(out -> answer(out, padding, 0));
     assertThat(askIsMasterRunning().getIsMasterRunning()).isTrue();
   }
 
@@ -110,8 +131,12 @@ class RpcAnswerCapTest {
    * A well-formed answer to call 0 (the client's first): the response, padded with an unknown
    * field.
    */
-  private void answer(DataOutputStream out, int padding) throws IOException {
+  private void answer(DataOutputStream out, int padding, int varints) throws IOException {
     var header = ResponseHeader.newBuilder().setCallId(master.callId).build();
+    UnknownFieldSet.Field.Builder values = UnknownFieldSet.Field.newBuilder();
+    for (int i = 0; i < varints; i++) {
+      values.addVarint(i & 0x7F);
+    }
     var response =
         IsMasterRunningResponse.newBuilder()
             .setIsMasterRunning(true)
@@ -122,6 +147,7 @@ class RpcAnswerCapTest {
                         UnknownFieldSet.Field.newBuilder()
                             .addLengthDelimited(ByteString.copyFrom(new byte[padding]))
                             .build())
+                    .addField(16, values.build())
                     .build())
             .build();
     var frame = new java.io.ByteArrayOutputStream();
