@@ -334,6 +334,15 @@ public class BlockCachePolicyReconciler
             status.cacheResetPending(),
             CredentialsStep.login(identity),
             info);
+    if (rolled.wrongLine() != null) {
+      // the HMaster's line cannot run the plan: blocked until the spec or HBase changes
+      rolled.decision().ifPresent(status::held);
+      return write(
+          ctx,
+          policy,
+          status.blocked(Reason.HBaseVersionMismatch, rolled.wrongLine()),
+          INVALID_REQUEUE);
+    }
     Optional<Roller.Decision> d = rolled.decision();
     if (d.isEmpty()) {
       if (rolled.refused() != null) {

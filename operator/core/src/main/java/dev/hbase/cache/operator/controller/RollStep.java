@@ -128,9 +128,16 @@ final class RollStep {
    * idempotent); {@code refused} is HBase's refusal when that is why (the policy's identity lacks a
    * permission: a Degraded reason, since the step fails again until one is granted), else null;
    * {@code releaseIn} when a stopping pod's RegionServer is next due to be stopped through HBase
-   * ({@link StopDeadlines}), null if none is.
+   * ({@link StopDeadlines}), null if none is; {@code wrongLine} when the HMaster's line cannot run
+   * the plan ({@code HBaseLine.unsafe}): no step was taken, the decision is the hold's if the roll
+   * had changed HBase.
    */
-  record Rolled(Optional<Roller.Decision> decision, String refused, Duration releaseIn) {}
+  record Rolled(
+      Optional<Roller.Decision> decision, String refused, Duration releaseIn, String wrongLine) {
+    Rolled(Optional<Roller.Decision> decision, String refused, Duration releaseIn) {
+      this(decision, refused, releaseIn, null);
+    }
+  }
 
   /** The roller's decision with its actions carried out ({@link Rolled}). */
   Rolled roll(
@@ -167,6 +174,20 @@ final class RollStep {
         ask
             ? snapshot(o, now, login)
             : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
+    Optional<String> wrongLine =
+        hbase.masterReachable() && !OwnCluster.foreign(hbase, pods, zone(policy))
+            ? dev.hbase.cache.operator.plan.HBaseLine.unsafe(
+                policy.getSpec(), hbase.masterVersion())
+            : Optional.empty();
+    if (wrongLine.isPresent()) {
+      // a plan the master's line cannot run: no pod restarts onto it, and HBase is given back
+      events.warn(client, policy, Reason.HBaseVersionMismatch, wrongLine.get());
+      return new Rolled(
+          hold(c, o.base(), pods, previous, Reason.HBaseVersionMismatch, login),
+          null,
+          null,
+          wrongLine.get());
+    }
     checkLine(client, policy, hbase);
     // fresh cache samples only for a roll or a stop (a look at the marks needs the master alone)
     Map<String, CacheView> caches =

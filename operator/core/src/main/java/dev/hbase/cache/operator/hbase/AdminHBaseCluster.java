@@ -285,11 +285,31 @@ public final class AdminHBaseCluster implements HBaseCluster {
    * report's (up to a report interval old) if the server does not answer.
    */
   private List<String> regionsOn(ServerName sn, ServerMetrics reported) {
+    if (!resolves(sn.getHostname())) {
+      return reportedRegions(reported);
+    }
     try {
       return admin.getRegions(sn).stream().map(RegionInfo::getEncodedName).sorted().toList();
     } catch (IOException e) {
       LOG.debug("regions of {} from its last load report: {}", sn, e.toString());
       return reportedRegions(reported);
+    }
+  }
+
+  /**
+   * Resolves a server's name on the calling thread (this connection's own), before HBase's client
+   * connects to it: the client resolves it on its Netty event loop, which other clusters'
+   * connections share, so a name the master lists (a tenant's) that resolves slowly would hold them
+   * there. Resolved here it is in the JVM's cache for the connect ({@code
+   * networkaddress.cache.ttl}, 1 s); a name that does not resolve is not cached, and not asked.
+   */
+  static boolean resolves(String host) {
+    try {
+      java.net.InetAddress.getByName(host);
+      return true;
+    } catch (java.net.UnknownHostException e) {
+      LOG.debug("{} does not resolve: not asked", host);
+      return false;
     }
   }
 

@@ -1,142 +1,281 @@
 package dev.hbase.cache.operator.hbase;
 
+import java.util.function.IntFunction;
+import org.apache.hadoop.hbase.shaded.protobuf.generated.RPCProtos.ResponseHeader;
+import org.apache.hbase.thirdparty.com.google.protobuf.CodedInputStream;
+import org.apache.hbase.thirdparty.com.google.protobuf.Descriptors.Descriptor;
+import org.apache.hbase.thirdparty.com.google.protobuf.Descriptors.FieldDescriptor;
+import org.apache.hbase.thirdparty.com.google.protobuf.WireFormat;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
 
 /**
- * An upper estimate of the heap an HBase answer takes once parsed, from its protobuf wire bytes
- * alone, without the schema. Pure.
+ * An upper estimate of the heap an HBase answer takes once parsed, read from its wire bytes with
+ * the schema of the response the call expects; or a refusal of a frame HBase's client would not
+ * read safely. Pure.
  *
  * <p>Why: protobuf's Java objects can be a hundred times their wire size. Measured with HBase
  * 2.6.4's classes: a {@code GetClusterStatusResponse} of 1,000,000 empty {@code RegionLoad}s is
- * 2,000,012 bytes on the wire and 188 MiB of heap once parsed (x99). A master that answers so would
- * take the operator past its heap with a 4 MB answer, well under any byte cap a real cluster's
- * answers allow. So before HBase parses an answer, its weight is estimated here and refused above a
- * budget ({@link RpcAnswerCap}).
+ * 2,000,012 bytes on the wire and 188 MiB of heap once parsed (x99); 50,000 region load reports
+ * with 60 unknown fields each, 9.2 MB and 449 MiB. A master that answers so would take the operator
+ * past its heap with a few MB, well under any byte cap a real cluster's answers allow.
  *
- * <p>How: the answer is walked as protobuf wire format. Every length-delimited field is tried as a
- * nested message, within {@link #MAX_DEPTH} levels, and counted as one when its bytes are wire
- * format to their end; the fields seen inside count either way. Without the schema a bytes field
- * that happens to read as wire format counts as a message too, so the estimate errs high. The
- * weight is the bytes, plus {@link #PER_FIELD} per field (a repeated or unknown value is an object
- * or a boxed slot), plus {@link #PER_MESSAGE} per message (a generated message object; 188 bytes
- * measured for {@code RegionLoad}, the largest the operator reads in numbers).
+ * <p>How: the frame is read as HBase's client reads it ({@code RpcConnection.readResponse}: a
+ * 4-byte length, the response header, the response, each length-delimited), the response walked as
+ * protobuf parses it against the response's descriptor: tags and lengths as protobuf's 32-bit
+ * varints, unknown fields kept (each a {@code Field}, {@link #UNKNOWN} per occurrence; an unknown
+ * group walked as one, unknown bytes not parsed), at most 100 levels deep. Each nested message
+ * costs its object ({@link #objectSize}), each string or bytes value its length twice over, each
+ * repeated value a slot, each map entry {@link #MAP_ENTRY}. Measured on 50,000 region load reports
+ * as a 2.6.4 master sends them: ~140 bytes each on the wire, ~480 bytes of heap parsed, about 940
+ * by this estimate (1,000,000 empty ones: 276 MiB estimated, 191 parsed; 50,000 with 60 unknown
+ * fields each: 525 MiB estimated, 449 parsed).
+ *
+ * <p>Refused outright ({@link #REFUSED}): a header that does not read or is over 64 KiB; a cell
+ * block (the operator's client asks for none, {@link RpcAnswerCap#install}: HBase allocates a cell
+ * block by the length its header gives, before reading it); an answer to a call the connection did
+ * not make; a response that does not read to the frame's end.
  */
 final class AnswerWeight {
-  static final long PER_FIELD = 24;
-  static final long PER_MESSAGE = 256;
+  /** An unknown field's occurrence: a {@code Field} in a tree map, with its value list (~160). */
+  static final long UNKNOWN = 176;
 
-  /** Protobuf's own recursion limit: a parse fails deeper than this. */
+  /** A map entry: the entry message, its boxed key and value, the map's node. */
+  static final long MAP_ENTRY = 160;
+
+  /** A repeated value's slot (a reference, or a boxed or primitive element). */
+  static final long SLOT = 16;
+
+  /** Protobuf's recursion limit: a parse fails deeper than this. */
   static final int MAX_DEPTH = 100;
+
+  /** The weight of a frame that is refused whatever the limit. */
+  static final long REFUSED = Long.MAX_VALUE;
+
+  /** The largest response header read: HBase's are tens of bytes (call id, an exception). */
+  static final int MAX_HEADER = 64 << 10;
 
   private AnswerWeight() {}
 
-  /**
-   * What a cell block weighs per byte: HBase decodes it into cell objects of some 40 bytes, each
-   * from at least ~20 bytes on the wire.
-   */
-  static final long PER_CELL_BLOCK_BYTE = 3;
-
-  /**
-   * The estimate for an answer's frame, between the reader and writer index of {@code frame}, as
-   * HBase's frame decoder passes it on: a 4-byte length, the response header and the response, each
-   * length-delimited, then any cell block. The header and the response are walked; the rest is a
-   * cell block (or nothing HBase reads).
-   */
-  static long of(ByteBuf frame) {
-    int from = frame.readerIndex();
-    int to = frame.writerIndex();
-    Walk w = new Walk(frame);
-    int at = Math.min(to, from + 4);
-    for (int part = 0; part < 2 && at < to; part++) {
-      w.at = at;
-      long n = w.varint(to);
-      if (n < 0 || n > to - w.at) {
-        break;
-      }
-      int start = w.at;
-      int end = start + (int) n;
-      if (w.message(start, end, 1)) {
-        w.messages++;
-      }
-      at = end;
-    }
-    return (at - from)
-        + (to - at) * PER_CELL_BLOCK_BYTE
-        + w.fields * PER_FIELD
-        + w.messages * PER_MESSAGE;
+  /** A generated message object: its header and a field (a reference or a primitive) per field. */
+  static long objectSize(Descriptor d) {
+    return 48 + 8L * d.getFields().size();
   }
 
   /**
-   * One walk. What a nested walk saw counts even when that part then turns out not to be wire
-   * format: protobuf too builds the objects before it finds the error, and they are on the heap
-   * until it does.
+   * The estimate for an answer's frame between the reader and writer index of {@code frame}, as
+   * HBase's frame decoder passes it on (its 4-byte length first), or {@link #REFUSED}. {@code
+   * responseType} gives the response type of a call id the connection sent, null for another.
    */
+  static long of(ByteBuf frame, IntFunction<Descriptor> responseType) {
+    int from = frame.readerIndex();
+    int to = frame.writerIndex();
+    if (to - from < 5) {
+      return REFUSED;
+    }
+    Walk w = new Walk(frame);
+    w.at = from + 4;
+    int headerLength = w.length(to);
+    if (headerLength < 0 || headerLength > MAX_HEADER) {
+      return REFUSED;
+    }
+    ResponseHeader header;
+    try {
+      header =
+          ResponseHeader.parseFrom(
+              CodedInputStream.newInstance(frame.nioBuffer(w.at, headerLength)));
+    } catch (java.io.IOException e) {
+      return REFUSED;
+    }
+    if (header.hasCellBlockMeta()) {
+      return REFUSED;
+    }
+    w.at += headerLength;
+    if (header.hasException()) {
+      return to - from; // HBase reads the header alone
+    }
+    Descriptor type = responseType.apply(header.getCallId());
+    if (type == null) {
+      return REFUSED;
+    }
+    if (w.at == to) {
+      return to - from; // no response: HBase reads none either
+    }
+    int bodyLength = w.length(to);
+    if (bodyLength < 0 || w.at + bodyLength != to || !w.message(type, w.at, to, 1)) {
+      return REFUSED;
+    }
+    return (to - from) + objectSize(type) + w.heap;
+  }
+
+  /** One walk: a cursor and the heap counted. */
   private static final class Walk {
     private final ByteBuf b;
     int at;
-    long fields;
-    long messages;
+    long heap;
 
     Walk(ByteBuf b) {
       this.b = b;
     }
 
-    /** Walks [from, to) as a message; false when it is not wire format to its end. */
-    boolean message(int from, int to, int depth) {
+    /**
+     * Walks [from, to) as protobuf parses a message of type {@code d} there; false where its parse
+     * would fail (what was counted up to there stays counted: protobuf builds before it fails).
+     */
+    boolean message(Descriptor d, int from, int to, int depth) {
+      if (depth > MAX_DEPTH) {
+        return false;
+      }
       at = from;
       while (at < to) {
-        long key = varint(to);
-        if (key < 0 || (key >>> 3) == 0) {
-          return false; // field number 0 is not wire format
+        int tag = varint32(to);
+        if (at > to || WireFormat.getTagFieldNumber(tag) == 0) {
+          return false;
         }
-        fields++;
-        switch ((int) (key & 7)) {
-          case 0 -> varint(to); // one past its end: caught below
-          case 1 -> at += 8;
-          case 5 -> at += 4;
-          case 2 -> {
-            long n = varint(to);
-            if (n < 0 || n > to - at) {
-              return false;
-            }
-            int end = at + (int) n;
-            if (depth < MAX_DEPTH && message(at, end, depth + 1)) {
-              messages++;
-            }
-            at = end;
-          }
-          case 3, 4 -> {} // a group's start or end
-          default -> {
-            return false;
-          }
+        int wire = WireFormat.getTagWireType(tag);
+        if (wire == WireFormat.WIRETYPE_END_GROUP) {
+          return false; // an end of group outside its group
         }
-        if (at > to) {
+        FieldDescriptor f = d.findFieldByNumber(WireFormat.getTagFieldNumber(tag));
+        boolean ok =
+            f == null || !fits(f, wire) ? unknown(wire, to, depth) : known(f, wire, to, depth);
+        if (!ok) {
           return false;
         }
       }
+      return at == to;
+    }
+
+    /** Whether protobuf takes a value of wire type {@code wire} as field {@code f}. */
+    private static boolean fits(FieldDescriptor f, int wire) {
+      if (f.isPackable() && wire == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+        return true; // a packed repeated scalar
+      }
+      return f.getLiteType().getWireType() == wire;
+    }
+
+    private boolean known(FieldDescriptor f, int wire, int to, int depth) {
+      if (f.isRepeated()) {
+        heap += SLOT;
+      }
+      if (wire != WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+        if (f.getJavaType() == FieldDescriptor.JavaType.ENUM) {
+          heap += UNKNOWN; // a value the enum lacks is kept as an unknown field
+        }
+        return skip(wire, to);
+      }
+      int n = length(to);
+      if (n < 0) {
+        return false;
+      }
+      int end = at + n;
+      switch (f.getJavaType()) {
+        case MESSAGE -> {
+          heap += f.isMapField() ? MAP_ENTRY : objectSize(f.getMessageType());
+          if (!message(f.getMessageType(), at, end, depth + 1)) {
+            return false;
+          }
+        }
+        case STRING, BYTE_STRING -> heap += 48 + 2L * n;
+        default -> heap += 24L * n; // packed: at most a value per byte, an unknown enum's boxed
+      }
+      at = end;
       return true;
     }
 
+    /** An unknown field: kept whole, a group walked as a nested set of unknown fields. */
+    private boolean unknown(int wire, int to, int depth) {
+      heap += UNKNOWN;
+      if (wire == WireFormat.WIRETYPE_START_GROUP) {
+        return group(to, depth + 1);
+      }
+      if (wire == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+        int n = length(to);
+        if (n < 0) {
+          return false;
+        }
+        heap += 48 + n; // a ByteString, not parsed
+        at += n;
+        return true;
+      }
+      return skip(wire, to);
+    }
+
+    /** An unknown group's fields up to its end tag. */
+    private boolean group(int to, int depth) {
+      if (depth > MAX_DEPTH) {
+        return false;
+      }
+      while (at < to) {
+        int tag = varint32(to);
+        if (at > to || WireFormat.getTagFieldNumber(tag) == 0) {
+          return false;
+        }
+        int wire = WireFormat.getTagWireType(tag);
+        if (wire == WireFormat.WIRETYPE_END_GROUP) {
+          return true;
+        }
+        if (!unknown(wire, to, depth)) {
+          return false;
+        }
+      }
+      return false;
+    }
+
     /**
-     * The varint at {@link #at}, which moves past it: its value, or -1 when it runs past {@code to}
-     * (then {@link #at} is past {@code to} too) or is longer than protobuf's 10 bytes. A value of
-     * 2^63 or more reads as -1 too: as a tag or a length it could not fit a frame.
+     * Moves past a varint, fixed64 or fixed32 value; false past {@code to}, or for wire types 6, 7.
      */
-    long varint(int to) {
-      long v = 0;
+    private boolean skip(int wire, int to) {
+      switch (wire) {
+        case WireFormat.WIRETYPE_VARINT -> {
+          for (int n = 0; n < 10; n++) {
+            if (at >= to) {
+              return false;
+            }
+            if ((b.getByte(at++) & 0x80) == 0) {
+              return true;
+            }
+          }
+          return false; // a varint over 10 bytes: malformed
+        }
+        case WireFormat.WIRETYPE_FIXED64 -> at += 8;
+        case WireFormat.WIRETYPE_FIXED32 -> at += 4;
+        default -> {
+          return false;
+        }
+      }
+      return at <= to;
+    }
+
+    /**
+     * A length: protobuf's 32-bit varint, -1 when negative (protobuf refuses it) or past {@code
+     * to}.
+     */
+    int length(int to) {
+      int n = varint32(to);
+      return at > to || n < 0 || n > to - at ? -1 : n;
+    }
+
+    /**
+     * Protobuf's 32-bit varint (a tag, a length): up to 10 bytes, the low 32 bits kept. Past {@code
+     * to}, or over 10 bytes, {@link #at} is moved past {@code to}.
+     */
+    int varint32(int to) {
+      int v = 0;
       for (int n = 0; n < 10; n++) {
         if (at >= to) {
           at = to + 1;
-          return -1;
+          return 0;
         }
         int x = b.getByte(at++) & 0xFF;
-        v |= (long) (x & 0x7F) << (7 * n);
+        if (n < 5) {
+          v |= (x & 0x7F) << (7 * n);
+        }
         if ((x & 0x80) == 0) {
-          return v < 0 ? Long.MAX_VALUE : v;
+          return v;
         }
       }
       at = to + 1;
-      return -1;
+      return 0;
     }
   }
 }

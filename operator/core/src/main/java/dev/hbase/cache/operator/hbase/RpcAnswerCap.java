@@ -3,16 +3,22 @@ package dev.hbase.cache.operator.hbase;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.net.SocketAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.ipc.NettyRpcClient;
 import org.apache.hadoop.hbase.ipc.NettyRpcClientConfigHelper;
+import org.apache.hbase.thirdparty.com.google.protobuf.Descriptors.Descriptor;
+import org.apache.hbase.thirdparty.com.google.protobuf.Message;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufAllocator;
 import org.apache.hbase.thirdparty.io.netty.buffer.CompositeByteBuf;
 import org.apache.hbase.thirdparty.io.netty.channel.ChannelHandlerContext;
 import org.apache.hbase.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelOutboundHandlerAdapter;
 import org.apache.hbase.thirdparty.io.netty.channel.ChannelPipeline;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelPromise;
 import org.apache.hbase.thirdparty.io.netty.channel.EventLoopGroup;
 import org.apache.hbase.thirdparty.io.netty.channel.nio.NioEventLoopGroup;
 import org.apache.hbase.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
@@ -37,15 +43,17 @@ import org.apache.hbase.thirdparty.io.netty.util.concurrent.DefaultThreadFactory
  *
  * <p>Bytes are not all: protobuf's objects can be a hundred times an answer's wire size ({@link
  * AnswerWeight}). So each answer frame is also weighed before HBase parses it ({@link Weigher}),
- * and one that could take more than an eighth of the heap is refused the same way; answers are
- * parsed one at a time, on one event-loop thread.
+ * against the schema of the response its call expects ({@link CallTap} notes each call as it is
+ * sent), and one whose parse could take more than a sixteenth of the heap is refused the same way;
+ * so is a frame HBase's client would not read safely (a cell block, which it allocates by the
+ * length the server gives: the client asks for none).
  *
  * <p>The cap is the operator's setting {@code HBASE_ANSWER_CAP_MIB} (default 16 MiB). The weight
- * limit is an eighth of the heap. The largest answer the operator asks for is the master's cluster
- * metrics, whose weight binds first: a region's load report is ~140 bytes on the wire, ~500 bytes
- * of heap once parsed and ~1.7 KB by {@link AnswerWeight}'s estimate (measured on 50,000 of them
- * built with HBase 2.6.4's classes), so the chart's 358 MiB heap takes clusters of some 27,000
- * regions. A larger cluster needs a larger operator heap.
+ * limit is a sixteenth of the heap. The largest answer the operator asks for is the master's
+ * cluster metrics: a region's load report is ~140 bytes on the wire, ~480 bytes of heap once parsed
+ * and about 940 by {@link AnswerWeight}'s estimate (measured on 50,000 of them built with HBase
+ * 2.6.4's classes), so the chart's 358 MiB heap takes clusters of some 24,000 regions. A larger
+ * cluster needs a larger operator heap.
  */
 public final class RpcAnswerCap {
   /** The default cap, in MiB. */
@@ -54,13 +62,13 @@ public final class RpcAnswerCap {
   private static volatile int limit = DEFAULT_MIB << 20;
 
   /**
-   * One event loop for every connection of the process (HBase's default, {@code
-   * DefaultNettyEventLoopConfig}, has twice the cores): answers are parsed on it, so one thread
-   * parses one answer at a time, and the heap that parses take at once is one answer's. The
-   * operator's RPCs are few and small; the thread never blocks.
+   * One event loop group for every connection of the process, as HBase's default ({@code
+   * DefaultNettyEventLoopConfig}) is: daemon threads, Netty's default count (twice the cores). Not
+   * one thread: the client resolves a server's name on its loop when it connects, and the names are
+   * the master's answer (a tenant's), so one slow name would hold every connection.
    */
   private static final EventLoopGroup GROUP =
-      new NioEventLoopGroup(1, new DefaultThreadFactory("hbase-rpc-client", true));
+      new NioEventLoopGroup(0, new DefaultThreadFactory("hbase-rpc-client", true));
 
   private RpcAnswerCap() {}
 
@@ -98,6 +106,12 @@ public final class RpcAnswerCap {
    */
   static void install(Configuration conf) {
     conf.set("hbase.rpc.client.impl", NettyRpcClient.class.getName());
+    // no cell blocks: servers answer in protobuf alone, which the weigher reads; a cell block is
+    // allocated by the length its header gives and decoded cell by cell from lengths inside it
+    conf.set("hbase.client.rpc.codec", "");
+    conf.set("hbase.client.default.rpc.codec", "");
+    // its connection-header answer is read with no frame decoder and a length the server gives
+    conf.setBoolean("hbase.rpc.crypto.encryption.aes.enabled", false);
     NettyRpcClientConfigHelper.setEventLoopConfig(conf, GROUP, Channel.class);
   }
 
@@ -105,9 +119,30 @@ public final class RpcAnswerCap {
   static final String PARSER = "org.apache.hadoop.hbase.ipc.NettyRpcDuplexHandler";
 
   /**
+   * HBase's call ({@code org.apache.hadoop.hbase.ipc.Call}, package-private): its id and the
+   * response type it expects, read by {@link CallTap} as the connection writes it.
+   */
+  private static final Class<?> CALL;
+
+  private static final java.lang.reflect.Field CALL_ID;
+  private static final java.lang.reflect.Field CALL_RESPONSE;
+
+  static {
+    try {
+      CALL = Class.forName("org.apache.hadoop.hbase.ipc.Call");
+      CALL_ID = CALL.getDeclaredField("id");
+      CALL_RESPONSE = CALL.getDeclaredField("responseDefaultType");
+      CALL_ID.setAccessible(true);
+      CALL_RESPONSE.setAccessible(true);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /**
    * The client's socket channel: Netty's NIO channel with a capped allocator, and a pipeline that
-   * puts a {@link Weigher} before HBase's parser when HBase adds it ({@code
-   * NettyRpcConnection.established}, through {@code channel.pipeline().addBefore}).
+   * puts a {@link Weigher} before HBase's parser and a {@link CallTap} after it when HBase adds the
+   * parser ({@code NettyRpcConnection.established}, through {@code channel.pipeline().addBefore}).
    */
   public static final class Channel extends NioSocketChannel {
     private final ChannelPipeline watched;
@@ -116,21 +151,27 @@ public final class RpcAnswerCap {
       super();
       config().setAllocator(new Allocator(config().getAllocator(), this));
       ChannelPipeline real = super.pipeline();
+      Map<Integer, Descriptor> calls = new ConcurrentHashMap<>();
       watched =
           (ChannelPipeline)
               Proxy.newProxyInstance(
                   ChannelPipeline.class.getClassLoader(),
                   new Class<?>[] {ChannelPipeline.class},
                   (proxy, method, args) -> {
-                    if (method.getName().equals("addBefore")
-                        && args != null
-                        && args.length == 3
-                        && args[2] != null
-                        && args[2].getClass().getName().equals(PARSER)) {
-                      real.addBefore((String) args[0], null, new Weigher());
+                    boolean parser =
+                        method.getName().equals("addBefore")
+                            && args != null
+                            && args.length == 3
+                            && args[2] != null
+                            && args[2].getClass().getName().equals(PARSER);
+                    if (parser) {
+                      real.addBefore((String) args[0], null, new Weigher(calls));
                     }
                     try {
                       Object r = method.invoke(real, args);
+                      if (parser) {
+                        real.addBefore((String) args[0], null, new CallTap(calls));
+                      }
                       return r == real ? proxy : r;
                     } catch (InvocationTargetException e) {
                       throw e.getCause();
@@ -144,14 +185,40 @@ public final class RpcAnswerCap {
     }
   }
 
+  /** Records each call the connection sends: its id and the response type it expects. */
+  static final class CallTap extends ChannelOutboundHandlerAdapter {
+    private final Map<Integer, Descriptor> calls;
+
+    CallTap(Map<Integer, Descriptor> calls) {
+      this.calls = calls;
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise)
+        throws Exception {
+      if (CALL.isInstance(msg)) {
+        Object type = CALL_RESPONSE.get(msg);
+        if (type instanceof Message m) {
+          calls.put(CALL_ID.getInt(msg), m.getDescriptorForType());
+        }
+      }
+      ctx.write(msg, promise);
+    }
+  }
+
   /**
-   * Refuses an answer frame whose parse could take more heap than {@link #weightLimit()} ({@link
-   * AnswerWeight}), before HBase parses it: the failure goes to HBase's parser, which fails the
-   * connection's calls with it and closes the connection; nothing the connection reads after it is
-   * passed on.
+   * Refuses an answer frame whose parse could take more heap than {@link #weightLimit()}, or that
+   * HBase's client would not read safely ({@link AnswerWeight}), before HBase parses it: the
+   * failure goes to HBase's parser, which fails the connection's calls with it and closes the
+   * connection; nothing the connection reads after it is passed on.
    */
   static final class Weigher extends ChannelInboundHandlerAdapter {
+    private final Map<Integer, Descriptor> calls;
     private boolean refused;
+
+    Weigher(Map<Integer, Descriptor> calls) {
+      this.calls = calls;
+    }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -160,11 +227,14 @@ public final class RpcAnswerCap {
         return;
       }
       if (msg instanceof ByteBuf frame) {
-        long weight = AnswerWeight.of(frame);
+        long weight = AnswerWeight.of(frame, calls::remove);
         if (weight > weightLimit) {
           refused = true;
           ReferenceCountUtil.release(msg);
-          ctx.fireExceptionCaught(tooHeavy(weight, ctx.channel().remoteAddress()));
+          ctx.fireExceptionCaught(
+              weight == AnswerWeight.REFUSED
+                  ? malformed(ctx.channel().remoteAddress())
+                  : tooHeavy(weight, ctx.channel().remoteAddress()));
           return;
         }
       }
@@ -172,16 +242,29 @@ public final class RpcAnswerCap {
     }
   }
 
-  private static volatile long weightLimit = Runtime.getRuntime().maxMemory() / 8;
+  /**
+   * A sixteenth of the heap: the parses on the event loop's threads and the answers callers still
+   * hold add up (a namespace has at most 8 connections).
+   */
+  private static volatile long weightLimit = Runtime.getRuntime().maxMemory() / 16;
 
   /** The most heap one answer may take once parsed, by {@link AnswerWeight}'s estimate. */
   static long weightLimit() {
     return weightLimit;
   }
 
-  /** For tests: a weight limit other than an eighth of the heap. */
+  /** For tests: a weight limit other than a sixteenth of the heap. */
   static void weightLimit(long bytes) {
     weightLimit = bytes;
+  }
+
+  static IllegalStateException malformed(SocketAddress from) {
+    return new IllegalStateException(
+        "an answer from "
+            + from
+            + " is not one the operator's HBase client reads (a cell block it did not ask for, a"
+            + " response header over 64 KiB, an answer to a call it did not make, or a response"
+            + " that does not read as protobuf to its end); the connection is closed");
   }
 
   static IllegalStateException tooHeavy(long weight, SocketAddress from) {
@@ -192,7 +275,7 @@ public final class RpcAnswerCap {
             + (weight >> 20)
             + " MiB of heap once parsed, more than the operator allows one answer ("
             + (weightLimit >> 20)
-            + " MiB, an eighth of its heap; a larger cluster's answers need a larger operator heap);"
+            + " MiB, a sixteenth of its heap; a larger cluster's answers need a larger operator heap);"
             + " the connection is closed");
   }
 

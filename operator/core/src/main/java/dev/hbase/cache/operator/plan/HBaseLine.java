@@ -145,4 +145,38 @@ public enum HBaseLine {
             + ": set spec.hbase.version to "
             + running.map(l -> l.line).orElse("a line this operator supports (2.5 or 2.6)"));
   }
+
+  /**
+   * Why a roll must not restart pods onto the policy's plan on the line the HMaster reports, or
+   * empty when it may (or the master's line is unknown: a vendor's version string, none reported).
+   * Only a PersistentFile plan made for 2.6 differs in what it asks of a 2.5 RegionServer: a
+   * persistent cache that 2.5 cannot restart from ({@link #persistentCache}). The other modes'
+   * plans are the same on both lines ({@link #mismatch} still warns of them).
+   */
+  public static Optional<String> unsafe(BlockCachePolicySpec spec, String masterVersion) {
+    if (masterVersion == null
+        || spec.getMode() != dev.hbase.cache.api.v1alpha1.CacheMode.PersistentFile) {
+      return Optional.empty();
+    }
+    String asked = spec.getHbase() == null ? null : spec.getHbase().getVersion();
+    HBaseLine planned = of(asked).orElse(DEFAULT);
+    Optional<HBaseLine> running = of(masterVersion.trim());
+    if (running.isEmpty() || running.get().persistentCache() || !planned.persistentCache()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        "no pod is restarted: the HMaster reports HBase "
+            + masterVersion.trim()
+            + " and the policy's PersistentFile plan is for "
+            + planned.line
+            + (asked == null
+                ? " (spec.hbase.version is unset)"
+                : " (spec.hbase.version " + asked + ")")
+            + ", whose persistent cache a "
+            + running.get().line
+            + " RegionServer does not restart from; what the roll changed in HBase is given back."
+            + " Set spec.hbase.version to "
+            + running.get().line
+            + " and mode File (a cache file that starts cold after each restart), or run HBase 2.6");
+  }
 }

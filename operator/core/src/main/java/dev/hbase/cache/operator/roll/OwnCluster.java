@@ -104,7 +104,7 @@ public final class OwnCluster {
    * another's (or registers its servers in a way that cannot be attributed), whatever the roll
    * would do next.
    */
-  static boolean foreign(ClusterSnapshot h, List<PodView> pods, Zone zone) {
+  public static boolean foreign(ClusterSnapshot h, List<PodView> pods, Zone zone) {
     return h.masterReachable() && !elsewhere(h, pods, zone).isEmpty();
   }
 

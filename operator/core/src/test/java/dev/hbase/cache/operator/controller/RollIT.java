@@ -155,6 +155,50 @@ class RollIT extends OperatorHarness {
         .until(() -> kube.deletes.size() == 6 && idleAndApplied("lru"));
   }
 
+  /**
+   * Issue 52: a PersistentFile policy that leaves spec.hbase.version unset is planned for 2.6,
+   * whose persistent cache a 2.5 RegionServer does not restart from (PersistenceIT on 2.5.13). On a
+   * master that reports 2.5.13 no pod is restarted onto that plan: the roll is Blocked with a
+   * reason that says what to set, and a Warning event. Before, only a Warning event, and every pod
+   * was rolled. Once the plan is one 2.5 runs (here: mode Offheap), the roll goes on.
+   */
+  @Test
+  void aPersistentFilePlanForTwoSixIsNotRolledOntoATwoFiveMaster() throws Exception {
+    cluster("4Gi", false);
+    hbase.version = "2.5.13";
+    operator(null);
+    policy("line", "  mode: PersistentFile\n  memory:\n    bucketCache: 1Gi\n");
+
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .untilAsserted(
+            () -> {
+              assertThat(reason("line", "Degraded", "True")).isEqualTo("HBaseVersionMismatch");
+              assertThat(conditionMessage("line", "Degraded"))
+                  .contains("no pod is restarted", "HBase 2.5.13", "spec.hbase.version is unset");
+            });
+    assertThat(get("line").getStatus().getRollout().getPhase())
+        .isEqualTo(dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase.Blocked);
+    eventually(
+        () ->
+            assertThat(events())
+                .anySatisfy(
+                    e -> {
+                      assertThat(e.getReason()).isEqualTo("HBaseVersionMismatch");
+                      assertThat(e.getType()).isEqualTo("Warning");
+                      assertThat(e.getMessage()).contains("Set spec.hbase.version to 2.5");
+                    }));
+    Thread.sleep(5_000); // more reconciles: still nothing restarted
+    assertThat(kube.deletes).as("pods restarted onto the 2.6 plan").isEmpty();
+    assertThat(hbase.balancerOn).isTrue();
+
+    mergePatch("line", "{\"spec\":{\"mode\":\"Offheap\"}}");
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("line"));
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+    assertThat(reason("line", "Degraded", "False")).isNotEqualTo("HBaseVersionMismatch");
+  }
+
   @Test
   void theRestartAnnotationRollsEveryPodOnce() {
     cluster("4Gi", false);

@@ -66,7 +66,8 @@ class RpcAnswerCapTest {
   /**
    * Under the byte cap, but a parse that would take far more heap than its bytes: 500,000 unknown
    * varint fields, 1.5 MB on the wire, a boxed value each once parsed. Refused before HBase parses
-   * it (here with a weight limit of 4 MiB, as on a 32 MiB heap; by default an eighth of the heap).
+   * it (here with a weight limit of 4 MiB, as on a 64 MiB heap; by default a sixteenth of the
+   * heap).
    */
   @Test
   void anAnswerThatWouldTakeTooMuchHeapIsRefusedBeforeItIsParsed() throws Exception {
@@ -77,11 +78,45 @@ class RpcAnswerCapTest {
       long start = System.nanoTime();
       assertThatThrownBy(this::askIsMasterRunning)
           .hasMessageContaining("MiB of heap once parsed")
-          .hasMessageContaining("(4 MiB, an eighth of its heap");
+          .hasMessageContaining("(4 MiB, a sixteenth of its heap");
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
     } finally {
       RpcAnswerCap.weightLimit(limit);
     }
+  }
+
+  /**
+   * A header that names a cell block of 2 GiB, in a frame of a few bytes: HBase 2.6.4's client
+   * allocates the cell block by that length before it reads it ({@code RpcConnection.finishCall}),
+   * which is an OutOfMemoryError whatever the byte cap (the reviewer's test: the JVM exited under
+   * the chart's heap). The operator's client asks for no cell blocks, and a frame that has one is
+   * refused before HBase reads it.
+   */
+  @Test
+  void aCellBlockTheClientDidNotAskForIsRefused() throws Exception {
+    master =
+        new FakeMaster(
+            out -> {
+              var header =
+                  ResponseHeader.newBuilder()
+                      .setCallId(master.callId)
+                      .setCellBlockMeta(
+                          org.apache.hadoop.hbase.shaded.protobuf.generated.RPCProtos.CellBlockMeta
+                              .newBuilder()
+                              .setLength(Integer.MAX_VALUE - 16))
+                      .build();
+              var frame = new java.io.ByteArrayOutputStream();
+              header.writeDelimitedTo(frame);
+              IsMasterRunningResponse.newBuilder()
+                  .setIsMasterRunning(true)
+                  .build()
+                  .writeDelimitedTo(frame);
+              out.writeInt(frame.size());
+              frame.writeTo(out);
+              out.flush();
+            });
+    assertThatThrownBy(this::askIsMasterRunning)
+        .hasMessageContaining("a cell block it did not ask for");
   }
 
   @Test

@@ -60,6 +60,10 @@ public final class SimulatedHBase implements HBaseCluster {
   public final Map<String, Server> servers = new LinkedHashMap<>();
 
   public final Set<ServerId> decommissioned = new LinkedHashSet<>();
+
+  /** The version the master reports ({@code getHBaseVersion}); null: not reported. */
+  public volatile String version;
+
   public final List<ServerId> dead = new ArrayList<>();
 
   /** Every recommission fails (a mark HBase will not clear, for a while). */
@@ -330,7 +334,7 @@ public final class SimulatedHBase implements HBaseCluster {
         List.copyOf(decommissioned),
         balancerOn,
         groups,
-        null);
+        version);
   }
 
   @Override

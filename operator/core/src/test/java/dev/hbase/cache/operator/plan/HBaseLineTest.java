@@ -153,4 +153,33 @@ class HBaseLineTest {
     var five = policy(PERSISTENT + "  hbase:\n    version: \"2.5\"\n").getSpec();
     assertThat(HBaseLine.mismatch(five, "2.5.13")).isEmpty();
   }
+
+  /** Only a PersistentFile plan for 2.6 on a master that reports 2.5 holds the roll. */
+  @Test
+  void onlyAPersistentPlanForTwoSixIsUnsafeOnATwoFiveMaster() {
+    var unset = new dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec();
+    unset.setMode(dev.hbase.cache.api.v1alpha1.CacheMode.PersistentFile);
+    assertThat(HBaseLine.unsafe(unset, "2.5.13"))
+        .hasValueSatisfying(
+            m ->
+                assertThat(m)
+                    .contains(
+                        "HBase 2.5.13",
+                        "spec.hbase.version is unset",
+                        "Set spec.hbase.version to 2.5"));
+    assertThat(HBaseLine.unsafe(unset, "2.6.4")).isEmpty();
+    assertThat(HBaseLine.unsafe(unset, null)).as("no version reported").isEmpty();
+    assertThat(HBaseLine.unsafe(unset, "2.6.0.7.3.1.0-197"))
+        .as("a vendor's version: its line unknown, a warning only")
+        .isEmpty();
+    var offheap = new dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec();
+    offheap.setMode(dev.hbase.cache.api.v1alpha1.CacheMode.Offheap);
+    assertThat(HBaseLine.unsafe(offheap, "2.5.13")).as("the same keys on both lines").isEmpty();
+    var explicit = new dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec();
+    explicit.setMode(dev.hbase.cache.api.v1alpha1.CacheMode.PersistentFile);
+    explicit.setHbase(new dev.hbase.cache.api.v1alpha1.spec.HBaseSpec());
+    explicit.getHbase().setVersion("2.6");
+    assertThat(HBaseLine.unsafe(explicit, "2.5.11"))
+        .hasValueSatisfying(m -> assertThat(m).contains("(spec.hbase.version 2.6)"));
+  }
 }
