@@ -30,7 +30,7 @@ import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
  * by this estimate (1,000,000 empty ones: 276 MiB estimated, 191 parsed; 50,000 with 60 unknown
  * fields each: 525 MiB estimated, 449 parsed).
  *
- * <p>Refused outright ({@link #REFUSED}): a header that does not read or is over 64 KiB; a cell
+ * <p>Refused outright ({@link #REFUSED}): a header that does not read or is over 1 MiB; a cell
  * block (the operator's client asks for none, {@link RpcAnswerCap#install}: HBase allocates a cell
  * block by the length its header gives, before reading it); an answer to a call the connection did
  * not make; a response that does not read to the frame's end.
@@ -51,8 +51,11 @@ final class AnswerWeight {
   /** The weight of a frame that is refused whatever the limit. */
   static final long REFUSED = Long.MAX_VALUE;
 
-  /** The largest response header read: HBase's are tens of bytes (call id, an exception). */
-  static final int MAX_HEADER = 64 << 10;
+  /**
+   * The largest response header read: HBase's are tens of bytes, or an exception with its stack
+   * trace (a server's StackOverflowError as a string is ~100 KB).
+   */
+  static final int MAX_HEADER = 1 << 20;
 
   private AnswerWeight() {}
 
@@ -90,10 +93,11 @@ final class AnswerWeight {
       return REFUSED;
     }
     w.at += headerLength;
+    // every answer ends its call: its id is looked up (and let go) whatever the answer
+    Descriptor type = responseType.apply(header.getCallId());
     if (header.hasException()) {
       return to - from; // HBase reads the header alone
     }
-    Descriptor type = responseType.apply(header.getCallId());
     if (type == null) {
       return REFUSED;
     }

@@ -263,7 +263,7 @@ public final class RpcAnswerCap {
         "an answer from "
             + from
             + " is not one the operator's HBase client reads (a cell block it did not ask for, a"
-            + " response header over 64 KiB, an answer to a call it did not make, or a response"
+            + " response header over 1 MiB, an answer to a call it did not make, or a response"
             + " that does not read as protobuf to its end); the connection is closed");
   }
 

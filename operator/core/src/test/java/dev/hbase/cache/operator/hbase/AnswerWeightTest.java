@@ -204,6 +204,12 @@ class AnswerWeightTest {
         .writeDelimitedTo(out);
     byte[] frame = withLength(out.toByteArray());
     assertThat(weight(frame, RUNNING)).isEqualTo(frame.length);
+    // the call it ends is let go of too (else every call answered with an exception stayed noted)
+    java.util.Set<Integer> asked = new java.util.HashSet<>(java.util.Set.of(1));
+    AnswerWeight.of(
+        Unpooled.wrappedBuffer(frame),
+        id -> asked.remove(id) ? RUNNING.getDescriptorForType() : null);
+    assertThat(asked).isEmpty();
   }
 
   private static void writeVarint(ByteArrayOutputStream out, int v) {
