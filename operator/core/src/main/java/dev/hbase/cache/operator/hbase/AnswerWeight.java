@@ -33,7 +33,8 @@ import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
  * <p>Refused outright ({@link #REFUSED}): a header that does not read or is over 1 MiB; a cell
  * block (the operator's client asks for none, {@link RpcAnswerCap#install}: HBase allocates a cell
  * block by the length its header gives, before reading it); an answer to a call the connection did
- * not make; a response that does not read to the frame's end.
+ * not make; a response that does not read to the frame's end; a string or bytes value over 256 KiB
+ * ({@link #MAX_VALUE}).
  */
 final class AnswerWeight {
   /** An unknown field's occurrence: a {@code Field} in a tree map, with its value list (~160). */
@@ -44,6 +45,15 @@ final class AnswerWeight {
 
   /** A repeated value's slot (a reference, or a boxed or primitive element). */
   static final long SLOT = 16;
+
+  /**
+   * The largest string or bytes value read. HBase parses some values again as protobuf after the
+   * walk, out of its sight: a cell of hbase:meta as a RegionInfo (on the event loop, when it
+   * locates a region), one of hbase:rsgroup as an RSGroupInfo. A second review measured a
+   * 2,000,003-byte value of 452,832 unknown fields: 86 MiB once parsed so. Honest values are a few
+   * hundred bytes (a region's name and info) to tens of KB (a group of a thousand servers).
+   */
+  static final int MAX_VALUE = 256 << 10;
 
   /** Protobuf's recursion limit: a parse fails deeper than this. */
   static final int MAX_DEPTH = 100;
@@ -179,7 +189,12 @@ final class AnswerWeight {
             return false;
           }
         }
-        case STRING, BYTE_STRING -> heap += 48 + 2L * n;
+        case STRING, BYTE_STRING -> {
+          if (n > MAX_VALUE) {
+            return false; // a value HBase may parse again, outside this walk
+          }
+          heap += 48 + 2L * n;
+        }
         default -> heap += 24L * n; // packed: at most a value per byte, an unknown enum's boxed
       }
       at = end;
@@ -195,6 +210,9 @@ final class AnswerWeight {
       if (wire == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
         int n = length(to);
         if (n < 0) {
+          return false;
+        }
+        if (n > MAX_VALUE) {
           return false;
         }
         heap += 48 + n; // a ByteString, not parsed

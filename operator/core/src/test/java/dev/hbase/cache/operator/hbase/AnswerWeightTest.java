@@ -112,13 +112,48 @@ class AnswerWeightTest {
                     .addField(
                         1000,
                         UnknownFieldSet.Field.newBuilder()
-                            .addLengthDelimited(ByteString.copyFrom(new byte[1 << 20]))
+                            .addLengthDelimited(ByteString.copyFrom(new byte[200 << 10]))
                             .build())
                     .build())
             .build();
     byte[] frame = frame(response);
     // an unknown field's bytes are kept as they are: a copy, not parsed
     assertThat(weight(frame, RUNNING)).isBetween((long) frame.length, 2L * frame.length + 4_096);
+  }
+
+  /**
+   * A value over 256 KiB is refused: HBase parses some values again (a meta cell as a RegionInfo,
+   * an hbase:rsgroup cell as an RSGroupInfo), where unknown fields packed into it are a hundred
+   * times their bytes and out of the walk's sight.
+   */
+  @Test
+  void aValueHBaseMayParseAgainIsRefusedOverItsCap() throws IOException {
+    byte[] name = new byte[AnswerWeight.MAX_VALUE + 1];
+    java.util.Arrays.fill(name, (byte) 'a');
+    byte[] big =
+        frame(
+            withServer(
+                ServerLoad.newBuilder()
+                    .addRegionLoads(
+                        RegionLoad.newBuilder()
+                            .setRegionSpecifier(
+                                RegionSpecifier.newBuilder()
+                                    .setType(RegionSpecifier.RegionSpecifierType.REGION_NAME)
+                                    .setValue(ByteString.copyFrom(name)))
+                            .buildPartial())));
+    assertThat(weight(big, STATUS)).isEqualTo(AnswerWeight.REFUSED);
+    byte[] fits =
+        frame(
+            withServer(
+                ServerLoad.newBuilder()
+                    .addRegionLoads(
+                        RegionLoad.newBuilder()
+                            .setRegionSpecifier(
+                                RegionSpecifier.newBuilder()
+                                    .setType(RegionSpecifier.RegionSpecifierType.REGION_NAME)
+                                    .setValue(ByteString.copyFrom(name, 0, AnswerWeight.MAX_VALUE)))
+                            .buildPartial())));
+    assertThat(weight(fits, STATUS)).isLessThan(AnswerWeight.REFUSED);
   }
 
   @Test

@@ -177,11 +177,7 @@ class RpcAnswerCapTest {
             .setIsMasterRunning(true)
             .setUnknownFields(
                 UnknownFieldSet.newBuilder()
-                    .addField(
-                        1000,
-                        UnknownFieldSet.Field.newBuilder()
-                            .addLengthDelimited(ByteString.copyFrom(new byte[padding]))
-                            .build())
+                    .addField(1000, padding(padding))
                     .addField(16, values.build())
                     .build())
             .build();
@@ -192,6 +188,15 @@ class RpcAnswerCapTest {
     frame.writeTo(out);
     out.flush();
     master.sent.addAndGet(frame.size());
+  }
+
+  /** {@code bytes} of zeros in values of 200 KiB each: under the cap on one value. */
+  private static UnknownFieldSet.Field padding(int bytes) {
+    UnknownFieldSet.Field.Builder f = UnknownFieldSet.Field.newBuilder();
+    for (int left = bytes; left > 0; left -= 200 << 10) {
+      f.addLengthDelimited(ByteString.copyFrom(new byte[Math.min(left, 200 << 10)]));
+    }
+    return f.build();
   }
 
   private interface Answer {
