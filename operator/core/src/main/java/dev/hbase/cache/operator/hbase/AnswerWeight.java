@@ -34,7 +34,7 @@ import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
  * block (the operator's client asks for none, {@link RpcAnswerCap#install}: HBase allocates a cell
  * block by the length its header gives, before reading it); an answer to a call the connection did
  * not make; a response that does not read to the frame's end; a string or bytes value over 256 KiB
- * ({@link #MAX_VALUE}).
+ * ({@link #MAX_VALUE}); an answer that names more than {@link #MAX_TABLES} tables.
  */
 final class AnswerWeight {
   /** An unknown field's occurrence: a {@code Field} in a tree map, with its value list (~160). */
@@ -54,6 +54,18 @@ final class AnswerWeight {
    * hundred bytes (a region's name and info) to tens of KB (a group of a thousand servers).
    */
   static final int MAX_VALUE = 256 << 10;
+
+  /**
+   * The most table names one answer may name. HBase's client puts every table name it parses into
+   * {@code TableName}'s static cache, which is never emptied and is scanned on every lookup (a
+   * second review: +2.9 MiB kept for good, and seconds of CPU on the shared event loop, per answer
+   * of 10,000 new names). An honest answer names at most the tables whose regions one server holds;
+   * {@link TableNameCache} bounds what many answers add up to.
+   */
+  static final int MAX_TABLES = 4096;
+
+  /** HBase's {@code TableName} message. */
+  private static final String TABLE_NAME = "hbase.pb.TableName";
 
   /** Protobuf's recursion limit: a parse fails deeper than this. */
   static final int MAX_DEPTH = 100;
@@ -126,6 +138,7 @@ final class AnswerWeight {
     private final ByteBuf b;
     int at;
     long heap;
+    private java.util.Set<java.nio.ByteBuffer> tables;
 
     Walk(ByteBuf b) {
       this.b = b;
@@ -185,6 +198,9 @@ final class AnswerWeight {
       switch (f.getJavaType()) {
         case MESSAGE -> {
           heap += f.isMapField() ? MAP_ENTRY : objectSize(f.getMessageType());
+          if (f.getMessageType().getFullName().equals(TABLE_NAME) && !table(at, end)) {
+            return false;
+          }
           if (!message(f.getMessageType(), at, end, depth + 1)) {
             return false;
           }
@@ -199,6 +215,17 @@ final class AnswerWeight {
       }
       at = end;
       return true;
+    }
+
+    /** Notes a table name's bytes; false past {@link #MAX_TABLES} different ones. */
+    private boolean table(int from, int end) {
+      if (tables == null) {
+        tables = new java.util.HashSet<>();
+      }
+      byte[] name = new byte[end - from];
+      b.getBytes(from, name);
+      tables.add(java.nio.ByteBuffer.wrap(name));
+      return tables.size() <= MAX_TABLES;
     }
 
     /** An unknown field: kept whole, a group walked as a nested set of unknown fields. */

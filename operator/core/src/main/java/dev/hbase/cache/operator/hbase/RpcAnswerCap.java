@@ -5,15 +5,13 @@ import java.lang.reflect.Proxy;
 import java.net.SocketAddress;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
+import java.util.function.IntFunction;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.ipc.NettyRpcClient;
 import org.apache.hadoop.hbase.ipc.NettyRpcClientConfigHelper;
 import org.apache.hbase.thirdparty.com.google.protobuf.Descriptors.Descriptor;
 import org.apache.hbase.thirdparty.com.google.protobuf.Message;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
-import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufAllocator;
-import org.apache.hbase.thirdparty.io.netty.buffer.CompositeByteBuf;
 import org.apache.hbase.thirdparty.io.netty.channel.ChannelHandlerContext;
 import org.apache.hbase.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
 import org.apache.hbase.thirdparty.io.netty.channel.ChannelOutboundHandlerAdapter;
@@ -47,6 +45,14 @@ import org.apache.hbase.thirdparty.io.netty.util.concurrent.DefaultThreadFactory
  * sent), and one whose parse could take more than a sixteenth of the heap is refused the same way;
  * so is a frame HBase's client would not read safely (a cell block, which it allocates by the
  * length the server gives: the client asks for none).
+ *
+ * <p>What an answer names must not stay in the heap either: an exception class name the client
+ * could not load is replaced before HBase looks it up ({@link ExceptionNames}; in SASL errors,
+ * {@link SaslErrors}), and HBase's static table-name cache is bounded ({@link TableNameCache}). The
+ * one answer HBase reads with a frame decoder of its own, a Kerberos preamble call's, gets a
+ * weigher of its own. A connection whose setup is done with no weigher in its pipeline is closed at
+ * its first read ({@link Channel#doReadBytes}), so an HBase client that adds its parser another way
+ * fails closed.
  *
  * <p>The cap is the operator's setting {@code HBASE_ANSWER_CAP_MIB} (default 16 MiB). The weight
  * limit is a sixteenth of the heap. The largest answer the operator asks for is the master's
@@ -118,6 +124,15 @@ public final class RpcAnswerCap {
   /** HBase's handler that parses each answer frame (package-private in HBase 2.6.4). */
   static final String PARSER = "org.apache.hadoop.hbase.ipc.NettyRpcDuplexHandler";
 
+  /** HBase's handler of a preamble call's one answer ({@code PreambleCallHandler.setup}). */
+  static final String PREAMBLE = "org.apache.hadoop.hbase.ipc.PreambleCallHandler";
+
+  /** HBase's decoder of SASL challenges and errors. */
+  static final String SASL_DECODER = "org.apache.hadoop.hbase.security.SaslChallengeDecoder";
+
+  /** The name of HBase's handler that holds calls until the connection is set up. */
+  static final String BUFFER_CALL = "BufferCall";
+
   /**
    * HBase's call ({@code org.apache.hadoop.hbase.ipc.Call}, package-private): its id and the
    * response type it expects, read by {@link CallTap} as the connection writes it.
@@ -126,6 +141,7 @@ public final class RpcAnswerCap {
 
   private static final java.lang.reflect.Field CALL_ID;
   private static final java.lang.reflect.Field CALL_RESPONSE;
+  private static final java.lang.reflect.Field PREAMBLE_CALL;
 
   static {
     try {
@@ -134,6 +150,8 @@ public final class RpcAnswerCap {
       CALL_RESPONSE = CALL.getDeclaredField("responseDefaultType");
       CALL_ID.setAccessible(true);
       CALL_RESPONSE.setAccessible(true);
+      PREAMBLE_CALL = Class.forName(PREAMBLE).getDeclaredField("preambleCall");
+      PREAMBLE_CALL.setAccessible(true);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -149,7 +167,7 @@ public final class RpcAnswerCap {
 
     public Channel() {
       super();
-      config().setAllocator(new Allocator(config().getAllocator(), this));
+      config().setAllocator(new CappedAllocator(config().getAllocator(), this));
       ChannelPipeline real = super.pipeline();
       Map<Integer, Descriptor> calls = new ConcurrentHashMap<>();
       watched =
@@ -158,19 +176,27 @@ public final class RpcAnswerCap {
                   ChannelPipeline.class.getClassLoader(),
                   new Class<?>[] {ChannelPipeline.class},
                   (proxy, method, args) -> {
-                    boolean parser =
+                    String added =
                         method.getName().equals("addBefore")
-                            && args != null
-                            && args.length == 3
-                            && args[2] != null
-                            && args[2].getClass().getName().equals(PARSER);
-                    if (parser) {
-                      real.addBefore((String) args[0], null, new Weigher(calls));
+                                && args != null
+                                && args.length == 3
+                                && args[2] != null
+                            ? args[2].getClass().getName()
+                            : "";
+                    if (added.equals(PARSER)) {
+                      real.addBefore((String) args[0], null, new Weigher(calls::remove, false));
+                    } else if (added.equals(PREAMBLE)) {
+                      // a preamble call's answer (a Kerberos client's server principal) is read
+                      // by its own frame decoder and handler, once
+                      Descriptor type = preambleType(args[2]);
+                      real.addBefore((String) args[0], null, new Weigher(id -> type, true));
                     }
                     try {
                       Object r = method.invoke(real, args);
-                      if (parser) {
+                      if (added.equals(PARSER)) {
                         real.addBefore((String) args[0], null, new CallTap(calls));
+                      } else if (added.equals(SASL_DECODER)) {
+                        real.addBefore((String) args[0], null, new SaslErrors());
                       }
                       return r == real ? proxy : r;
                     } catch (InvocationTargetException e) {
@@ -179,10 +205,38 @@ public final class RpcAnswerCap {
                   });
     }
 
+    /**
+     * Every read of an established connection goes through a {@link Weigher}: a connection whose
+     * setup is done ({@code BufferCallBeforeInitHandler} gone) with none in its pipeline (HBase
+     * added its parser in a way this class does not see) is closed at its first read, not read
+     * unweighed.
+     */
+    @Override
+    protected int doReadBytes(ByteBuf buf) throws Exception {
+      ChannelPipeline p = super.pipeline();
+      if (p.get(BUFFER_CALL) == null && p.get(Weigher.class) == null) {
+        throw new java.io.IOException(
+            "the connection to "
+                + remoteAddress()
+                + " is set up with no weigher before HBase's parser (an HBase client this"
+                + " operator does not know); closed unread");
+      }
+      return super.doReadBytes(buf);
+    }
+
     @Override
     public ChannelPipeline pipeline() {
       return watched != null ? watched : super.pipeline(); // null only inside Netty's constructor
     }
+  }
+
+  /** The response type of a preamble handler's call. */
+  private static Descriptor preambleType(Object handler) throws IllegalAccessException {
+    Object type = CALL_RESPONSE.get(PREAMBLE_CALL.get(handler));
+    if (type instanceof Message m) {
+      return m.getDescriptorForType();
+    }
+    throw new IllegalStateException("a preamble call with no response type: " + type);
   }
 
   /** Records each call the connection sends: its id and the response type it expects. */
@@ -213,11 +267,17 @@ public final class RpcAnswerCap {
    * connection; nothing the connection reads after it is passed on.
    */
   static final class Weigher extends ChannelInboundHandlerAdapter {
-    private final Map<Integer, Descriptor> calls;
+    private final IntFunction<Descriptor> calls;
+    private final boolean once;
     private boolean refused;
 
-    Weigher(Map<Integer, Descriptor> calls) {
+    /**
+     * @param calls the response type of a call id (and its release), null for a call not made
+     * @param once weighs one frame, then leaves the pipeline (a preamble call's answer)
+     */
+    Weigher(IntFunction<Descriptor> calls, boolean once) {
       this.calls = calls;
+      this.once = once;
     }
 
     @Override
@@ -227,7 +287,7 @@ public final class RpcAnswerCap {
         return;
       }
       if (msg instanceof ByteBuf frame) {
-        long weight = AnswerWeight.of(frame, calls::remove);
+        long weight = AnswerWeight.of(frame, calls);
         if (weight > weightLimit) {
           refused = true;
           ReferenceCountUtil.release(msg);
@@ -237,8 +297,45 @@ public final class RpcAnswerCap {
                   : tooHeavy(weight, ctx.channel().remoteAddress()));
           return;
         }
+        TableNameCache.bound();
+        ByteBuf known = ExceptionNames.rewritten(frame, ctx.alloc());
+        if (known != null) {
+          frame.release();
+          msg = known;
+        }
+        if (once) {
+          ctx.pipeline().remove(this);
+        }
       }
       ctx.fireChannelRead(msg);
+    }
+  }
+
+  /**
+   * Hadoop's {@code RemoteException} of a SASL error ({@code SaslChallengeDecoder}) names a class
+   * the server chose, which Hadoop's {@code unwrapRemoteException} loads and initialises: one whose
+   * name is not {@link ExceptionNames#known} becomes a plain IOException that says so.
+   */
+  static final class SaslErrors extends ChannelInboundHandlerAdapter {
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      Throwable c = cause;
+      for (int i = 0; c != null && i < 10; i++, c = c.getCause()) {
+        if (c instanceof org.apache.hadoop.ipc.RemoteException r
+            && !ExceptionNames.known(r.getClassName())) {
+          String m = r.getMessage() == null ? "" : r.getMessage();
+          ctx.fireExceptionCaught(
+              new java.io.IOException(
+                  "SASL with "
+                      + ctx.channel().remoteAddress()
+                      + " failed: the server answered with exception class "
+                      + ExceptionNames.shown(r.getClassName())
+                      + ", which the operator's HBase client does not load: "
+                      + (m.length() <= 1000 ? m : m.substring(0, 1000) + "...")));
+          return;
+        }
+      }
+      ctx.fireExceptionCaught(cause);
     }
   }
 
@@ -289,128 +386,5 @@ public final class RpcAnswerCap {
             + " bytes asked, cap "
             + (limit >> 20)
             + " MiB, HBASE_ANSWER_CAP_MIB); the connection is closed");
-  }
-
-  /**
-   * Netty's allocator, with no buffer made larger than the cap and none able to grow past it. The
-   * composite buffers are not capped: no frame decoder on the client's read path accumulates into
-   * one.
-   */
-  static final class Allocator implements ByteBufAllocator {
-    private final ByteBufAllocator delegate;
-    private final Supplier<SocketAddress> remote;
-
-    Allocator(ByteBufAllocator delegate, NioSocketChannel channel) {
-      this.delegate = delegate;
-      this.remote = channel::remoteAddress;
-    }
-
-    private int max(int initial, int max) {
-      int cap = limit;
-      if (initial > cap) {
-        throw tooLarge(initial, remote.get());
-      }
-      return Math.min(max, cap);
-    }
-
-    @Override
-    public ByteBuf buffer() {
-      return delegate.buffer(Math.min(256, limit), limit);
-    }
-
-    @Override
-    public ByteBuf buffer(int initial) {
-      return delegate.buffer(initial, max(initial, Integer.MAX_VALUE));
-    }
-
-    @Override
-    public ByteBuf buffer(int initial, int max) {
-      return delegate.buffer(initial, max(initial, max));
-    }
-
-    @Override
-    public ByteBuf ioBuffer() {
-      return delegate.ioBuffer(Math.min(256, limit), limit);
-    }
-
-    @Override
-    public ByteBuf ioBuffer(int initial) {
-      return delegate.ioBuffer(initial, max(initial, Integer.MAX_VALUE));
-    }
-
-    @Override
-    public ByteBuf ioBuffer(int initial, int max) {
-      return delegate.ioBuffer(initial, max(initial, max));
-    }
-
-    @Override
-    public ByteBuf heapBuffer() {
-      return delegate.heapBuffer(Math.min(256, limit), limit);
-    }
-
-    @Override
-    public ByteBuf heapBuffer(int initial) {
-      return delegate.heapBuffer(initial, max(initial, Integer.MAX_VALUE));
-    }
-
-    @Override
-    public ByteBuf heapBuffer(int initial, int max) {
-      return delegate.heapBuffer(initial, max(initial, max));
-    }
-
-    @Override
-    public ByteBuf directBuffer() {
-      return delegate.directBuffer(Math.min(256, limit), limit);
-    }
-
-    @Override
-    public ByteBuf directBuffer(int initial) {
-      return delegate.directBuffer(initial, max(initial, Integer.MAX_VALUE));
-    }
-
-    @Override
-    public ByteBuf directBuffer(int initial, int max) {
-      return delegate.directBuffer(initial, max(initial, max));
-    }
-
-    @Override
-    public CompositeByteBuf compositeBuffer() {
-      return delegate.compositeBuffer();
-    }
-
-    @Override
-    public CompositeByteBuf compositeBuffer(int components) {
-      return delegate.compositeBuffer(components);
-    }
-
-    @Override
-    public CompositeByteBuf compositeHeapBuffer() {
-      return delegate.compositeHeapBuffer();
-    }
-
-    @Override
-    public CompositeByteBuf compositeHeapBuffer(int components) {
-      return delegate.compositeHeapBuffer(components);
-    }
-
-    @Override
-    public CompositeByteBuf compositeDirectBuffer() {
-      return delegate.compositeDirectBuffer();
-    }
-
-    @Override
-    public CompositeByteBuf compositeDirectBuffer(int components) {
-      return delegate.compositeDirectBuffer(components);
-    }
-
-    @Override
-    public boolean isDirectBufferPooled() {
-      return delegate.isDirectBufferPooled();
-    }
-
-    @Override
-    public int calculateNewCapacity(int minNewCapacity, int maxCapacity) {
-      return delegate.calculateNewCapacity(minNewCapacity, maxCapacity);
-    }
   }
 }

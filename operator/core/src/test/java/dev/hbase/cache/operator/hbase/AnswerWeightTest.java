@@ -38,14 +38,14 @@ class AnswerWeightTest {
   }
 
   @Test
-  void aMessageCutShortStillCountsWhatItHeld() throws IOException {
+  void aMessageCutShortIsRefused() throws IOException {
     int n = 50_000;
     byte[] whole = frame(status(n, RegionLoad.newBuilder().buildPartial()));
-    // the last byte made a tag of field 0: the outer messages no longer read to their end, as a
-    // parse would find only after building every RegionLoad before it
+    // the last byte made a varint that goes on past the frame's end: a parse would find it only
+    // after building every RegionLoad before it, and HBase's reader would fail; refused whole
     byte[] cut = whole.clone();
-    cut[cut.length - 1] = 0;
-    assertThat(weight(cut, STATUS)).isGreaterThanOrEqualTo(n * MEASURED_PER_EMPTY_REGION_LOAD);
+    cut[cut.length - 1] = (byte) 0x80;
+    assertThat(weight(cut, STATUS)).isEqualTo(AnswerWeight.REFUSED);
   }
 
   @Test
@@ -245,6 +245,40 @@ class AnswerWeightTest {
         Unpooled.wrappedBuffer(frame),
         id -> asked.remove(id) ? RUNNING.getDescriptorForType() : null);
     assertThat(asked).isEmpty();
+  }
+
+  /**
+   * Table names go into HBase's static, never-emptied cache as the answer is converted: one answer
+   * may name at most {@link AnswerWeight#MAX_TABLES} different ones; the same name many times (a
+   * server's many regions of one table) is one.
+   */
+  @Test
+  void anAnswerThatNamesTooManyTablesIsRefused() throws IOException {
+    var many =
+        org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.GetTableNamesResponse
+            .newBuilder();
+    var one =
+        org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.GetTableNamesResponse
+            .newBuilder();
+    for (int i = 0; i <= AnswerWeight.MAX_TABLES; i++) {
+      many.addTableNames(table("t" + i));
+      one.addTableNames(table("t"));
+    }
+    Message type =
+        org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.GetTableNamesResponse
+            .getDefaultInstance();
+    assertThat(weight(frame(many.build()), type)).isEqualTo(AnswerWeight.REFUSED);
+    assertThat(weight(frame(one.build()), type)).isLessThan(1 << 20);
+    many.removeTableNames(0);
+    assertThat(weight(frame(many.build()), type)).isLessThan(1 << 20);
+  }
+
+  private static org.apache.hadoop.hbase.shaded.protobuf.generated.HBaseProtos.TableName table(
+      String name) {
+    return org.apache.hadoop.hbase.shaded.protobuf.generated.HBaseProtos.TableName.newBuilder()
+        .setNamespace(ByteString.copyFromUtf8("default"))
+        .setQualifier(ByteString.copyFromUtf8(name))
+        .build();
   }
 
   private static void writeVarint(ByteArrayOutputStream out, int v) {

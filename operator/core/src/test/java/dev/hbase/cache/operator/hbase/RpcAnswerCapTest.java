@@ -119,6 +119,49 @@ class RpcAnswerCapTest {
         .hasMessageContaining("a cell block it did not ask for");
   }
 
+  /**
+   * An exception named by a class the client does not know: HBase's client would look the name up
+   * as a class on its event loop (and the JDK keep a lock for it for good); it gets the stand-in
+   * instead, with the name in the message. A known name reaches the caller as it is.
+   */
+  @Test
+  void anExceptionClassTheClientDoesNotKnowIsNotLookedUp() throws Exception {
+    master = new FakeMaster(out -> exception(out, "org.example.Evil" + "x".repeat(10_000)));
+    assertThatThrownBy(this::askIsMasterRunning)
+        .hasStackTraceContaining(ExceptionNames.STAND_IN)
+        .hasStackTraceContaining("which the operator's HBase client does not load")
+        .hasStackTraceContaining("org.example.Evilxxx")
+        .satisfies(t -> assertThat(stackTrace(t)).doesNotContain("x".repeat(200)));
+    master.close();
+    master = new FakeMaster(out -> exception(out, "org.apache.hadoop.hbase.PleaseHoldException"));
+    assertThatThrownBy(this::askIsMasterRunning)
+        .hasStackTraceContaining("PleaseHoldException")
+        .satisfies(t -> assertThat(stackTrace(t)).doesNotContain("does not load"));
+  }
+
+  private void exception(DataOutputStream out, String className) throws IOException {
+    var header =
+        ResponseHeader.newBuilder()
+            .setCallId(master.callId)
+            .setException(
+                org.apache.hadoop.hbase.shaded.protobuf.generated.RPCProtos.ExceptionResponse
+                    .newBuilder()
+                    .setExceptionClassName(className)
+                    .setStackTrace("at the fake master"))
+            .build();
+    var frame = new java.io.ByteArrayOutputStream();
+    header.writeDelimitedTo(frame);
+    out.writeInt(frame.size());
+    frame.writeTo(out);
+    out.flush();
+  }
+
+  private static String stackTrace(Throwable t) {
+    var w = new java.io.StringWriter();
+    t.printStackTrace(new java.io.PrintWriter(w));
+    return w.toString();
+  }
+
   @Test
   void anAnswerBelowTheCapIsReadWhole() throws Exception {
     int padding = 8 << 20;
