@@ -227,6 +227,11 @@ public final class AdminHBaseCluster implements HBaseCluster {
   public ClusterSnapshot snapshot() {
     Instant at = clock.instant();
     try {
+      String master = activeMaster();
+      if (master != null && !resolves(master)) {
+        return ClusterSnapshot.unreachable(
+            at, "the active master's name in ZooKeeper, " + master + ", does not resolve");
+      }
       ClusterMetrics metrics =
           admin.getClusterMetrics(
               EnumSet.of(
@@ -293,6 +298,29 @@ public final class AdminHBaseCluster implements HBaseCluster {
     } catch (IOException e) {
       LOG.debug("regions of {} from its last load report: {}", sn, e.toString());
       return reportedRegions(reported);
+    }
+  }
+
+  /**
+   * The active master's host name as ZooKeeper gives it (no RPC), so that it is resolved on this
+   * thread before the client connects to it ({@link #resolves}); null when ZooKeeper does not say
+   * within the operation timeout (the master call then fails its own way).
+   */
+  private String activeMaster() {
+    try {
+      return ((org.apache.hadoop.hbase.client.ClusterConnection) connection)
+          .getConnectionRegistry()
+          .getActiveMaster()
+          .get(options.operationTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+          .getHostname();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    } catch (java.util.concurrent.ExecutionException
+        | java.util.concurrent.TimeoutException
+        | RuntimeException e) {
+      LOG.debug("the active master from ZooKeeper: {}", e.toString());
+      return null;
     }
   }
 
