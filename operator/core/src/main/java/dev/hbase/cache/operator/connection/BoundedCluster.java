@@ -32,7 +32,8 @@ import java.util.function.Supplier;
  * connection and never answers). A call past its deadline leaves the connection broken: {@link
  * HBaseClusters} closes it (its thread is interrupted) and connects afresh at the next use. One
  * thread per connection also serializes the calls of the policies that share one (HBase's {@code
- * Admin} is not made for concurrent use).
+ * Admin} is not made for concurrent use), and each call holds one of its namespace's and the
+ * operator's call slots while it runs ({@link CallSlots}).
  */
 final class BoundedCluster implements HBaseCluster {
   private final String what;
@@ -44,11 +45,15 @@ final class BoundedCluster implements HBaseCluster {
   private final Duration connectDeadline;
   private final Duration callDeadline;
   private volatile boolean broken;
+  private final CallSlots slots;
+  private final String namespace;
 
   /**
    * @param what the connection in messages (namespace and quorum)
    * @param connect opens the connection, on this connection's own thread
    * @param closer where a connection is closed (closing may wait for a server), never the caller
+   * @param slots the calls at once, of the namespace and in all: each call holds one while it runs
+   * @param namespace the namespace of the policies that use it
    */
   BoundedCluster(
       String what,
@@ -56,8 +61,12 @@ final class BoundedCluster implements HBaseCluster {
       Duration connectDeadline,
       Duration callDeadline,
       Executor closer,
-      LongSupplier nanoTime) {
+      LongSupplier nanoTime,
+      CallSlots slots,
+      String namespace) {
     this.what = what;
+    this.slots = slots;
+    this.namespace = namespace;
     this.closer = closer;
     this.nanoTime = nanoTime;
     this.connectDeadline = connectDeadline;
@@ -218,7 +227,16 @@ final class BoundedCluster implements HBaseCluster {
     HBaseCluster c = connected.join();
     Future<T> f;
     try {
-      f = thread.submit(() -> call.on(c));
+      // a slot is waited for a third of the deadline at most: a busy operator fails the call,
+      // it does not break the connection
+      Duration slotWait = callDeadline.dividedBy(3);
+      f =
+          thread.submit(
+              () -> {
+                try (CallSlots.Slot s = slots.take(namespace, slotWait, what)) {
+                  return call.on(c);
+                }
+              });
     } catch (RejectedExecutionException closed) {
       throw new HBaseClusterException("the HBase connection (" + what + ") was closed");
     }

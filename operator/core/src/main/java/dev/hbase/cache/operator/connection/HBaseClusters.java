@@ -53,7 +53,18 @@ public final class HBaseClusters implements AutoCloseable {
    * @param total the most connections in all
    */
   public record Limits(
-      Duration connect, Duration call, Duration idle, int perNamespace, int total) {
+      Duration connect,
+      Duration call,
+      Duration idle,
+      int perNamespace,
+      int total,
+      int callsPerNamespace,
+      int callsInAll) {
+
+    /** With 2 calls at once per namespace and 6 in all ({@link CallSlots}). */
+    public Limits(Duration connect, Duration call, Duration idle, int perNamespace, int total) {
+      this(connect, call, idle, perNamespace, total, 2, 6);
+    }
 
     /**
      * 15 s to connect (a healthy ZooKeeper answers in milliseconds; one that accepts connections
@@ -61,7 +72,7 @@ public final class HBaseClusters implements AutoCloseable {
      * 90 s per call (a snapshot asks ZooKeeper, the master and each RegionServer, each within the
      * client's 10 s ZooKeeper read, 10 s RPC and 20 s operation timeouts), idle after 10 min, 8 per
      * namespace (one per cluster a namespace's policies name: RegionServer groups of one cluster
-     * share theirs), 128 in all.
+     * share theirs), 128 in all; 2 calls at once per namespace and 6 in all ({@link CallSlots}).
      */
     public static Limits defaults() {
       return new Limits(
@@ -73,6 +84,7 @@ public final class HBaseClusters implements AutoCloseable {
   private final Limits limits;
   private final LongSupplier nanoTime;
   private final Object lock = new Object();
+  private final CallSlots slots;
 
   /** The connections by key; under {@link #lock}, never any I/O. */
   private final Map<String, Entry> open = new HashMap<>();
@@ -112,6 +124,7 @@ public final class HBaseClusters implements AutoCloseable {
     this.connector = connector;
     this.limits = limits;
     this.nanoTime = nanoTime;
+    this.slots = new CallSlots(limits.callsPerNamespace(), limits.callsInAll());
   }
 
   /** The cluster the policy's RegionServers belong to, without Kerberos. */
@@ -152,7 +165,9 @@ public final class HBaseClusters implements AutoCloseable {
                     limits.connect(),
                     limits.call(),
                     closer,
-                    nanoTime),
+                    nanoTime,
+                    slots,
+                    ns),
                 now);
         open.put(key, e);
       }

@@ -291,4 +291,58 @@ class HBaseClustersBoundsTest {
     assertThat(opened).as("the broken one replaced").hasValue(2);
     await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(closed).hasValue(1));
   }
+
+  /**
+   * A namespace runs at most 2 HBase calls at once and the operator 3 here (6 by default): each
+   * call's answer may take a sixteenth of the heap, and one tenant's 8 connections would otherwise
+   * hold half of it. A call that finds no slot fails within a third of its deadline, saying why,
+   * and does not break its connection.
+   */
+  @Test
+  void aNamespaceHoldsAtMostItsShareOfTheCallsAtOnce() throws Exception {
+    clusters =
+        new HBaseClusters(
+            connector(),
+            new HBaseClusters.Limits(
+                Duration.ofSeconds(5), Duration.ofSeconds(6), Duration.ofMinutes(10), 8, 128, 2, 3),
+            System::nanoTime);
+    List<CompletableFuture<ClusterSnapshot>> stuck = new java.util.ArrayList<>();
+    for (String[] c :
+        new String[][] {{"greedy", "hangs-1"}, {"greedy", "hangs-2"}, {"other", "hangs"}}) {
+      BlockCachePolicy p =
+          policy(c[0], c[1], c[1].startsWith("hangs") ? "hangs" : c[1], "/" + c[1]);
+      stuck.add(
+          CompletableFuture.supplyAsync(() -> clusters.of(p, base(c[0])).snapshot(), callers));
+    }
+    Thread.sleep(500); // the three are in their calls, holding their slots
+
+    // the greedy namespace's third cluster: no slot of its own namespace
+    long t0 = System.nanoTime();
+    ClusterSnapshot third =
+        clusters.of(policy("greedy", "p3", "zk.greedy-3", null), base("greedy")).snapshot();
+    assertThat(third.masterReachable()).isFalse();
+    assertThat(third.error())
+        .contains("no HBase call slot")
+        .contains("2 at a time for namespace greedy");
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(4));
+    // a quiet namespace: every slot of the operator's taken
+    ClusterSnapshot quiet =
+        clusters.of(policy("quiet", "p", "zk.quiet", null), base("quiet")).snapshot();
+    assertThat(quiet.masterReachable()).isFalse();
+    assertThat(quiet.error()).contains("all its slots taken");
+    int openedBefore = opened.get();
+
+    // the stuck calls end at their deadline and give their slots back: the quiet one goes on, on
+    // the connection it had (a busy operator broke nothing)
+    for (CompletableFuture<ClusterSnapshot> f : stuck) {
+      assertThat(f.get(60, TimeUnit.SECONDS).error()).contains("did not answer within 6 s");
+    }
+    assertThat(
+            clusters
+                .of(policy("quiet", "p", "zk.quiet", null), base("quiet"))
+                .snapshot()
+                .masterReachable())
+        .isTrue();
+    assertThat(opened).hasValue(openedBefore);
+  }
 }
