@@ -89,6 +89,16 @@ final class BoundedCluster implements HBaseCluster {
             connected.completeExceptionally(e);
             return;
           }
+          if (c instanceof dev.hbase.cache.operator.hbase.AdminHBaseCluster a) {
+            a.gate(
+                () -> {
+                  try {
+                    return slots.take(namespace, callDeadline.dividedBy(3), what)::close;
+                  } catch (HBaseClusterException e) {
+                    throw new java.io.IOException(e.getMessage(), e);
+                  }
+                });
+          }
           if (!connected.complete(c)) {
             closer.execute(c::close); // closed while it connected: nobody else will close it
           }

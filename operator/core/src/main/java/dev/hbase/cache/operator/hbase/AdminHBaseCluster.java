@@ -122,6 +122,17 @@ public final class AdminHBaseCluster implements HBaseCluster {
   /** The connection of the warm moves (null with {@link Moves#BATCH}). */
   private final Connection moveConnection;
 
+  /** Where the warm moves' check of the live servers waits for a call slot. */
+  private volatile CallGate gate = CallGate.OPEN;
+
+  /**
+   * The call slots of the connection's namespace, for the calls that run outside the caller's
+   * thread (the warm moves' check of the live servers).
+   */
+  public void gate(CallGate g) {
+    this.gate = g;
+  }
+
   private AdminHBaseCluster(
       Connection connection, Connection moveConnection, Options options, Clock clock)
       throws IOException {
@@ -138,7 +149,8 @@ public final class AdminHBaseCluster implements HBaseCluster {
                 new WarmMoves.Master() {
                   @Override
                   public java.util.Collection<ServerId> takers() throws IOException {
-                    try (Admin a = moveConnection.getAdmin()) {
+                    try (CallGate.Held slot = gate.enter();
+                        Admin a = moveConnection.getAdmin()) {
                       return a.getRegionServers(true).stream().map(AdminHBaseCluster::id).toList();
                     }
                   }

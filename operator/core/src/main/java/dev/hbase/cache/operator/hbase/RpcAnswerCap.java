@@ -297,15 +297,28 @@ public final class RpcAnswerCap {
                   : tooHeavy(weight, ctx.channel().remoteAddress()));
           return;
         }
-        TableNameCache.bound();
-        ByteBuf known = ExceptionNames.rewritten(frame, ctx.alloc());
-        if (known != null) {
-          frame.release();
-          msg = known;
+        if (IN_FLIGHT.addAndGet(weight) > inFlightLimit) {
+          IN_FLIGHT.addAndGet(-weight);
+          refused = true;
+          ReferenceCountUtil.release(msg);
+          ctx.fireExceptionCaught(busy(weight, ctx.channel().remoteAddress()));
+          return;
         }
-        if (once) {
-          ctx.pipeline().remove(this);
+        try {
+          TableNameCache.bound();
+          ByteBuf known = ExceptionNames.rewritten(frame, ctx.alloc());
+          if (known != null) {
+            frame.release();
+            msg = known;
+          }
+          if (once) {
+            ctx.pipeline().remove(this);
+          }
+          ctx.fireChannelRead(msg); // HBase's parse, on this thread
+        } finally {
+          IN_FLIGHT.addAndGet(-weight);
         }
+        return;
       }
       ctx.fireChannelRead(msg);
     }
@@ -344,6 +357,41 @@ public final class RpcAnswerCap {
    * hold add up (a namespace has at most 8 connections).
    */
   private static volatile long weightLimit = Runtime.getRuntime().maxMemory() / 16;
+
+  /**
+   * The weight of the answers being parsed now, on all the event loop's threads (Netty's default:
+   * twice the cores the JVM sees, which without a CPU limit are the node's): each may weigh up to
+   * {@link #weightLimit}, so their sum has a limit of its own, a quarter of the heap. An answer
+   * that would pass it is refused like a heavy one, and its call fails; the next reconcile asks
+   * again.
+   */
+  private static final java.util.concurrent.atomic.AtomicLong IN_FLIGHT =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  private static volatile long inFlightLimit = Runtime.getRuntime().maxMemory() / 4;
+
+  /** For tests: a limit on the answers parsed at once other than a quarter of the heap. */
+  static void inFlightLimit(long bytes) {
+    inFlightLimit = bytes;
+  }
+
+  /** The weight being parsed now. */
+  static long inFlight() {
+    return IN_FLIGHT.get();
+  }
+
+  static IllegalStateException busy(long weight, SocketAddress from) {
+    return new IllegalStateException(
+        "an answer from "
+            + from
+            + " of about "
+            + (weight >> 20)
+            + " MiB once parsed arrived while the operator was parsing other large HBase answers"
+            + " (at most "
+            + (inFlightLimit >> 20)
+            + " MiB at once, a quarter of its heap); the connection is closed, the next reconcile"
+            + " asks again");
+  }
 
   /** The most heap one answer may take once parsed, by {@link AnswerWeight}'s estimate. */
   static long weightLimit() {

@@ -213,6 +213,95 @@ class AnswerGuardsTest {
     assertThat(TableNameCache.emptied()).isEqualTo(emptied + 1);
   }
 
+  /**
+   * Answers parsed at once, on all the event loop's threads, have a limit of their own (a quarter
+   * of the heap): each may weigh up to a sixteenth, and without a CPU limit the loop has twice the
+   * node's cores. Here: an answer arrives on a second connection while the first's is being parsed.
+   */
+  @Test
+  void answersParsedAtOnceHaveALimitInAll() throws Exception {
+    long weightLimit = RpcAnswerCap.weightLimit();
+    RpcAnswerCap.weightLimit(64 << 20);
+    RpcAnswerCap.inFlightLimit(4 << 20);
+    try {
+      List<Throwable> second = new ArrayList<>();
+      List<Object> parsed = new ArrayList<>();
+      EmbeddedChannel b =
+          new EmbeddedChannel(
+              new RpcAnswerCap.Weigher(id -> RUNNING, false),
+              new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                  parsed.add(msg);
+                  ((ByteBuf) msg).release();
+                }
+
+                @Override
+                public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                  second.add(cause);
+                }
+              });
+      EmbeddedChannel a =
+          new EmbeddedChannel(
+              new RpcAnswerCap.Weigher(id -> RUNNING, false),
+              new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                  // HBase's parse of the first answer is under way: the second one arrives
+                  assertThat(RpcAnswerCap.inFlight()).isGreaterThan(2 << 20);
+                  b.writeInbound(heavy());
+                  ((ByteBuf) msg).release();
+                }
+              });
+      a.writeInbound(heavy());
+      assertThat(second).hasSize(1);
+      assertThat(second.get(0)).hasMessageContaining("while the operator was parsing other large");
+      assertThat(parsed).isEmpty();
+      assertThat(RpcAnswerCap.inFlight()).isZero();
+      // alone, the same answer is parsed
+      EmbeddedChannel c = new EmbeddedChannel(new RpcAnswerCap.Weigher(id -> RUNNING, false));
+      c.writeInbound(heavy());
+      ByteBuf through = c.readInbound();
+      assertThat(through).isNotNull();
+      through.release();
+      a.finishAndReleaseAll();
+      b.finishAndReleaseAll();
+      c.finishAndReleaseAll();
+    } finally {
+      RpcAnswerCap.weightLimit(weightLimit);
+      RpcAnswerCap.inFlightLimit(Runtime.getRuntime().maxMemory() / 4);
+    }
+  }
+
+  private static final org.apache.hbase.thirdparty.com.google.protobuf.Descriptors.Descriptor
+      RUNNING =
+          org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningResponse
+              .getDescriptor();
+
+  /** An answer to call 1 of about 3 MiB once parsed: 18,000 unknown varint fields. */
+  private static ByteBuf heavy() {
+    try {
+      UnknownFieldSet.Field.Builder values = UnknownFieldSet.Field.newBuilder();
+      for (int i = 0; i < 18_000; i++) {
+        values.addVarint(i & 0x7F);
+      }
+      var response =
+          org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningResponse
+              .newBuilder()
+              .setIsMasterRunning(true)
+              .setUnknownFields(UnknownFieldSet.newBuilder().addField(16, values.build()).build())
+              .build();
+      var frame = new ByteArrayOutputStream();
+      ResponseHeader.newBuilder().setCallId(1).build().writeDelimitedTo(frame);
+      response.writeDelimitedTo(frame);
+      ByteBuf b = Unpooled.buffer();
+      b.writeInt(frame.size()).writeBytes(frame.toByteArray());
+      return b;
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   /** A call as {@code RpcConnection.createSecurityPreambleCall} makes it. */
   private static Object preambleCall() throws ReflectiveOperationException {
     Class<?> c = Class.forName("org.apache.hadoop.hbase.ipc.Call");
