@@ -36,6 +36,9 @@ import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufOutputStream;
  * exception received from server"), with the name, shortened, in the message.
  */
 final class ExceptionNames {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(ExceptionNames.class);
+
   private ExceptionNames() {}
 
   /** What an unknown name becomes on the RPC path: what the client makes of a class it lacks. */
@@ -127,11 +130,20 @@ final class ExceptionNames {
 
   private static Set<String> read() {
     Set<String> out = new HashSet<>();
-    try (ModuleReader r = ModuleFinder.ofSystem().find("java.base").orElseThrow().open();
-        Stream<String> entries = r.list()) {
-      entries.forEach(e -> add(e, out));
-    } catch (IOException | RuntimeException e) {
-      throw new IllegalStateException("the JDK's java.base cannot be listed", e);
+    // the JDK's java.* modules (java.base, java.security.sasl's SaslException, ...)
+    for (var m : ModuleFinder.ofSystem().findAll()) {
+      if (!m.descriptor().name().startsWith("java.")) {
+        continue;
+      }
+      try (ModuleReader r = m.open();
+          Stream<String> entries = r.list()) {
+        entries.forEach(e -> add(e, out));
+      } catch (IOException | RuntimeException e) {
+        LOG.warn(
+            "the JDK's {} cannot be listed: its exceptions are not known",
+            m.descriptor().name(),
+            e);
+      }
     }
     Set<Path> jars = new HashSet<>();
     for (Class<?> c :
@@ -142,7 +154,7 @@ final class ExceptionNames {
       try {
         jars.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()));
       } catch (URISyntaxException | RuntimeException e) {
-        throw new IllegalStateException("the jar of " + c.getName() + " cannot be found", e);
+        LOG.warn("the jar of {} cannot be found: its exceptions are not known", c.getName(), e);
       }
     }
     for (Path jar : jars) {
@@ -151,10 +163,11 @@ final class ExceptionNames {
       }
       try (ZipFile z = new ZipFile(jar.toFile())) {
         z.stream().forEach(e -> add(e.getName(), out));
-      } catch (IOException e) {
-        throw new IllegalStateException(jar + " cannot be read", e);
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("{} cannot be read: its exceptions are not known", jar, e);
       }
     }
+    LOG.debug("{} exception class names known", out.size());
     return Set.copyOf(out);
   }
 

@@ -47,6 +47,10 @@ class AnswerGuardsTest {
     assertThat(ExceptionNames.known("org.apache.hadoop.hbase.ipc.ServerNotRunningYetException"))
         .isTrue();
     assertThat(ExceptionNames.known("org.apache.hadoop.security.AccessControlException")).isTrue();
+    assertThat(ExceptionNames.known("javax.security.sasl.SaslException")).isTrue();
+    assertThat(ExceptionNames.known("org.apache.hadoop.hbase.NotServingRegionException")).isTrue();
+    assertThat(ExceptionNames.known("org.apache.hadoop.hbase.exceptions.RegionMovedException"))
+        .isTrue();
     // a class that is no exception, one that does not exist, and names that are no class names
     assertThat(ExceptionNames.known("org.apache.hadoop.hbase.client.Admin")).isFalse();
     assertThat(ExceptionNames.known("org.example.NoSuchException")).isFalse();
