@@ -24,7 +24,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
+import org.apache.hadoop.hbase.client.Delete;
+import org.apache.hadoop.hbase.client.Get;
+import org.apache.hadoop.hbase.client.Put;
 import org.apache.hadoop.hbase.client.RegionInfo;
+import org.apache.hadoop.hbase.client.Table;
+import org.apache.hadoop.hbase.protobuf.generated.HBaseProtos;
+import org.apache.hadoop.hbase.protobuf.generated.RSGroupProtos;
+import org.apache.hadoop.hbase.protobuf.generated.TableProtos;
+import org.apache.hadoop.hbase.shaded.com.google.protobuf.ByteString;
+import org.apache.hadoop.hbase.util.Bytes;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -38,6 +47,9 @@ import org.junit.jupiter.api.Test;
  * home. Without the group filter of the drain targets ({@code DrainTargets.sameGroup}) the drains
  * of the g1 servers send their regions to the default group's (fewer regions there).
  *
+ * <p>A second test writes rows straight into a real {@code hbase:rsgroup}, as a hostile cluster
+ * could answer them, and checks the bounds of the operator's read of it (issue 49).
+ *
  * <p>The 2.5 line only: its {@code hbase-rsgroup} is served here (the 2.5 classpath carries it,
  * {@code make test-hbase HBASE_VERSION=2.5.13-hadoop3}); 2.6.4's is not.
  */
@@ -49,11 +61,7 @@ class RSGroupRollIT {
 
   @Test
   void aRollOfATwoGroupClusterKeepsEveryRegionInsideItsGroup() throws Exception {
-    org.junit.jupiter.api.Assumptions.assumeTrue(
-        Files.list(LocalHBase.LIB_DIR).anyMatch(j -> j.toString().contains("hbase-rsgroup-")),
-        "no hbase-rsgroup in "
-            + LocalHBase.LIB_DIR
-            + " (served here for 2.5 only: make test-hbase HBASE_VERSION=2.5.13-hadoop3)");
+    assumeRSGroups();
     // the base hbase-site of a cluster with RegionServer groups, and what the operator makes of it
     Map<String, String> base = new LinkedHashMap<>();
     base.put(
@@ -164,6 +172,162 @@ class RSGroupRollIT {
       assertThat(r.lastRoll().getRestarts()).isEqualTo(SERVERS);
       assertThat(misplaced(after, groupedRegions, g1Hosts)).isEmpty();
       assertThat(ungrouped.scanAll()).isEqualTo(4_000);
+    }
+  }
+
+  /**
+   * The operator's read of {@code hbase:rsgroup} ({@code RegionServerGroups}) is bounded, on a real
+   * table the group endpoint made: rows written straight into it, as a hostile cluster could answer
+   * them. Two groups (one naming a table) read as before, and no {@code TableName} of the named
+   * table is made in this JVM (the operator's client); 257 groups (past its 256), 10,020 servers
+   * across 20 groups (past its 10,000) or a host name of 316 characters (past its 255) fail the
+   * snapshot with what was exceeded; with those rows gone the two groups read again.
+   */
+  @Test
+  void aGroupTableListingMoreGroupsOrServersThanTheOperatorReadsFailsTheSnapshot()
+      throws Exception {
+    assumeRSGroups();
+    Map<String, String> master = new LinkedHashMap<>();
+    master.put(
+        "hbase.coprocessor.master.classes", "org.apache.hadoop.hbase.rsgroup.RSGroupAdminEndpoint");
+    master.put("hbase.master.loadbalancer.class", RSGROUP_BALANCER);
+    try (LocalHBase hbase = LocalHBase.start("rsgroup-bounds", 1, master)) {
+      hbase.startRegionServer(
+          0,
+          Plans.settings(
+              Plans.plan(
+                  Plans.persistentOrFile(), Files.createDirectories(hbase.dir.resolve("cache")))));
+      AdminHBaseCluster admin = hbase.admin();
+      hbase.awaitRegionServerReported(admin, 0, Duration.ofSeconds(120));
+      TableName rsgroup = TableName.valueOf("hbase:rsgroup");
+      try (Table table = hbase.connection().getTable(rsgroup)) {
+        // the group manager is online once it has written the default group's row
+        await("the default group's row in hbase:rsgroup")
+            .atMost(Duration.ofSeconds(120))
+            .pollInterval(Duration.ofSeconds(1))
+            .ignoreExceptions()
+            .until(() -> !table.get(new Get(Bytes.toBytes("default"))).isEmpty());
+        table.put(
+            List.of(groupRow("a", 2, "planted_table_a"), groupRow("b", 1, "planted_table_b")));
+        Map<String, String> two =
+            Map.of(
+                "a-0.planted.example:16020", "a",
+                "a-1.planted.example:16020", "a",
+                "b-0.planted.example:16020", "b");
+        ClusterSnapshot s = admin.snapshot();
+        assertThat(s.error()).isNull();
+        assertThat(s.groups()).isEqualTo(two);
+        assertThat(tableNamesMade("planted_table_"))
+            .as("TableNames made from hbase:rsgroup's tables")
+            .isEmpty();
+
+        List<Put> many = new ArrayList<>();
+        for (int g = 0; g < 257; g++) {
+          many.add(groupRow(String.format("many-%03d", g), 1));
+        }
+        table.put(many);
+        s = admin.snapshot();
+        System.out.println("RESULT 257 more groups: " + s.error());
+        assertThat(s.error())
+            .as("the snapshot's error")
+            .contains("hbase:rsgroup lists more than 256 RegionServer groups")
+            .contains("groups not read");
+        assertThat(s.masterReachable()).isFalse();
+        table.delete(deletes(many));
+        assertThat(admin.snapshot().groups()).isEqualTo(two);
+
+        List<Put> wide = new ArrayList<>();
+        for (int g = 0; g < 20; g++) {
+          wide.add(groupRow(String.format("wide-%02d", g), 501));
+        }
+        table.put(wide);
+        s = admin.snapshot();
+        System.out.println("RESULT 20 groups of 501 servers: " + s.error());
+        assertThat(s.error())
+            .as("the snapshot's error")
+            .contains("hbase:rsgroup lists more than 10000 servers across its groups")
+            .contains("groups not read");
+        assertThat(s.masterReachable()).isFalse();
+        table.delete(deletes(wide));
+        assertThat(admin.snapshot().groups()).isEqualTo(two);
+
+        // a DNS name has at most 253 characters: a longer one would be kept, and it is refused
+        String longHost = "h".repeat(300) + ".planted.example";
+        Put longName =
+            new Put(Bytes.toBytes("long"))
+                .addColumn(
+                    Bytes.toBytes("m"),
+                    Bytes.toBytes("i"),
+                    RSGroupProtos.RSGroupInfo.newBuilder()
+                        .setName("long")
+                        .addServers(
+                            HBaseProtos.ServerName.newBuilder()
+                                .setHostName(longHost)
+                                .setPort(16020))
+                        .build()
+                        .toByteArray());
+        table.put(longName);
+        s = admin.snapshot();
+        System.out.println("RESULT a host name of 316 characters: " + s.error());
+        assertThat(s.error())
+            .as("the snapshot's error")
+            .contains("hbase:rsgroup names a group or server of more than 255 characters");
+        assertThat(s.masterReachable()).isFalse();
+        table.delete(new Delete(longName.getRow()));
+        assertThat(admin.snapshot().groups()).isEqualTo(two);
+      }
+    }
+  }
+
+  /**
+   * A row of hbase:rsgroup as HBase's group manager writes it ({@code m:i}, an RSGroupInfo): group
+   * {@code name} with servers {@code name-i.planted.example:16020}, and these tables.
+   */
+  static Put groupRow(String name, int servers, String... tables) {
+    RSGroupProtos.RSGroupInfo.Builder g = RSGroupProtos.RSGroupInfo.newBuilder().setName(name);
+    for (int i = 0; i < servers; i++) {
+      g.addServers(
+          HBaseProtos.ServerName.newBuilder()
+              .setHostName(name + "-" + i + ".planted.example")
+              .setPort(16020));
+    }
+    for (String t : tables) {
+      g.addTables(
+          TableProtos.TableName.newBuilder()
+              .setNamespace(ByteString.copyFromUtf8("default"))
+              .setQualifier(ByteString.copyFromUtf8(t)));
+    }
+    return new Put(Bytes.toBytes(name))
+        .addColumn(Bytes.toBytes("m"), Bytes.toBytes("i"), g.build().toByteArray());
+  }
+
+  /**
+   * Deletes of these rows, in a list HBase may empty ({@code Table.delete} removes what it did).
+   */
+  static List<Delete> deletes(List<Put> rows) {
+    List<Delete> out = new ArrayList<>();
+    rows.forEach(p -> out.add(new Delete(p.getRow())));
+    return out;
+  }
+
+  /** Names in HBase's static TableName cache (this JVM's) whose qualifier starts with prefix. */
+  static List<String> tableNamesMade(String prefix) throws ReflectiveOperationException {
+    java.lang.reflect.Field f = TableName.class.getDeclaredField("tableCache");
+    f.setAccessible(true);
+    return ((Set<?>) f.get(null))
+        .stream()
+            .map(t -> ((TableName) t).getQualifierAsString())
+            .filter(q -> q.startsWith(prefix))
+            .toList();
+  }
+
+  static void assumeRSGroups() throws java.io.IOException {
+    try (var jars = Files.list(LocalHBase.LIB_DIR)) {
+      org.junit.jupiter.api.Assumptions.assumeTrue(
+          jars.anyMatch(j -> j.toString().contains("hbase-rsgroup-")),
+          "no hbase-rsgroup in "
+              + LocalHBase.LIB_DIR
+              + " (served here for 2.5 only: make test-hbase HBASE_VERSION=2.5.13-hadoop3)");
     }
   }
 
