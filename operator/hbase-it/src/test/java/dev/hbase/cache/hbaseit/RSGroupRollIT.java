@@ -75,7 +75,8 @@ class RSGroupRollIT {
                 Plans.MEMORY_LIMIT,
                 null,
                 JvmOptions.Trust.ALLOW_LIST,
-                base);
+                base,
+                LocalHBase.SERVER_VERSION); // as the master under test reports it
     Map<String, String> master = SiteXml.overlay(base, plan.masterSite(), Set.of());
     assertThat(master).containsEntry("hbase.master.loadbalancer.class", RSGROUP_BALANCER);
     master.put("hbase.balancer.period", "10000");

@@ -44,6 +44,14 @@ public class BlockCachePolicyStatus {
   private RolloutStatus rollout;
 
   @JsonPropertyDescription(
+      "The HBase version the active HMaster reported when the operator last asked it (2.6.4,"
+          + " 2.5.13-hadoop3), kept only from a cluster shown to be the policy's own (every live"
+          + " RegionServer a pod of its namespace); absent until then. With spec.hbase.version"
+          + " unset, the master keys of a PersistentFile policy that only HBase 2.6 has (the"
+          + " CacheAwareLoadBalancer) are written only once this shows 2.6.")
+  private String masterVersion;
+
+  @JsonPropertyDescription(
       "Cache figures summed over all RegionServers, refreshed every metrics.interval: hit ratios"
           + " over the last interval and since start, capacity and use.")
   private CacheStatus cache;

@@ -22,10 +22,14 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * {@code plan -f policy.yaml --memory-limit 16Gi [--memory-request Q]}: the planner without a
- * cluster. Prints the plan as YAML (exit 0) or the reasons it is refused (exit 2). Usage errors
- * exit 64. {@code -f -} reads the policy from standard input, so the published image plans without
- * a checkout: {@code kubectl run --rm -i --image=... -- plan -f - --memory-limit 16Gi < p.yaml}.
+ * {@code plan -f policy.yaml --memory-limit 16Gi [--memory-request Q] [--master-version V]}: the
+ * planner without a cluster. Prints the plan as YAML (exit 0) or the reasons it is refused (exit
+ * 2). Usage errors exit 64. {@code -f -} reads the policy from standard input, so the published
+ * image plans without a checkout: {@code kubectl run --rm -i --image=... -- plan -f -
+ * --memory-limit 16Gi < p.yaml}. {@code --master-version} plans as the operator does once the
+ * policy's HMaster has reported that version: without it, a policy that leaves spec.hbase.version
+ * unset gets no master key only 2.6 has, as the operator writes none before it has seen the master
+ * run 2.6.
  */
 public final class PlanCommand {
   public static final int OK = 0;
@@ -39,9 +43,12 @@ public final class PlanCommand {
 
   static final String USAGE_TEXT =
       "usage: hbase-cache-operator plan -f POLICY.yaml --memory-limit QUANTITY [--memory-request QUANTITY]\n"
+          + "         [--master-version VERSION]\n"
           + "  Prints the plan for a BlockCachePolicy and a RegionServer container memory limit\n"
           + "  (e.g. 16Gi), or the reasons it is refused (exit code 2). -f - reads the policy from\n"
-          + "  standard input.";
+          + "  standard input. --master-version (e.g. 2.6.4): plan as the operator does once the\n"
+          + "  HMaster has reported that version (the master keys only 2.6 has wait for it when\n"
+          + "  spec.hbase.version is unset).";
 
   private static final ObjectMapper YAML =
       new ObjectMapper(
@@ -61,6 +68,7 @@ public final class PlanCommand {
     String file = null;
     String limit = null;
     String request = null;
+    String masterVersion = null;
     for (int i = 0; i < args.size(); i++) {
       String a = args.get(i);
       String v = i + 1 < args.size() ? args.get(i + 1) : null;
@@ -68,6 +76,7 @@ public final class PlanCommand {
         case "-f", "--file" -> file = v;
         case "--memory-limit" -> limit = v;
         case "--memory-request" -> request = v;
+        case "--master-version" -> masterVersion = v;
         case "-h", "--help" -> {
           out.println(USAGE_TEXT);
           return OK;
@@ -105,7 +114,7 @@ public final class PlanCommand {
           "cannot read " + (STDIN.equals(file) ? "standard input" : file) + ": " + e.getMessage());
       return USAGE;
     }
-    PlanResult result = plan(yaml, limitBytes, requestBytes);
+    PlanResult result = plan(yaml, limitBytes, requestBytes, masterVersion);
     try {
       if (result instanceof Plan plan) {
         out.print(YAML.writeValueAsString(plan.toDocument()));
@@ -126,6 +135,12 @@ public final class PlanCommand {
    * (an example with its Secret, Role and StatefulSet) is planned by its one BlockCachePolicy.
    */
   public static PlanResult plan(String yaml, Long memoryLimit, Long memoryRequest) {
+    return plan(yaml, memoryLimit, memoryRequest, null);
+  }
+
+  /** Same, as the operator plans once the HMaster has reported {@code masterVersion} (or null). */
+  public static PlanResult plan(
+      String yaml, Long memoryLimit, Long memoryRequest, String masterVersion) {
     BlockCachePolicy policy;
     try {
       List<JsonNode> docs =
@@ -156,7 +171,13 @@ public final class PlanCommand {
     if (policy == null || policy.getSpec() == null) {
       return new Refusal(List.of("no spec: expected a BlockCachePolicy"));
     }
-    return Planner.plan(policy.getSpec(), memoryLimit, memoryRequest);
+    return Planner.plan(
+        policy.getSpec(),
+        memoryLimit,
+        memoryRequest,
+        dev.hbase.cache.operator.plan.JvmOptions.Trust.ALLOW_LIST,
+        java.util.Map.of(),
+        masterVersion);
   }
 
   /** "spec.mode: mode Heap is not supported: ..." rather than a Jackson stack of words. */

@@ -5,6 +5,7 @@ import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
 import dev.hbase.cache.api.v1alpha1.spec.MasterRef;
 import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.PlanStep.Planned;
+import dev.hbase.cache.operator.plan.MasterSite;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.render.Desired;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -111,7 +112,11 @@ final class ApplyStep {
       patched = true;
     }
     if (policy.getSpec().getMasterRef() != null) {
-      applyMaster(c, o.base(), p.plan());
+      applyMaster(
+          c,
+          o.base(),
+          p.plan(),
+          !MasterSite.unseen(policy.getSpec(), status == null ? null : status.getMasterVersion()));
     }
     return patched ? new TargetPatched() : new Applied();
   }
@@ -197,8 +202,14 @@ final class ApplyStep {
         + " nothing over it; rename the policy or the ConfigMap";
   }
 
-  /** The master's derived ConfigMap and its config volume (the master is not rolled). */
-  private void applyMaster(PolicyContext c, ConfigMap base, Plan plan) {
+  /**
+   * The master's derived ConfigMap and its config volume (the master is not rolled).
+   *
+   * @param point whether to point the master's config volume at the derived ConfigMap: not while
+   *     its keys wait for the master's version to be seen ({@link MasterSite#unseen}), so that the
+   *     restart the repointing causes is onto the keys of its line, once
+   */
+  private void applyMaster(PolicyContext c, ConfigMap base, Plan plan, boolean point) {
     KubernetesClient client = c.client();
     BlockCachePolicy policy = c.policy();
     MasterRef ref = policy.getSpec().getMasterRef();
@@ -248,6 +259,9 @@ final class ApplyStep {
               + " mounts no volume from ConfigMap "
               + base.getMetadata().getName()
               + ": master keys not applied");
+      return;
+    }
+    if (!point) {
       return;
     }
     var patch =

@@ -271,7 +271,8 @@ public class BlockCachePolicyReconciler
           r.pod() + " (cache-map-guard " + r.when() + ", " + r.at() + "): " + r.message());
     }
 
-    PlanStep.Result result = PlanStep.plan(observed, status.previousPlan(), jvmTrust);
+    PlanStep.Result result =
+        PlanStep.plan(observed, status.previousPlan(), status.masterVersion(), jvmTrust);
     if (result instanceof Refused r) {
       events.warn(client, policy, r.reason(), r.message());
       hold(c, status, observed, r.reason());
@@ -334,6 +335,8 @@ public class BlockCachePolicyReconciler
             status.cacheResetPending(),
             CredentialsStep.login(identity),
             info);
+    // a new version seen: the master keys it decides are written at the next reconcile, soon
+    boolean newVersion = status.masterSeen(rolled.masterVersion());
     if (rolled.wrongLine() != null) {
       // the HMaster's line cannot run the plan: blocked until the spec or HBase changes
       rolled.decision().ifPresent(status::held);
@@ -341,7 +344,7 @@ public class BlockCachePolicyReconciler
           ctx,
           policy,
           status.blocked(Reason.HBaseVersionMismatch, rolled.wrongLine()),
-          INVALID_REQUEUE);
+          newVersion ? RECREATE_REQUEUE : INVALID_REQUEUE);
     }
     Optional<Roller.Decision> d = rolled.decision();
     if (d.isEmpty()) {
@@ -374,6 +377,7 @@ public class BlockCachePolicyReconciler
     status.balance();
     recommend.update(c, status.status(), planned.plan(), intervals);
     Duration requeue = min(MetricsCollector.interval(policy.getSpec()), d.get().requeueAfter());
+    requeue = newVersion ? min(requeue, RECREATE_REQUEUE) : requeue;
     return write(
         ctx,
         policy,

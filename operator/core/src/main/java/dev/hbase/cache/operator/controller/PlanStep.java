@@ -56,6 +56,17 @@ final class PlanStep {
    * @param jvmTrust the operator's install setting for jvm.extraOptions ({@link JvmOptions})
    */
   static Result plan(Observed o, PlanStatus previous, JvmOptions.Trust jvmTrust) {
+    var status = o.policy().getStatus();
+    return plan(o, previous, status == null ? null : status.getMasterVersion(), jvmTrust);
+  }
+
+  /**
+   * @param masterVersion the version the policy's HMaster last reported ({@code
+   *     status.masterVersion}), null if none: the master keys only 2.6 has wait for it ({@code
+   *     plan.MasterSite})
+   */
+  static Result plan(
+      Observed o, PlanStatus previous, String masterVersion, JvmOptions.Trust jvmTrust) {
     BlockCachePolicy policy = o.policy();
     var spec = policy.getSpec();
     Map<String, String> baseSite;
@@ -72,7 +83,8 @@ final class PlanStep {
             bytes(o.container(), "limits"),
             bytes(o.container(), "requests"),
             jvmTrust,
-            baseSite);
+            baseSite,
+            masterVersion);
     if (result instanceof Refusal r) {
       Long limit = bytes(o.container(), "limits");
       if (previous != null

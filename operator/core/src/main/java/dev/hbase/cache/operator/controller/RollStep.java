@@ -17,6 +17,7 @@ import dev.hbase.cache.operator.hbase.RecommissionResult;
 import dev.hbase.cache.operator.metrics.InfoServers;
 import dev.hbase.cache.operator.metrics.MetricsCollector;
 import dev.hbase.cache.operator.plan.Durations;
+import dev.hbase.cache.operator.plan.MasterSite;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.roll.Owed;
 import dev.hbase.cache.operator.roll.OwnCluster;
@@ -130,14 +131,16 @@ final class RollStep {
    * {@code releaseIn} when a stopping pod's RegionServer is next due to be stopped through HBase
    * ({@link StopDeadlines}), null if none is; {@code wrongLine} when the HMaster's line cannot run
    * the plan ({@code HBaseLine.unsafe}): no step was taken, the decision is the hold's if the roll
-   * had changed HBase.
+   * had changed HBase; {@code masterVersion} the version the policy's own HMaster reported in this
+   * step ({@link OwnCluster#masterVersion}), null if it was not asked or not shown to be the
+   * policy's: for {@code status.masterVersion}.
    */
   record Rolled(
-      Optional<Roller.Decision> decision, String refused, Duration releaseIn, String wrongLine) {
-    Rolled(Optional<Roller.Decision> decision, String refused, Duration releaseIn) {
-      this(decision, refused, releaseIn, null);
-    }
-  }
+      Optional<Roller.Decision> decision,
+      String refused,
+      Duration releaseIn,
+      String wrongLine,
+      String masterVersion) {}
 
   /** The roller's decision with its actions carried out ({@link Rolled}). */
   Rolled roll(
@@ -174,6 +177,12 @@ final class RollStep {
         ask
             ? snapshot(o, now, login)
             : ClusterSnapshot.unreachable(now, "not asked: nothing to roll");
+    String masterVersion = OwnCluster.masterVersion(hbase, pods, zone(policy));
+    if (!ask && MasterSite.awaitsMaster(policy.getSpec(), recordedVersion(policy))) {
+      // the master keys wait for the master's version: a look for it alone (nothing is sent, and
+      // the roller decides on an idle cluster as it would unasked)
+      masterVersion = OwnCluster.masterVersion(snapshot(o, now, login), pods, zone(policy));
+    }
     Optional<String> wrongLine =
         hbase.masterReachable() && !OwnCluster.foreign(hbase, pods, zone(policy))
             ? dev.hbase.cache.operator.plan.HBaseLine.unsafe(
@@ -186,7 +195,8 @@ final class RollStep {
           hold(c, o.base(), pods, previous, Reason.HBaseVersionMismatch, login),
           null,
           null,
-          wrongLine.get());
+          wrongLine.get(),
+          masterVersion);
     }
     checkLine(client, policy, hbase);
     // fresh cache samples only for a roll or a stop (a look at the marks needs the master alone)
@@ -220,7 +230,7 @@ final class RollStep {
         actions,
         nanoTime.getAsLong(),
         refused::set)) {
-      return new Rolled(Optional.empty(), refused.get(), null);
+      return new Rolled(Optional.empty(), refused.get(), null, null, masterVersion);
     }
     BalancerRecord.sync(events, client, policy, o.target(), d.state(), false);
     seen(client, policy, o.target(), d, hbase, pods);
@@ -239,7 +249,11 @@ final class RollStep {
                 () -> cluster(o, login),
                 Duration.ofSeconds(p.plan().terminationGracePeriodSeconds()),
                 now);
-    return new Rolled(Optional.of(d), null, release);
+    return new Rolled(Optional.of(d), null, release, null, masterVersion);
+  }
+
+  private static String recordedVersion(BlockCachePolicy policy) {
+    return policy.getStatus() == null ? null : policy.getStatus().getMasterVersion();
   }
 
   /**

@@ -67,6 +67,24 @@ final class StatusAggregator {
     return status.getPlan();
   }
 
+  /** The version the policy's HMaster last reported to the operator, null if none. */
+  String masterVersion() {
+    return status.getMasterVersion();
+  }
+
+  /**
+   * The version the policy's own HMaster reported in this reconcile (null: not asked, or not shown
+   * to be the policy's: the last one stays). True when it differs from the one recorded: the master
+   * keys the planner writes may differ with it ({@code plan.MasterSite}).
+   */
+  boolean masterSeen(String version) {
+    if (version == null || version.equals(status.getMasterVersion())) {
+      return false;
+    }
+    status.setMasterVersion(version);
+    return true;
+  }
+
   /** The running roll drops the persisted caches by design (announced by CacheResetPending). */
   boolean cacheResetPending() {
     return Conditions.isTrue(status.getConditions(), CACHE_RESET_PENDING);

@@ -15,7 +15,10 @@ import java.util.Optional;
  * cluster), and its output must be a function of its input so that the revision of the pods does
  * not change with what the master answered last. The operator compares it with what the HMaster
  * reports once it reaches HBase ({@link #mismatch}): a policy that names the wrong line gets a
- * condition, not a plan that a restarted master could not load.
+ * condition, not a plan that a restarted master could not load. The one part of a plan that does
+ * depend on what the master reported is the master's own keys, which are not in the pods' revision:
+ * 2.6's are written only for a master seen or said to run 2.6 ({@link MasterSite#line}), the
+ * version passed in to the planner as an input.
  *
  * <p>What differs, checked in the hbase-server jars and on real processes ({@code make test-hbase
  * HBASE_VERSION=2.5.13-hadoop3}; docs/operations/compatibility.md): 2.5.13's persistent BucketCache

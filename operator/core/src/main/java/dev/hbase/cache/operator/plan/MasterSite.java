@@ -1,12 +1,20 @@
 package dev.hbase.cache.operator.plan;
 
+import dev.hbase.cache.api.v1alpha1.BlockCachePolicySpec;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
  * The HMaster's keys of a PersistentFile policy with a {@code masterRef}, fitted to the HBase line
- * and to what the user's base hbase-site already says. Pure.
+ * the master is known to run and to what the user's base hbase-site already says. Pure.
+ *
+ * <p>A master started with a class its release does not have does not start: 2.5 has no {@code
+ * CacheAwareLoadBalancer} (HBaseLineIT). So the keys only 2.6 has are written for a master the
+ * operator has seen run 2.6, or one the policy says runs it ({@code spec.hbase.version}), never for
+ * one seen to run another line ({@link #line}). What the master reported comes in as an input
+ * ({@code status.masterVersion}, recorded by the roll step from the policy's own cluster): the
+ * planner reads nothing.
  *
  * <p>The user's hbase-site is theirs: a key the plan would set that the base file sets already is
  * kept, with a warning that says what the cache-aware part then misses, never silently replaced.
@@ -14,7 +22,7 @@ import java.util.TreeMap;
  * cache-aware balancer goes inside it, as the balancer of each group ({@code
  * hbase.rsgroup.grouploadbalancer.class}), unless the base file names a group balancer of its own.
  */
-final class MasterSite {
+public final class MasterSite {
   private MasterSite() {}
 
   static final String BALANCER = "hbase.master.loadbalancer.class";
@@ -22,15 +30,113 @@ final class MasterSite {
   static final String RSGROUP_BALANCER = "org.apache.hadoop.hbase.rsgroup.RSGroupBasedLoadBalancer";
   static final String REGION_COUNT_COST = "hbase.master.balancer.stochastic.regionCountCost";
 
+  /** What the master keys of 2.6 are, for the messages. */
+  static final String TWO_SIX_KEYS =
+      "the master keys only HBase 2.6 has (the CacheAwareLoadBalancer, its regionCountCost and the"
+          + " persistence path)";
+
   /** The keys, and the warnings about what the base file kept. */
   record Keys(Map<String, String> site, List<String> warnings) {}
 
   /**
-   * @param line the policy's HBase line
+   * The line the master's keys are written for.
+   *
+   * @param line the line whose keys are written: 2.5's (the line-neutral ones, which every line
+   *     reads) while 2.6's are withheld
+   * @param withheld why 2.6's are left out of a plan made for 2.6, else null
+   * @param unseen withheld only because the operator has not yet seen the HMaster's version
+   *     (spec.hbase.version unset, none recorded): the roll step asks the master for it, and a
+   *     master not yet pointed at its derived hbase-site is pointed there only once it is seen, so
+   *     that it restarts once, onto the keys of its line
+   */
+  public record Line(HBaseLine line, String withheld, boolean unseen) {}
+
+  /**
+   * The line of a policy's master keys, for what its HMaster last reported ({@code
+   * status.masterVersion}; null: not seen).
+   *
+   * <ul>
+   *   <li>a plan for 2.5: 2.5's keys;
+   *   <li>the master seen on a line without the CacheAwareLoadBalancer (2.5): withheld, whatever
+   *       the spec says (the roll is blocked too: {@link HBaseLine#unsafe});
+   *   <li>spec.hbase.version 2.6: 2.6's keys, seen or not (the user said what runs);
+   *   <li>unset: 2.6's once the master has been seen to run 2.6; withheld while it has not been
+   *       seen, or reports a version of no line the operator knows (a vendor's).
+   * </ul>
+   */
+  public static Line line(BlockCachePolicySpec spec, String masterVersion) {
+    String asked = spec.getHbase() == null ? null : spec.getHbase().getVersion();
+    HBaseLine planned = HBaseLine.of(asked).orElse(HBaseLine.DEFAULT);
+    if (!planned.cacheAwareBalancer()) {
+      return new Line(planned, null, false);
+    }
+    String seen = masterVersion == null || masterVersion.isBlank() ? null : masterVersion.trim();
+    var running = HBaseLine.of(seen);
+    if (running.isPresent() && !running.get().cacheAwareBalancer()) {
+      return withheld(
+          HBaseLine.mismatch(spec, seen).orElseThrow()
+              + "; meanwhile "
+              + TWO_SIX_KEYS
+              + " are not written: a "
+              + running.get().line
+              + " master configured with the CacheAwareLoadBalancer does not start",
+          false);
+    }
+    if (asked != null || running.isPresent()) {
+      return new Line(planned, null, false);
+    }
+    if (seen != null) {
+      return withheld(
+          HBaseLine.mismatch(spec, seen).orElseThrow()
+              + "; meanwhile "
+              + TWO_SIX_KEYS
+              + " are not written: the operator cannot tell which line "
+              + seen
+              + " is",
+          false);
+    }
+    return withheld(
+        TWO_SIX_KEYS
+            + " wait: spec.hbase.version is unset and the operator has not yet seen the HMaster"
+            + " report its version (status.masterVersion; it asks at each reconcile until it has)."
+            + " They are written once the master reports 2.6, and a master not yet pointed at its"
+            + " derived hbase-site is pointed there only then; a master that reports 2.5 never"
+            + " gets them. Set spec.hbase.version to 2.6 to write them at once",
+        true);
+  }
+
+  private static Line withheld(String why, boolean unseen) {
+    return new Line(HBaseLine.V2_5, why, unseen);
+  }
+
+  /**
+   * Whether a policy's master keys of 2.6 are withheld for what its master reported, or for want of
+   * a report: the roll step asks the master each reconcile meanwhile (a read; nothing is sent).
+   */
+  public static boolean awaitsMaster(BlockCachePolicySpec spec, String masterVersion) {
+    return applies(spec) && line(spec, masterVersion).withheld() != null;
+  }
+
+  /** Whether they are withheld only because the master has not been seen ({@link Line#unseen}). */
+  public static boolean unseen(BlockCachePolicySpec spec, String masterVersion) {
+    return applies(spec) && line(spec, masterVersion).unseen();
+  }
+
+  /** Whether the policy has master keys at all: PersistentFile with a masterRef. */
+  static boolean applies(BlockCachePolicySpec spec) {
+    return spec != null
+        && spec.getMode() != null
+        && spec.getMode().isPersistent()
+        && spec.getMasterRef() != null;
+  }
+
+  /**
+   * @param master the line of the master's keys ({@link #line})
    * @param persistentPath the RegionServers' hbase.bucketcache.persistent.path
    * @param base the base hbase-site (empty when unknown, e.g. {@code plan} without one)
    */
-  static Keys persistentFile(HBaseLine line, String persistentPath, Map<String, String> base) {
+  static Keys persistentFile(Line master, String persistentPath, Map<String, String> base) {
+    HBaseLine line = master.line();
     Map<String, String> m = new TreeMap<>();
     List<String> warnings = new java.util.ArrayList<>();
     // A region move waits three times for the master to batch work: the close RPC, the
@@ -42,6 +148,10 @@ final class MasterSite {
     m.put(
         "hbase.procedure.remote.dispatcher.delay.msec",
         Integer.toString(Planner.MOVE_BATCH_WAIT_MS));
+    if (master.withheld() != null) {
+      warnings.add(master.withheld());
+      return new Keys(m, warnings);
+    }
     if (!line.cacheAwareBalancer()) {
       warnings.add(
           "HBase "

@@ -178,21 +178,24 @@ public final class Planner {
    */
   public static PlanResult plan(
       BlockCachePolicySpec spec, Long memoryLimit, Long memoryRequest, JvmOptions.Trust jvmTrust) {
-    return plan(spec, memoryLimit, memoryRequest, jvmTrust, Map.of());
+    return plan(spec, memoryLimit, memoryRequest, jvmTrust, Map.of(), null);
   }
 
   /**
-   * Same, knowing the base hbase-site the plan's keys go into: the master keys it already sets are
-   * kept ({@link MasterSite}).
+   * Same, knowing the base hbase-site the plan's keys go into (the master keys it already sets are
+   * kept) and the version the policy's HMaster last reported (with spec.hbase.version unset, the
+   * master keys only 2.6 has wait for a report of 2.6): {@link MasterSite}.
    *
    * @param baseSite the base hbase-site's properties (empty: none known)
+   * @param masterVersion {@code status.masterVersion}, null when the operator has not seen it
    */
   public static PlanResult plan(
       BlockCachePolicySpec spec,
       Long memoryLimit,
       Long memoryRequest,
       JvmOptions.Trust jvmTrust,
-      Map<String, String> baseSite) {
+      Map<String, String> baseSite,
+      String masterVersion) {
     List<String> reasons = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
     if (spec == null || spec.getMode() == null) {
@@ -439,6 +442,7 @@ public final class Planner {
         tuning,
         line,
         baseSite,
+        masterVersion,
         warnings);
   }
 
@@ -457,6 +461,7 @@ public final class Planner {
       TuningSpec tuning,
       HBaseLine line,
       Map<String, String> baseSite,
+      String masterVersion,
       List<String> warnings) {
     Map<String, String> rs = new TreeMap<>();
     rs.put("hfile.block.cache.size", trim(l1Fraction));
@@ -530,7 +535,10 @@ public final class Planner {
     Map<String, String> master = new TreeMap<>();
     if (mode.isPersistent() && spec.getMasterRef() != null) {
       MasterSite.Keys keys =
-          MasterSite.persistentFile(line, persistentPath, baseSite == null ? Map.of() : baseSite);
+          MasterSite.persistentFile(
+              MasterSite.line(spec, masterVersion),
+              persistentPath,
+              baseSite == null ? Map.of() : baseSite);
       master.putAll(keys.site());
       warnings = new ArrayList<>(warnings);
       warnings.addAll(keys.warnings());

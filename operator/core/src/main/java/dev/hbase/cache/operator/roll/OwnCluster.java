@@ -108,6 +108,17 @@ public final class OwnCluster {
     return h.masterReachable() && !elsewhere(h, pods, zone).isEmpty();
   }
 
+  /**
+   * The HBase version the snapshot's HMaster reports, when the snapshot shows the cluster is the
+   * policy's ({@link #refusal} null), else null: what is recorded as {@code status.masterVersion}
+   * and decides which master keys are written (plan.MasterSite). A cluster that cannot be shown to
+   * be the policy's (no RegionServer registered, one elsewhere) tells nothing about its master.
+   */
+  public static String masterVersion(ClusterSnapshot h, List<PodView> pods, Zone zone) {
+    String v = h.masterVersion();
+    return v == null || v.isBlank() || refusal(h, pods, zone) != null ? null : v.trim();
+  }
+
   /** Whether the action writes to HBase (everything but a pod delete). */
   static boolean writesHBase(Action a) {
     return !(a instanceof RollModel.DeletePod);

@@ -104,11 +104,22 @@ class ExamplesTest {
     return Sizes.parse(v.at("/regionserver/resources/limits/memory").asText());
   }
 
+  /** The HBase release of the demo chart (its image tag), as its HMaster reports it. */
+  static String chartHBaseVersion() throws Exception {
+    return new ObjectMapper(new YAMLFactory())
+        .readTree(ROOT.resolve("charts/hbase/values.yaml").toFile())
+        .at("/image/tag")
+        .asText();
+  }
+
+  /** Planned as the operator plans on the demo chart once its HMaster has reported its version. */
   @ParameterizedTest
   @org.junit.jupiter.params.provider.FieldSource("POLICIES")
   void examplePlansForTheDemoChart(String file) throws Exception {
     String yaml = Files.readString(ROOT.resolve("examples").resolve(file));
-    PlanResult r = PlanCommand.plan(yaml, chartRegionServerLimit(), chartRegionServerLimit());
+    PlanResult r =
+        PlanCommand.plan(
+            yaml, chartRegionServerLimit(), chartRegionServerLimit(), chartHBaseVersion());
     assertThat(r).as("%s at the chart's RegionServer limit: %s", file, r).isInstanceOf(Plan.class);
     // the only advice allowed is the tmpfs notice of the File example
     assertThat(((Plan) r).warnings()).allMatch(w -> w.startsWith("storage.medium Memory"));
@@ -139,8 +150,31 @@ class ExamplesTest {
             "HBASE_HEAPSIZE: ",
             "regionServerSite:",
             "hbase.bucketcache.persistent.path: ",
-            "masterSite:");
+            "masterSite:",
+            // spec.hbase.version unset, no --master-version: as the operator before it has seen
+            // the HMaster's version, no key only 2.6 has, and a warning that says so
+            "the master keys only HBase 2.6 has");
+    assertThat(out.toString()).doesNotContain("hbase.master.loadbalancer.class:");
     assertThat(err.toString()).isEmpty();
+
+    out.reset();
+    rc =
+        PlanCommand.run(
+            List.of(
+                "-f",
+                ROOT.resolve("examples/persistent-file.yaml").toString(),
+                "--memory-limit",
+                limit,
+                "--master-version",
+                "2.6.4"),
+            new PrintStream(out),
+            new PrintStream(err));
+    assertThat(rc).isEqualTo(PlanCommand.OK);
+    assertThat(out.toString())
+        .contains(
+            "hbase.master.loadbalancer.class:"
+                + " org.apache.hadoop.hbase.master.balancer.CacheAwareLoadBalancer")
+        .doesNotContain("the master keys only HBase 2.6 has");
   }
 
   /**
@@ -253,14 +287,26 @@ class ExamplesTest {
     assertThat(plan.directMemory()).isLessThan(plan.bucketCache());
   }
 
-  /** master-deployment.yaml: a masterRef of kind Deployment gets the master keys. */
+  /**
+   * master-deployment.yaml: a masterRef of kind Deployment gets the master keys; those only 2.6 has
+   * once the HMaster has reported 2.6 (the example leaves spec.hbase.version unset).
+   */
   @org.junit.jupiter.api.Test
   void masterRefMayBeADeployment() throws Exception {
     BlockCachePolicy p =
         document("master-deployment.yaml", "BlockCachePolicy", BlockCachePolicy.class);
     assertThat(p.getSpec().getMasterRef().getKind()).isEqualTo(MasterRef.Kind.Deployment);
     assertThat(planned("master-deployment.yaml", chartRegionServerLimit()).masterSite())
-        .containsKey("hbase.master.loadbalancer.class");
+        .containsKey("hbase.assignment.dispatch.wait.msec")
+        .doesNotContainKey("hbase.master.loadbalancer.class");
+    long limit = chartRegionServerLimit();
+    PlanResult seen =
+        PlanCommand.plan(
+            Files.readString(ROOT.resolve("examples/master-deployment.yaml")),
+            limit,
+            limit,
+            "2.6.4");
+    assertThat(((Plan) seen).masterSite()).containsKey("hbase.master.loadbalancer.class");
   }
 
   /**

@@ -45,11 +45,11 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * a RegionServer StatefulSet and pods ({@link FakeKube}, or the real StatefulSet controller), the
  * operator on its informers, and helpers to read its policies. The test classes (RollIT,
  * RollFaultsIT, RollTakeoverIT, AdviceRecommendIT, AdviceApplyIT, AdviceGrowIT, StorageIT,
- * ObservabilityIT, ConfinedDeputyIT, OwnedObjectsIT, CacheBoundsIT) extend it and carry
- * {@code @EnableKubeAPIServer} themselves: one kube-apiserver + etcd per class, so failsafe runs
- * classes in parallel forks (operator/core/pom.xml). There is no kubelet: {@link FakeKube} plays
- * it, and the StatefulSet controller and garbage collector too, except in the tests that start the
- * real ones ({@link ControllerManager}, where revisions and ownership matter); {@link
+ * ObservabilityIT, ConfinedDeputyIT, OwnedObjectsIT, CacheBoundsIT, MasterSiteIT) extend it and
+ * carry {@code @EnableKubeAPIServer} themselves: one kube-apiserver + etcd per class, so failsafe
+ * runs classes in parallel forks (operator/core/pom.xml). There is no kubelet: {@link FakeKube}
+ * plays it, and the StatefulSet controller and garbage collector too, except in the tests that
+ * start the real ones ({@link ControllerManager}, where revisions and ownership matter); {@link
  * SimulatedHBase} plays the HBase master.
  */
 @ExtendWith(OperatorHarness.SharedCertificates.class)

@@ -24,13 +24,30 @@ class HBaseLineTest {
     }
   }
 
+  /** Planned as the operator does once the HMaster has reported 2.6.4 ({@link MasterSiteTest}). */
   static PlanResult plan(String body, Map<String, String> base) {
+    return plan(body, base, "2.6.4");
+  }
+
+  /**
+   * @param masterVersion what the HMaster last reported ({@code status.masterVersion}), or null
+   */
+  static PlanResult plan(String body, Map<String, String> base, String masterVersion) {
     return Planner.plan(
-        policy(body).getSpec(), Sizes.parse("16Gi"), null, JvmOptions.Trust.ALLOW_LIST, base);
+        policy(body).getSpec(),
+        Sizes.parse("16Gi"),
+        null,
+        JvmOptions.Trust.ALLOW_LIST,
+        base,
+        masterVersion);
   }
 
   static Plan planned(String body, Map<String, String> base) {
-    PlanResult r = plan(body, base);
+    return planned(body, base, "2.6.4");
+  }
+
+  static Plan planned(String body, Map<String, String> base, String masterVersion) {
+    PlanResult r = plan(body, base, masterVersion);
     assertThat(r).as(body).isInstanceOf(Plan.class);
     return (Plan) r;
   }
@@ -53,7 +70,7 @@ class HBaseLineTest {
     assertThat(((Refusal) r).summary())
         .contains("mode PersistentFile: HBase 2.5's BucketCache does not write its persistence map")
         .contains("use File");
-    // the same policy for 2.6 (the default) is planned, with 2.6's keys
+    // the same policy for 2.6 (the default) is planned, with 2.6's keys once the master shows 2.6
     Plan six = planned(PERSISTENT, Map.of());
     assertThat(six.masterSite())
         .containsEntry("hbase.master.loadbalancer.class", Planner.CACHE_AWARE_BALANCER);

@@ -117,12 +117,20 @@ class PlannerTest {
       assertThat(p.regionServerSite())
           .containsEntry("hbase.rs.evictblocksonclose", "false")
           .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath());
+      // spec.hbase.version unset, the master not seen: the line-neutral keys only (MasterSite)
       assertThat(p.masterSite())
+          .containsOnlyKeys(
+              "hbase.assignment.dispatch.wait.msec",
+              "hbase.procedure.remote.dispatcher.delay.msec");
+      // once the HMaster has reported 2.6: 2.6's keys too
+      PlanResult seen = PlanCommand.plan(HEAD + body, lim, null, "2.6.4");
+      assertThat(((Plan) seen).masterSite())
           .containsEntry("hbase.master.loadbalancer.class", Planner.CACHE_AWARE_BALANCER)
           .containsEntry("hbase.master.balancer.stochastic.regionCountCost", "500")
           .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath())
           .containsEntry("hbase.assignment.dispatch.wait.msec", "10")
           .containsEntry("hbase.procedure.remote.dispatcher.delay.msec", "10");
+      assertThat(((Plan) seen).configHash()).isEqualTo(p.configHash());
       // a drained region is prefetched where it goes, unless the policy says otherwise
       assertThat(p.regionServerSite()).containsEntry("hbase.rs.prefetchblocksonopen", "true");
       assertThat(p.bucketCache()).isEqualTo(50 * GiB);

@@ -194,6 +194,37 @@ class OwnClusterTest {
     assertThat(((Blocked) d.outcome()).message()).contains("no RegionServer is registered");
   }
 
+  /**
+   * Issue 52: the master's version decides which master keys are written (plan.MasterSite), so it
+   * is taken only from a cluster shown to be the policy's.
+   */
+  @Test
+  void theMastersVersionIsTakenOnlyFromThePolicysOwnCluster() {
+    FakeCluster own = RollerTest.threeServers();
+    own.hbase.version = " 2.6.4-hadoop3 ";
+    RollModel.Input in = own.input(FakeCluster.settings(NEW));
+    assertThat(OwnCluster.masterVersion(in.hbase(), in.pods(), ZONE)).isEqualTo("2.6.4-hadoop3");
+    own.hbase.version = null;
+    in = own.input(FakeCluster.settings(NEW));
+    assertThat(OwnCluster.masterVersion(in.hbase(), in.pods(), ZONE)).isNull();
+
+    FakeCluster other = registeredAs(p -> p.name + ".rs.victim.svc.cluster.local");
+    other.hbase.version = "2.6.4";
+    in = other.input(FakeCluster.settings(NEW));
+    assertThat(OwnCluster.masterVersion(in.hbase(), in.pods(), ZONE))
+        .as("another namespace's cluster")
+        .isNull();
+
+    FakeCluster empty = new FakeCluster(2, NEW);
+    empty.hbase.unregister("rs-0");
+    empty.hbase.unregister("rs-1");
+    empty.hbase.version = "2.6.4";
+    in = empty.input(FakeCluster.settings(NEW));
+    assertThat(OwnCluster.masterVersion(in.hbase(), in.pods(), ZONE))
+        .as("no RegionServer registered: the cluster cannot be shown to be the policy's")
+        .isNull();
+  }
+
   @Test
   void aHoldGivesNothingBackToAnotherNamespacesCluster() {
     // a drained pod held on a cluster that is another's (status written by hand, or the quorum
