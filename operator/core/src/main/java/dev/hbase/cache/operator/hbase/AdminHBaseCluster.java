@@ -218,6 +218,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
     Configuration conf = PerUserSaslSelector.select(HBaseConfiguration.create());
     settings.forEach(conf::set);
     RpcAnswerCap.install(conf); // after the settings: the client is the operator's, capped
+    BoundedZkRegistry.install(conf); // and finds the cluster in ZooKeeper with bounded reads
     conf.setInt("hbase.client.retries.number", o.retries());
     conf.setLong("hbase.client.pause", 100);
     conf.setInt("hbase.rpc.timeout", millis(o.rpcTimeout()));

@@ -19,6 +19,7 @@ import org.apache.hbase.thirdparty.com.google.protobuf.CodedOutputStream;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufAllocator;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufOutputStream;
+import org.apache.hbase.thirdparty.io.netty.buffer.Unpooled;
 
 /**
  * The exception class names an HBase server may name to the operator's client: those of the classes
@@ -109,23 +110,28 @@ final class ExceptionNames {
                         "the server answered with exception class "
                             + shown(e.getExceptionClassName())
                             + ", which the operator's HBase client does not load: "
-                            + e.getStackTrace()))
+                            + shortened(e.getStackTrace())))
             .build();
-    int rest = frame.writerIndex() - headerEnd;
+    // the header alone: HBase reads nothing after an exception's header
     int size =
         CodedOutputStream.computeUInt32SizeNoTag(replaced.getSerializedSize())
-            + replaced.getSerializedSize()
-            + rest;
-    ByteBuf out = alloc.buffer(4 + size);
+            + replaced.getSerializedSize();
+    // on the heap, not from the channel's capped allocator: the header may have grown past the cap
+    // by the shortened name (a header is at most AnswerWeight.MAX_HEADER)
+    ByteBuf out = Unpooled.buffer(4 + size);
     try {
       out.writeInt(size);
       replaced.writeDelimitedTo(new ByteBufOutputStream(out));
-      out.writeBytes(frame, headerEnd, rest);
       return out;
     } catch (IOException | RuntimeException x) {
       out.release();
       throw new IllegalStateException("an exception answer could not be rewritten", x);
     }
+  }
+
+  /** A server's message as the rewritten answer carries it: at most 64 KiB of characters. */
+  private static String shortened(String m) {
+    return m.length() <= 64 << 10 ? m : m.substring(0, 64 << 10) + "... (" + m.length() + " chars)";
   }
 
   private static Set<String> read() {
@@ -167,8 +173,25 @@ final class ExceptionNames {
         LOG.warn("{} cannot be read: its exceptions are not known", jar, e);
       }
     }
-    LOG.debug("{} exception class names known", out.size());
-    return Set.copyOf(out);
+    // only what HBase's client could make of the name: an IOException subclass that loads (loaded,
+    // not initialised); the shaded third-party packages' exceptions are nothing a server sends
+    Set<String> kept = new HashSet<>();
+    ClassLoader loader = ExceptionNames.class.getClassLoader();
+    for (String name : out) {
+      if (name.startsWith("org.apache.hadoop.hbase.shaded.")
+          || name.startsWith("org.apache.hbase.thirdparty.")) {
+        continue;
+      }
+      try {
+        if (IOException.class.isAssignableFrom(Class.forName(name, false, loader))) {
+          kept.add(name);
+        }
+      } catch (Throwable e) { // NoClassDefFoundError for a class whose dependencies are absent
+        LOG.trace("{} is not loadable: {}", name, e.toString());
+      }
+    }
+    LOG.debug("{} exception class names known", kept.size());
+    return Set.copyOf(kept);
   }
 
   private static void add(String entry, Set<String> out) {

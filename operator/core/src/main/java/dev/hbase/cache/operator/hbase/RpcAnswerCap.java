@@ -119,6 +119,7 @@ public final class RpcAnswerCap {
     // its connection-header answer is read with no frame decoder and a length the server gives
     conf.setBoolean("hbase.rpc.crypto.encryption.aes.enabled", false);
     NettyRpcClientConfigHelper.setEventLoopConfig(conf, GROUP, Channel.class);
+    ExceptionNames.count(); // read here, on the caller's thread, not at an answer on the event loop
   }
 
   /** HBase's handler that parses each answer frame (package-private in HBase 2.6.4). */
@@ -306,7 +307,15 @@ public final class RpcAnswerCap {
         }
         try {
           TableNameCache.bound();
-          ByteBuf known = ExceptionNames.rewritten(frame, ctx.alloc());
+          ByteBuf known;
+          try {
+            known = ExceptionNames.rewritten(frame, ctx.alloc());
+          } catch (RuntimeException | Error e) {
+            refused = true;
+            frame.release();
+            ctx.fireExceptionCaught(e);
+            return;
+          }
           if (known != null) {
             frame.release();
             msg = known;
