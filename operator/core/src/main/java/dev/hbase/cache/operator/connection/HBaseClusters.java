@@ -139,7 +139,12 @@ public final class HBaseClusters implements AutoCloseable {
    */
   public HBaseCluster of(BlockCachePolicy policy, ConfigMap base, KerberosLogin login) {
     Map<String, String> settings = clientSettings(policy.getSpec(), base);
-    String ns = base == null || base.getMetadata() == null ? "" : base.getMetadata().getNamespace();
+    // the policy's namespace, not the base's: a missing base (null) would put every tenant's
+    // policies in one bucket of connections and call slots
+    String ns =
+        policy.getMetadata() == null || policy.getMetadata().getNamespace() == null
+            ? ""
+            : policy.getMetadata().getNamespace();
     // every client setting is in the key: a changed principal or protection in the base
     // hbase-site gets a new connection, not the one made with the old
     String key = ns + "|" + settings + "|" + (login == null ? "" : login.id());

@@ -151,7 +151,10 @@ public final class AdminHBaseCluster implements HBaseCluster {
                   public java.util.Collection<ServerId> takers() throws IOException {
                     try (CallGate.Held slot = gate.enter();
                         Admin a = moveConnection.getAdmin()) {
-                      return a.getRegionServers(true).stream().map(AdminHBaseCluster::id).toList();
+                      // not getRegionServers(true): it filters with List.contains (quadratic)
+                      return AdminHBaseCluster.takers(
+                          a.getClusterMetrics(EnumSet.of(Option.SERVERS_NAME)).getServersName(),
+                          a.listDecommissionedRegionServers());
                     }
                   }
 
@@ -162,6 +165,76 @@ public final class AdminHBaseCluster implements HBaseCluster {
                     }
                   }
                 });
+  }
+
+  /** Over a connection already made (tests): {@link Moves#BATCH}, the system clock. */
+  static AdminHBaseCluster over(Connection connection, Options options) throws IOException {
+    return new AdminHBaseCluster(connection, null, options, Clock.systemUTC());
+  }
+
+  /**
+   * The most live RegionServers a snapshot (and the warm moves' check of the takers) reads. The
+   * largest HBase clusters run a few thousand RegionServers (most run tens to hundreds); 5,000 is
+   * above them, and a master that lists more is refused rather than asked that many times. Each
+   * server is one {@code getRegions} call (within the snapshot's deadline) and one {@code
+   * ServerState}: the regions they hold are bounded by {@link #MAX_REGIONS}.
+   */
+  static final int MAX_SERVERS = 5_000;
+
+  /**
+   * The most region names one snapshot keeps, all servers together (about 60 bytes each: 12 MiB at
+   * most). The chart's heap (358 MiB) takes the master's load reports of about 24,000 regions
+   * within its answer weight limit anyway, so a cluster that reaches this has regions no real
+   * policy rolls; the budget stops a master that lists many servers, each naming tens of thousands
+   * of regions (each answer within the weight limit), from filling the heap.
+   */
+  static final int MAX_REGIONS = 200_000;
+
+  /**
+   * Why a snapshot of {@code servers} live servers holding {@code regions} region names so far is
+   * refused, or null when it is within the budget ({@link #MAX_SERVERS}, {@link #MAX_REGIONS}).
+   */
+  static String overBudget(int servers, long regions) {
+    if (servers > MAX_SERVERS) {
+      return "the master lists "
+          + servers
+          + " live RegionServers, more than the "
+          + MAX_SERVERS
+          + " the operator reads: snapshot not taken";
+    }
+    if (regions > MAX_REGIONS) {
+      return "the live RegionServers hold more than "
+          + MAX_REGIONS
+          + " regions, the most the operator keeps in a snapshot: snapshot not taken";
+    }
+    return null;
+  }
+
+  /**
+   * The servers that can take regions: the master's servers but the decommissioned ones, filtered
+   * through a hash set; refused past {@link #MAX_SERVERS} on either list.
+   */
+  static List<ServerId> takers(
+      java.util.Collection<ServerName> servers, java.util.Collection<ServerName> decommissioned)
+      throws IOException {
+    int most = Math.max(servers.size(), decommissioned.size());
+    if (most > MAX_SERVERS) {
+      throw new IOException(
+          "the master lists "
+              + most
+              + " RegionServers, more than the "
+              + MAX_SERVERS
+              + " the operator reads: no takers");
+    }
+    Set<ServerName> gone = new java.util.HashSet<>(decommissioned);
+    return servers.stream().filter(s -> !gone.contains(s)).map(AdminHBaseCluster::id).toList();
+  }
+
+  /** A snapshot past its budget ({@link #overBudget}). */
+  private static final class OverBudget extends RuntimeException {
+    OverBudget(String message) {
+      super(message, null, false, false);
+    }
   }
 
   /**
@@ -260,12 +333,24 @@ public final class AdminHBaseCluster implements HBaseCluster {
       // One reconcile's HBase work has a deadline: past it, the remaining servers' regions come
       // from their last load report (a slow server does not hold the roll for rpcTimeout each).
       Instant deadline = at.plus(options.operationTimeout());
-      for (Map.Entry<ServerName, ServerMetrics> e : metrics.getLiveServerMetrics().entrySet()) {
+      Map<ServerName, ServerMetrics> reports = metrics.getLiveServerMetrics();
+      // a budget per snapshot: so many servers, so many region names kept in all
+      String refused = overBudget(reports.size(), 0);
+      if (refused != null) {
+        return ClusterSnapshot.unreachable(at, refused);
+      }
+      long kept = 0;
+      for (Map.Entry<ServerName, ServerMetrics> e : reports.entrySet()) {
         ServerName sn = e.getKey();
         List<String> regions =
             clock.instant().isBefore(deadline)
-                ? regionsOn(sn, e.getValue())
+                ? regionsOn(sn, e.getValue(), MAX_REGIONS - kept)
                 : reportedRegions(e.getValue());
+        kept += regions.size();
+        refused = overBudget(reports.size(), kept);
+        if (refused != null) {
+          return ClusterSnapshot.unreachable(at, refused);
+        }
         if (regions.contains(META_ENCODED)) {
           meta = id(sn);
         }
@@ -293,6 +378,8 @@ public final class AdminHBaseCluster implements HBaseCluster {
           metrics.getBalancerOn(),
           groups,
           metrics.getHBaseVersion());
+    } catch (OverBudget e) {
+      return ClusterSnapshot.unreachable(at, e.getMessage());
     } catch (IOException | RuntimeException e) {
       return ClusterSnapshot.unreachable(at, e.toString());
     }
@@ -300,14 +387,25 @@ public final class AdminHBaseCluster implements HBaseCluster {
 
   /**
    * Encoded names of the server's regions, sorted: the server's own list (exact), or its last load
-   * report's (up to a report interval old) if the server does not answer.
+   * report's (up to a report interval old) if the server does not answer. More than {@code room}
+   * regions (what the snapshot's budget has left) fail the snapshot before any name is kept.
    */
-  private List<String> regionsOn(ServerName sn, ServerMetrics reported) {
+  private List<String> regionsOn(ServerName sn, ServerMetrics reported, long room) {
     if (!resolves(sn.getHostname())) {
       return reportedRegions(reported);
     }
     try {
-      return admin.getRegions(sn).stream().map(RegionInfo::getEncodedName).sorted().toList();
+      List<RegionInfo> answer = admin.getRegions(sn);
+      if (answer.size() > room) {
+        throw new OverBudget(
+            sn
+                + " lists "
+                + answer.size()
+                + " regions: the live RegionServers hold more than "
+                + MAX_REGIONS
+                + " regions, the most the operator keeps in a snapshot: snapshot not taken");
+      }
+      return answer.stream().map(RegionInfo::getEncodedName).sorted().toList();
     } catch (IOException e) {
       LOG.debug("regions of {} from its last load report: {}", sn, e.toString());
       return reportedRegions(reported);

@@ -345,4 +345,32 @@ class HBaseClustersBoundsTest {
         .isTrue();
     assertThat(opened).hasValue(openedBefore);
   }
+
+  @Test
+  void policiesOfTwoNamespacesWithoutABaseShareNeitherSlotsNorConnections() throws Exception {
+    clusters =
+        new HBaseClusters(
+            connector(),
+            new HBaseClusters.Limits(
+                Duration.ofSeconds(5), Duration.ofSeconds(6), Duration.ofMinutes(10), 8, 128, 1, 3),
+            System::nanoTime);
+    // the same cluster named by two namespaces, no base ConfigMap: a connection each
+    clusters.of(policy("a", "p", "zk.same", null), null).snapshot();
+    clusters.of(policy("b", "p", "zk.same", null), null).snapshot();
+    assertThat(opened).hasValue(2);
+
+    // namespace a's one slot held by a call that never answers: namespace b's call goes on
+    BlockCachePolicy stuck = policy("a", "hangs", "hangs", null);
+    CompletableFuture<ClusterSnapshot> held =
+        CompletableFuture.supplyAsync(() -> clusters.of(stuck, null).snapshot(), callers);
+    Thread.sleep(500); // in its call, holding a's slot
+    ClusterSnapshot other = clusters.of(policy("b", "q", "zk.b", null), null).snapshot();
+    assertThat(other.error()).isNull();
+    assertThat(other.masterReachable()).isTrue();
+    // and namespace a's next call is the one turned away
+    ClusterSnapshot same = clusters.of(policy("a", "q", "zk.a", null), null).snapshot();
+    assertThat(same.masterReachable()).isFalse();
+    assertThat(same.error()).contains("1 at a time for namespace a");
+    assertThat(held.get(60, TimeUnit.SECONDS).error()).contains("did not answer within 6 s");
+  }
 }
