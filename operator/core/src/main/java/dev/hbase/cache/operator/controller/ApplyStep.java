@@ -8,6 +8,8 @@ import dev.hbase.cache.operator.controller.PlanStep.Planned;
 import dev.hbase.cache.operator.plan.MasterSite;
 import dev.hbase.cache.operator.plan.Plan;
 import dev.hbase.cache.operator.render.Desired;
+import dev.hbase.cache.operator.render.RevisionFiles;
+import dev.hbase.cache.operator.roll.RollModel.PodView;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSpec;
@@ -21,13 +23,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The apply step: the derived ConfigMap, the cache volume, the StatefulSet fields the operator
- * owns, and the master's keys. Each write is skipped when the informer cache already shows the
- * desired state ({@link InSync}): an idle cluster gets no PATCH.
+ * The apply step: the derived ConfigMap (the files of each revision a pod runs, {@link
+ * RevisionFiles}), the cache volume, the StatefulSet fields the operator owns, and the master's
+ * keys. Each write is skipped when the informer cache already shows the desired state ({@link
+ * InSync}): an idle cluster gets no PATCH.
  */
 final class ApplyStep {
+  private static final Logger log = LoggerFactory.getLogger(ApplyStep.class);
 
   sealed interface Outcome {}
 
@@ -47,6 +53,12 @@ final class ApplyStep {
 
   /** The cache volume cannot be provided as planned; nothing was changed. */
   record StorageBlocked(String message) implements Outcome {}
+
+  /**
+   * The derived RegionServer ConfigMap would exceed {@link RevisionFiles#MAX_BYTES} with the files
+   * of every revision a pod still runs: nothing was written, no key a pod needs was dropped.
+   */
+  record SiteTooLarge(String message) implements Outcome {}
 
   /**
    * An object the operator would write under a name it derives from the policy exists and is not
@@ -69,9 +81,28 @@ final class ApplyStep {
   Outcome apply(PolicyContext c, Observed o, Planned p, BlockCachePolicyStatus status) {
     BlockCachePolicy policy = o.policy();
     KubernetesClient client = c.client();
-    ConfigMap derived =
-        Desired.siteConfigMap(policy, Desired.regionServerConfigMapName(policy), p.siteData());
-    ConfigMap had = c.configMap(derived.getMetadata().getName()).orElse(null);
+    String name = Desired.regionServerConfigMapName(policy);
+    ConfigMap had = c.configMap(name).orElse(null);
+    RevisionFiles.Layout layout =
+        RevisionFiles.layout(p.siteData(), had == null ? null : had.getData(), o.siteKeysInUse());
+    if (!layout.missing().isEmpty()) {
+      // the cache may not show the operator's own last write yet: the API server's copy, once
+      ConfigMap live = client.configMaps().inNamespace(o.namespace()).withName(name).get();
+      if (live != null) {
+        had = live;
+        layout = RevisionFiles.layout(p.siteData(), live.getData(), o.siteKeysInUse());
+      }
+      if (!layout.missing().isEmpty()) {
+        log.warn(
+            "ConfigMap {}/{} lacks keys that pods of {} name in their config volume, and cannot be"
+                + " given them (their content is gone): {}",
+            o.namespace(),
+            name,
+            o.target().getMetadata().getName(),
+            layout.missing());
+      }
+    }
+    ConfigMap derived = Desired.siteConfigMap(policy, name, layout.data());
     if (had != null && !ours(had, policy, derived)) {
       return new NotOwned(notOwned(had));
     }
@@ -81,7 +112,12 @@ final class ApplyStep {
         return new NotOwned(notOwned(master));
       }
     }
+    if (!layout.fits()) {
+      return new SiteTooLarge(tooLarge(o, p, derived, layout));
+    }
     if (!InSync.configMap(had, derived)) {
+      // a server-side apply of the whole data: a key of a revision no pod runs any more, which
+      // the operator applied before and leaves out now, is removed
       ServerSideApply.apply(client, derived);
     }
     if (p.plan().pvcSize() > 0) {
@@ -95,6 +131,7 @@ final class ApplyStep {
       }
     }
     boolean patched = ensureOnDelete(client, o.target());
+    var template = o.target().getSpec().getTemplate();
     StatefulSet patch =
         Desired.regionServerPatch(
             policy,
@@ -102,8 +139,18 @@ final class ApplyStep {
             p.revision(),
             o.container(),
             o.configVolume(),
-            o.target().getSpec().getTemplate().getSpec().getSecurityContext(),
-            dev.hbase.cache.operator.metrics.MetricsCollector.infoPort(policy));
+            template.getSpec().getSecurityContext(),
+            dev.hbase.cache.operator.metrics.MetricsCollector.infoPort(policy),
+            RevisionFiles.items(
+                p.siteData(),
+                template.getSpec().getVolumes().stream()
+                    .filter(v -> o.configVolume().equals(v.getName()))
+                    .findFirst()
+                    .orElse(null),
+                template.getMetadata() == null || template.getMetadata().getAnnotations() == null
+                    ? null
+                    : template.getMetadata().getAnnotations().get(Desired.HASH_ANNOTATION),
+                p.revision()));
     // the object observed, not a successor of the same name: the API server refuses an apply whose
     // metadata.uid is not the object's
     patch.getMetadata().setUid(o.target().getMetadata().getUid());
@@ -148,10 +195,10 @@ final class ApplyStep {
 
   /**
    * A ConfigMap the operator derived for this policy: its managed-by and policy labels, no binary
-   * data, and no key the operator would not write ({@code desired}'s, when given). The whole
-   * ConfigMap is mounted as the RegionServers' config directory, and a server-side apply leaves
-   * keys it does not send: a ConfigMap planted under the derived name with an extra file (a
-   * log4j2.component.properties, a core-site.xml) would reach the pods.
+   * data, and no key the operator would not write ({@code desired}'s, when given). Pods from before
+   * the per-revision keys mount the whole ConfigMap as the RegionServers' config directory, and a
+   * server-side apply leaves keys it does not send: a ConfigMap planted under the derived name with
+   * an extra file (a log4j2.component.properties, a core-site.xml) would reach the pods.
    */
   static boolean ours(ConfigMap cm, BlockCachePolicy policy, ConfigMap desired) {
     var labels = cm.getMetadata().getLabels();
@@ -185,6 +232,37 @@ final class ApplyStep {
         .filter(f -> f.getFieldsV1() != null && f.getFieldsV1().getAdditionalProperties() != null)
         .map(f -> f.getFieldsV1().getAdditionalProperties().get("f:data"))
         .anyMatch(d -> d instanceof Map<?, ?> m && m.containsKey("f:" + key));
+  }
+
+  private static String tooLarge(
+      Observed o, Planned p, ConfigMap derived, RevisionFiles.Layout layout) {
+    List<String> behind =
+        o.pods().stream()
+            .filter(x -> !p.revision().equals(x.revision()))
+            .map(PodView::name)
+            .toList();
+    return "ConfigMap "
+        + o.namespace()
+        + "/"
+        + derived.getMetadata().getName()
+        + " would hold "
+        + kib(layout.bytes())
+        + " KiB, above the operator's bound of "
+        + kib(RevisionFiles.MAX_BYTES)
+        + " KiB: the new plan's files take "
+        + kib(2 * RevisionFiles.size(p.siteData()))
+        + " KiB (under their names and under their revision's keys), the files of older plans"
+        + " that pods still run the rest"
+        + (behind.isEmpty() ? "" : " (pods not on the new plan: " + String.join(", ", behind) + ")")
+        + ". Nothing was written and no pod restarts for this plan: set the spec back to the plan"
+        + " being rolled onto and let that roll finish first, or delete the pods of older plans"
+        + " (they come back on the StatefulSet's template); a base ConfigMap of more than about "
+        + kib(RevisionFiles.MAX_BYTES / 2)
+        + " KiB does not fit at all";
+  }
+
+  private static long kib(long bytes) {
+    return (bytes + 1023) / 1024;
   }
 
   private static String notOwned(ConfigMap cm) {

@@ -7,6 +7,7 @@ import dev.hbase.cache.operator.connection.HBaseClusters;
 import dev.hbase.cache.operator.connection.HBaseConnector;
 import dev.hbase.cache.operator.controller.ApplyStep.NotOwned;
 import dev.hbase.cache.operator.controller.ApplyStep.Recreating;
+import dev.hbase.cache.operator.controller.ApplyStep.SiteTooLarge;
 import dev.hbase.cache.operator.controller.ApplyStep.StorageBlocked;
 import dev.hbase.cache.operator.controller.ApplyStep.TargetPatched;
 import dev.hbase.cache.operator.controller.Observation.Observed;
@@ -293,6 +294,12 @@ public class BlockCachePolicyReconciler
     if (applied instanceof StorageBlocked b) {
       hold(c, status, observed, Reason.StorageBlocked);
       return write(ctx, policy, status.storageBlocked(b.message()), INVALID_REQUEUE);
+    }
+    if (applied instanceof SiteTooLarge t) {
+      events.warn(client, policy, Reason.SiteConfigTooLarge, t.message());
+      hold(c, status, observed, Reason.SiteConfigTooLarge);
+      return write(
+          ctx, policy, status.blocked(Reason.SiteConfigTooLarge, t.message()), INVALID_REQUEUE);
     }
     if (applied instanceof NotOwned n) {
       events.warn(client, policy, Reason.ObjectNotOwned, n.message());

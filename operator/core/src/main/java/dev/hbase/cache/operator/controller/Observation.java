@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import java.util.List;
+import java.util.Set;
 
 /** What the observe step saw of a policy's target: everything needed to plan, or why not. */
 sealed interface Observation {
@@ -22,6 +23,9 @@ sealed interface Observation {
    * @param pods the StatefulSet's pods below its replicas, by ordinal
    * @param cacheMapRemovals what the cache-map-guards of the pods reported
    * @param leaving the pods at or above replicas (a scale-down removes them), by ordinal
+   * @param siteKeysInUse the keys of the derived RegionServer ConfigMap that the template's and the
+   *     pods' volumes name ({@link dev.hbase.cache.operator.render.RevisionFiles#keysInUse}); null:
+   *     not known for sure, none may go
    */
   record Observed(
       BlockCachePolicy policy,
@@ -31,8 +35,21 @@ sealed interface Observation {
       String configVolume,
       List<PodView> pods,
       List<CacheMapRemoval> cacheMapRemovals,
-      List<PodView> leaving)
+      List<PodView> leaving,
+      Set<String> siteKeysInUse)
       implements Observation {
+
+    Observed(
+        BlockCachePolicy policy,
+        StatefulSet target,
+        ConfigMap base,
+        Container container,
+        String configVolume,
+        List<PodView> pods,
+        List<CacheMapRemoval> cacheMapRemovals,
+        List<PodView> leaving) {
+      this(policy, target, base, container, configVolume, pods, cacheMapRemovals, leaving, null);
+    }
 
     Observed(
         BlockCachePolicy policy,

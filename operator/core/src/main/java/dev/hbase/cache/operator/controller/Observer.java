@@ -8,6 +8,7 @@ import dev.hbase.cache.operator.controller.Observation.Observed;
 import dev.hbase.cache.operator.controller.Observation.Unobservable;
 import dev.hbase.cache.operator.controller.Observation.Why;
 import dev.hbase.cache.operator.render.Desired;
+import dev.hbase.cache.operator.render.RevisionFiles;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import dev.hbase.cache.operator.roll.Zone;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -175,7 +176,8 @@ final class Observer {
         configVolume.get(),
         podViews(pods, sts, zone, container.get().getName()),
         cacheMapRemovals(pods, sts, container.get().getName()),
-        leaving(pods, sts, zone, container.get().getName()));
+        leaving(pods, sts, zone, container.get().getName()),
+        RevisionFiles.keysInUse(sts, pods, Desired.regionServerConfigMapName(policy)));
   }
 
   /**

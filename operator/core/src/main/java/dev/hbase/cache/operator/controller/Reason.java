@@ -21,6 +21,11 @@ public enum Reason {
   BaseConfigInvalid,
   /** An object the operator would write exists and is not the operator's for this policy. */
   ObjectNotOwned,
+  /**
+   * The derived RegionServer ConfigMap would exceed the operator's bound (900 KiB) with the files
+   * of every plan a pod still runs: nothing written, the roll Blocked (Degraded, Ready).
+   */
+  SiteConfigTooLarge,
   /** spec.hbase.kerberos.keytabSecret is not there, or has no such key. */
   KeytabSecretNotFound,
   /** The operator may not read the keytab Secret (no RoleBinding in the policy's namespace). */

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.KeyToPath;
 import io.fabric8.kubernetes.api.model.Lifecycle;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
@@ -146,7 +147,10 @@ public final class Desired {
 
   /**
    * The revision pods are compared against: the plan, the derived configuration files and the
-   * manual restart token. A pod whose template annotation differs is out of date.
+   * manual restart token. A pod whose template annotation differs is out of date. {@code
+   * derivedData} is the current revision's files alone ({@link #siteData}), never the derived
+   * ConfigMap's data with other revisions' keys ({@link RevisionFiles}): keeping or dropping those
+   * never changes the revision, and the revision is computed as before those keys existed.
    */
   public static String revision(Plan plan, Map<String, String> derivedData, String restartToken) {
     StringBuilder b = new StringBuilder(plan.configHash()).append('\n');
@@ -165,7 +169,8 @@ public final class Desired {
   /**
    * The fields of the RegionServer StatefulSet the operator owns, for a server-side apply under
    * {@link #FIELD_MANAGER}: OnDelete updates, the revision annotation, grace period, JVM
-   * environment, the config volume pointing at the derived ConfigMap and the cache volume.
+   * environment, the config volume pointing at the derived ConfigMap (and at the keys of the
+   * revision's files, {@link RevisionFiles}) and the cache volume.
    */
   public static StatefulSet regionServerPatch(
       BlockCachePolicy policy,
@@ -200,6 +205,23 @@ public final class Desired {
       String configVolume,
       PodSecurityContext podSecurity,
       int infoPort) {
+    return regionServerPatch(
+        policy, plan, revision, regionServer, configVolume, podSecurity, infoPort, null);
+  }
+
+  /**
+   * The same, the config volume mapping the derived ConfigMap's keys of the revision's files to
+   * their paths ({@link RevisionFiles#items}; null: the whole ConfigMap, no items).
+   */
+  public static StatefulSet regionServerPatch(
+      BlockCachePolicy policy,
+      Plan plan,
+      String revision,
+      Container regionServer,
+      String configVolume,
+      PodSecurityContext podSecurity,
+      int infoPort,
+      List<KeyToPath> configItems) {
     String containerName = regionServer.getName();
     Lifecycle hooks = PodHooks.lifecycle(policy, plan, regionServer, infoPort);
     boolean warmStop = hooks != null && hooks.getPreStop() != null;
@@ -212,6 +234,7 @@ public final class Desired {
             .withName(configVolume)
             .withNewConfigMap()
             .withName(regionServerConfigMapName(policy))
+            .withItems(configItems)
             .endConfigMap()
             .build());
     if (plan.volume() != null) {

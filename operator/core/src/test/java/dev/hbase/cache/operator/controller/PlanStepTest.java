@@ -45,6 +45,21 @@ class PlanStepTest {
         List.of());
   }
 
+  /**
+   * The revision pods are compared against is of the base's files with the plan's hbase-site, as
+   * before the derived ConfigMap held per-revision keys: the keys of other revisions never enter it
+   * (a roll for each pod that left an older plan), and an upgrade finds the revision its pods run.
+   */
+  @Test
+  void theRevisionIsOfTheCurrentFilesAsBeforePerRevisionKeys() {
+    PlanStep.Planned p = (PlanStep.Planned) PlanStep.plan(observed("4Gi"), null);
+    assertThat(p.siteData()).containsOnlyKeys("hbase-site.xml");
+    assertThat(p.siteData().keySet())
+        .noneMatch(dev.hbase.cache.operator.render.RevisionFiles::isRevisionKey);
+    assertThat(p.revision())
+        .isEqualTo(dev.hbase.cache.operator.render.Desired.revision(p.plan(), p.siteData(), null));
+  }
+
   @Test
   void aLimitTheLastPlanDidNotHaveSaysWhatARestartWouldStartWith() {
     PlanStep.Planned before = (PlanStep.Planned) PlanStep.plan(observed("4Gi"), null);

@@ -440,6 +440,82 @@ class RollFaultsIT extends OperatorHarness {
     assertThat(kube.deletes).isEmpty();
   }
 
+  /**
+   * Issue 50, point 6: the derived ConfigMap holds the files of every plan a pod still runs, and is
+   * bounded (900 KiB). A base edit mid-roll that would take it over the bound (a 305 KiB file
+   * changed, while a pod of the plan before still runs the old one) is refused: nothing is written,
+   * no key a pod runs is dropped, the roll is held and HBase given back (its balancer on), Degraded
+   * and a Warning say why. The base put back, the roll goes on.
+   */
+  @Test
+  void aBaseEditMidRollThatWouldTakeTheDerivedConfigMapOverItsBoundIsRefused() {
+    cluster("4Gi", false);
+    baseFile("big.txt", "a".repeat(305 * 1024));
+    kube.readyAfter = Duration.ofSeconds(5);
+    operator(null);
+    policy("bulky", "  mode: Lru\n");
+    await().atMost(Duration.ofSeconds(60)).until(() -> kube.deletes.size() == 1);
+    String revision =
+        sts()
+            .getSpec()
+            .getTemplate()
+            .getMetadata()
+            .getAnnotations()
+            .get(dev.hbase.cache.operator.render.Desired.HASH_ANNOTATION);
+    assertThat(hbase.balancerOn).isFalse();
+
+    baseFile("big.txt", "b".repeat(305 * 1024));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                reason("bulky", "Degraded", "True").equals("SiteConfigTooLarge")
+                    && hbase.balancerOn);
+    assertThat(get("bulky").getStatus().getRollout().getPhase()).isEqualTo(Phase.Blocked);
+    assertThat(conditionMessage("bulky", "Degraded"))
+        .contains(
+            ns + "/bulky-rs-site", "above the operator's bound of 900 KiB", "Nothing was written");
+    eventually(
+        () ->
+            assertThat(events())
+                .anyMatch(
+                    e ->
+                        "SiteConfigTooLarge".equals(e.getReason())
+                            && "Warning".equals(e.getType())));
+    await().during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(8)).until(() -> true);
+    var data = client.configMaps().inNamespace(ns).withName("bulky-rs-site").get().getData();
+    assertThat(data.get("big.txt")).as("the derived files as they were").startsWith("a");
+    assertThat(data.values()).noneMatch(v -> v.startsWith("b"));
+    assertThat(
+            sts()
+                .getSpec()
+                .getTemplate()
+                .getMetadata()
+                .getAnnotations()
+                .get(dev.hbase.cache.operator.render.Desired.HASH_ANNOTATION))
+        .isEqualTo(revision);
+    assertThat(kube.deletes).as("no pod restarted while refused").hasSize(1);
+
+    baseFile("big.txt", "a".repeat(305 * 1024));
+    await().atMost(Duration.ofSeconds(120)).until(() -> idleAndApplied("bulky"));
+    assertThat(condition("bulky", "Degraded", "False")).isTrue();
+    assertThat(kube.deleteCount)
+        .containsOnly(Map.entry("rs-0", 1), Map.entry("rs-1", 1), Map.entry("rs-2", 1));
+  }
+
+  /** Sets a file of the base ConfigMap. */
+  private void baseFile(String name, String content) {
+    client
+        .configMaps()
+        .inNamespace(ns)
+        .withName("hbase-site")
+        .edit(
+            cm -> {
+              cm.getData().put(name, content);
+              return cm;
+            });
+  }
+
   /** An Lru policy on a 4Gi cluster, its roll under way: the first pod drained and deleted. */
   private void firstPodRestarting(String name) {
     cluster("4Gi", false);

@@ -5,8 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicy;
 import dev.hbase.cache.api.v1alpha1.BlockCachePolicyStatus;
+import dev.hbase.cache.api.v1alpha1.status.RolloutStatus.Phase;
 import dev.hbase.cache.operator.BlockCacheOperator;
 import dev.hbase.cache.operator.render.Desired;
+import dev.hbase.cache.operator.render.RevisionFiles;
 import dev.hbase.cache.operator.render.SiteXml;
 import io.fabric8.kubeapitest.junit.EnableKubeAPIServer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -382,6 +384,247 @@ class RollIT extends OperatorHarness {
             assertThat(events())
                 .filteredOn(e -> "RollStarted".equals(e.getReason()))
                 .anySatisfy(e -> assertThat(e.getMessage()).contains("older pod template")));
+  }
+
+  /** The derived RegionServer ConfigMap of policy {@code name}. */
+  ConfigMap derived(String name) {
+    return client.configMaps().inNamespace(ns).withName(name + "-rs-site").get();
+  }
+
+  /** The files of the current revision: the derived ConfigMap's plain keys. */
+  static Map<String, String> plainFiles(ConfigMap cm) {
+    Map<String, String> out = new java.util.TreeMap<>(cm.getData());
+    out.keySet().removeIf(RevisionFiles::isRevisionKey);
+    return out;
+  }
+
+  static String templateRevision(StatefulSet s) {
+    return s.getSpec().getTemplate().getMetadata().getAnnotations().get(Desired.HASH_ANNOTATION);
+  }
+
+  /** The items of the config volume of {@code spec} (none: empty). */
+  static List<io.fabric8.kubernetes.api.model.KeyToPath> configItems(
+      io.fabric8.kubernetes.api.model.PodSpec spec) {
+    var items =
+        spec.getVolumes().stream()
+            .filter(v -> v.getName().equals("config"))
+            .findFirst()
+            .orElseThrow()
+            .getConfigMap()
+            .getItems();
+    return items == null ? List.of() : items;
+  }
+
+  List<Pod> regionServerPods() {
+    return client.pods().inNamespace(ns).withLabel("app", "rs").list().getItems().stream()
+        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+        .sorted(java.util.Comparator.comparing(p -> p.getMetadata().getName()))
+        .toList();
+  }
+
+  /**
+   * Issue 50, point 6: a pod not rolled yet keeps the files of its own plan. The roll paused, the
+   * L2 raised: the new plan's files are added to the derived ConfigMap under keys of their own, and
+   * the template's config volume maps those to the file names; the pods made before keep their
+   * items, whose keys still hold the old plan's files (a container restarted in place starts with
+   * the L2 its direct memory was sized for). A pod that comes back meanwhile (evicted, say) gets
+   * the new template and the new files. Once the roll has finished, the old plan's keys are gone:
+   * the server-side apply of the whole data removed them on the real API server.
+   */
+  @Test
+  void eachPodRunsTheFilesOfItsOwnRevisionAndAnOlderRevisionsGoWithItsLastPod() throws Exception {
+    controllers =
+        ControllerManager.start(
+            kubeConfigYaml, "statefulset-controller", "garbage-collector-controller");
+    closeAfter.add(controllers);
+    cluster("4Gi", false);
+    operator(null);
+    policy("rev", "  mode: Offheap\n  memory:\n    bucketCache: 1Gi\n");
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .until(() -> idleAndApplied("rev") && podsOnUpdateRevision());
+    String revA = templateRevision(sts());
+    Map<String, String> filesA = plainFiles(derived("rev"));
+    int deletes = kube.deletes.size();
+
+    mergePatch(
+        "rev",
+        "{\"spec\":{\"rollout\":{\"paused\":true},\"memory\":{\"bucketCache\":\"1536Mi\"}}}");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                get("rev").getStatus().getRollout().getPhase() == Phase.Paused
+                    && !revA.equals(templateRevision(sts())));
+    String revB = templateRevision(sts());
+    Map<String, String> filesB = plainFiles(derived("rev"));
+    assertThat(SiteXml.parse(filesA.get("hbase-site.xml")).get("hbase.bucketcache.size"))
+        .isNotEqualTo(SiteXml.parse(filesB.get("hbase-site.xml")).get("hbase.bucketcache.size"));
+    Thread.sleep(3_000);
+    assertThat(kube.deletes).as("paused: no pod restarted").hasSize(deletes);
+
+    // rs-1 comes back while the roll is paused: the StatefulSet controller makes it from the new
+    // template
+    client.pods().inNamespace(ns).withName("rs-1").delete();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                regionServerPods().stream()
+                    .anyMatch(
+                        p ->
+                            p.getMetadata().getName().equals("rs-1")
+                                && revB.equals(
+                                    p.getMetadata().getAnnotations().get(Desired.HASH_ANNOTATION))
+                                && io.fabric8.kubernetes.client.readiness.Readiness.isPodReady(p)));
+    Thread.sleep(3_000); // reconciles on the mixed pods
+    ConfigMap cm = derived("rev");
+    Map<String, String> revisions = new java.util.HashMap<>();
+    for (Pod p : regionServerPods()) {
+      String rev = p.getMetadata().getAnnotations().get(Desired.HASH_ANNOTATION);
+      revisions.put(p.getMetadata().getName(), rev);
+      Map<String, String> own = rev.equals(revA) ? filesA : filesB;
+      var items = configItems(p.getSpec());
+      assertThat(items)
+          .as("%s's config volume items", p.getMetadata().getName())
+          .extracting(io.fabric8.kubernetes.api.model.KeyToPath::getPath)
+          .containsExactlyInAnyOrderElementsOf(own.keySet());
+      for (var i : items) {
+        assertThat(cm.getData())
+            .as("%s's key %s, of its own revision", p.getMetadata().getName(), i.getKey())
+            .containsEntry(i.getKey(), own.get(i.getPath()));
+      }
+    }
+    assertThat(revisions).containsEntry("rs-0", revA).containsEntry("rs-1", revB);
+    assertThat(revisions).containsEntry("rs-2", revA);
+    assertThat(plainFiles(cm)).as("the plain keys: the current revision").isEqualTo(filesB);
+    String siteKeyA = RevisionFiles.key("hbase-site.xml", filesA.get("hbase-site.xml"));
+    String siteKeyB = RevisionFiles.key("hbase-site.xml", filesB.get("hbase-site.xml"));
+
+    mergePatch("rev", "{\"spec\":{\"rollout\":{\"paused\":false}}}");
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .until(() -> idleAndApplied("rev") && podsOnUpdateRevision());
+    assertThat(regionServerPods())
+        .allSatisfy(
+            p ->
+                assertThat(p.getMetadata().getAnnotations())
+                    .containsEntry(Desired.HASH_ANNOTATION, revB));
+    await("the old plan's keys removed")
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(derived("rev").getData())
+                    .doesNotContainKey(siteKeyA)
+                    .containsEntry(siteKeyB, filesB.get("hbase-site.xml"))
+                    .containsOnlyKeys(
+                        RevisionFiles.layout(filesB, null, java.util.Set.of()).data().keySet()));
+  }
+
+  /**
+   * The upgrade from an operator before per-revision keys rolls nothing: its template mounts the
+   * whole derived ConfigMap, its pods were made so, and its ConfigMap holds the plain files only.
+   * The revision is computed as before (of the current files alone), and no items are added to a
+   * template of the current revision (that would be a new pod template: the StatefulSet controller
+   * would give it a revision of its own, and the roll would restart every pod for it). The next
+   * plan brings the items with its own roll.
+   */
+  @Test
+  void theUpgradeFromTheWholeConfigMapLayoutRestartsNoPod() throws Exception {
+    controllers =
+        ControllerManager.start(
+            kubeConfigYaml, "statefulset-controller", "garbage-collector-controller");
+    closeAfter.add(controllers);
+    cluster("4Gi", false);
+    BlockCacheOperator first = operator(null);
+    policy("legacy", "  mode: Lru\n");
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .until(() -> idleAndApplied("legacy") && podsOnUpdateRevision());
+    first.stop();
+
+    // what the operator before left: no items, pods made from that template, plain keys only
+    int index = 0;
+    var volumes = sts().getSpec().getTemplate().getSpec().getVolumes();
+    while (!volumes.get(index).getName().equals("config")) {
+      index++;
+    }
+    client
+        .apps()
+        .statefulSets()
+        .inNamespace(ns)
+        .withName(STS)
+        .patch(
+            io.fabric8.kubernetes.client.dsl.base.PatchContext.of(
+                io.fabric8.kubernetes.client.dsl.base.PatchType.JSON),
+            "[{\"op\":\"remove\",\"path\":\"/spec/template/spec/volumes/"
+                + index
+                + "/configMap/items\"}]");
+    client
+        .configMaps()
+        .inNamespace(ns)
+        .withName("legacy-rs-site")
+        .edit(
+            cm -> {
+              cm.getData().keySet().removeIf(RevisionFiles::isRevisionKey);
+              return cm;
+            });
+    for (int i = 0; i < 3; i++) { // one at a time, as a roll of that operator made them
+      String pod = STS + "-" + i;
+      client.pods().inNamespace(ns).withName(pod).delete();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  kube.allReadyAndRegistered(3)
+                      && regionServerPods().stream()
+                          .anyMatch(
+                              p ->
+                                  p.getMetadata().getName().equals(pod)
+                                      && io.fabric8.kubernetes.client.readiness.Readiness
+                                          .isPodReady(p)
+                                      && configItems(p.getSpec()).isEmpty()));
+    }
+    await().atMost(Duration.ofSeconds(30)).until(this::podsOnUpdateRevision);
+    String revision = templateRevision(sts());
+    Long generation = sts().getMetadata().getGeneration();
+    int deletes = kube.deletes.size();
+
+    operator(null);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                derived("legacy").getData().keySet().stream()
+                    .anyMatch(RevisionFiles::isRevisionKey));
+    await("no pod restarted by the upgrade")
+        .during(Duration.ofSeconds(10))
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> kube.deletes.size() == deletes);
+    assertThat(sts().getMetadata().getGeneration())
+        .as("the template unchanged")
+        .isEqualTo(generation);
+    assertThat(templateRevision(sts())).isEqualTo(revision);
+    assertThat(configItems(sts().getSpec().getTemplate().getSpec())).isEmpty();
+    assertThat(idleAndApplied("legacy")).isTrue();
+
+    // the next plan: its roll brings the items
+    mergePatch("legacy", "{\"spec\":{\"mode\":\"MetaOnly\"}}");
+    await()
+        .atMost(Duration.ofSeconds(120))
+        .until(
+            () ->
+                idleAndApplied("legacy")
+                    && podsOnUpdateRevision()
+                    && !revision.equals(templateRevision(sts())));
+    assertThat(kube.deletes).hasSize(deletes + 3);
+    ConfigMap cm = derived("legacy");
+    assertThat(regionServerPods())
+        .allSatisfy(
+            p ->
+                assertThat(configItems(p.getSpec()))
+                    .isNotEmpty()
+                    .allSatisfy(i -> assertThat(cm.getData()).containsKey(i.getKey())));
   }
 
   @Test
