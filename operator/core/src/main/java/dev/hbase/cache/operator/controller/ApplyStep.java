@@ -12,6 +12,7 @@ import dev.hbase.cache.operator.render.RevisionFiles;
 import dev.hbase.cache.operator.roll.RollModel.PodView;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
@@ -103,6 +104,35 @@ final class ApplyStep {
       }
     }
     ConfigMap derived = Desired.siteConfigMap(policy, name, layout.data());
+    if (!InSync.configMap(had, derived)) {
+      // a write: decided on the API server's copies, not the caches, as a whole-data apply removes
+      // every key it leaves out (a cache that does not show the operator's last write yet, or a
+      // pod just made from an older template, would otherwise lose a key a pod names)
+      ConfigMap live = client.configMaps().inNamespace(o.namespace()).withName(name).get();
+      StatefulSet sts =
+          client
+              .apps()
+              .statefulSets()
+              .inNamespace(o.namespace())
+              .withName(o.target().getMetadata().getName())
+              .get();
+      if (sts != null && sts.getSpec().getSelector() != null) {
+        List<Pod> pods =
+            client
+                .pods()
+                .inNamespace(o.namespace())
+                .withLabels(sts.getSpec().getSelector().getMatchLabels())
+                .list()
+                .getItems();
+        had = live;
+        layout =
+            RevisionFiles.layout(
+                p.siteData(),
+                live == null ? null : live.getData(),
+                RevisionFiles.keysInUse(sts, pods, name));
+        derived = Desired.siteConfigMap(policy, name, layout.data());
+      }
+    }
     if (had != null && !ours(had, policy, derived)) {
       return new NotOwned(notOwned(had));
     }
