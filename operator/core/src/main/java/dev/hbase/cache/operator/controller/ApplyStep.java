@@ -86,28 +86,12 @@ final class ApplyStep {
     ConfigMap had = c.configMap(name).orElse(null);
     RevisionFiles.Layout layout =
         RevisionFiles.layout(p.siteData(), had == null ? null : had.getData(), o.siteKeysInUse());
-    if (!layout.missing().isEmpty()) {
-      // the cache may not show the operator's own last write yet: the API server's copy, once
-      ConfigMap live = client.configMaps().inNamespace(o.namespace()).withName(name).get();
-      if (live != null) {
-        had = live;
-        layout = RevisionFiles.layout(p.siteData(), live.getData(), o.siteKeysInUse());
-      }
-      if (!layout.missing().isEmpty()) {
-        log.warn(
-            "ConfigMap {}/{} lacks keys that pods of {} name in their config volume, and cannot be"
-                + " given them (their content is gone): {}",
-            o.namespace(),
-            name,
-            o.target().getMetadata().getName(),
-            layout.missing());
-      }
-    }
     ConfigMap derived = Desired.siteConfigMap(policy, name, layout.data());
-    if (!InSync.configMap(had, derived)) {
-      // a write: decided on the API server's copies, not the caches, as a whole-data apply removes
-      // every key it leaves out (a cache that does not show the operator's last write yet, or a
-      // pod just made from an older template, would otherwise lose a key a pod names)
+    if (!layout.missing().isEmpty() || !InSync.configMap(had, derived)) {
+      // a write, or keys the cache does not show: decided on the API server's copies, not the
+      // caches, as a whole-data apply removes every key it leaves out (a cache without the
+      // operator's last write, or a pod just made from an older template, would otherwise lose a
+      // key a pod names)
       ConfigMap live = client.configMaps().inNamespace(o.namespace()).withName(name).get();
       StatefulSet sts =
           client
@@ -131,6 +115,15 @@ final class ApplyStep {
                 live == null ? null : live.getData(),
                 RevisionFiles.keysInUse(sts, pods, name));
         derived = Desired.siteConfigMap(policy, name, layout.data());
+      }
+      if (!layout.missing().isEmpty()) {
+        log.warn(
+            "ConfigMap {}/{} lacks keys that pods of {} name in their config volume, and cannot be"
+                + " given them (their content is gone): {}",
+            o.namespace(),
+            name,
+            o.target().getMetadata().getName(),
+            layout.missing());
       }
     }
     if (had != null && !ours(had, policy, derived)) {

@@ -17,7 +17,6 @@ import org.apache.hadoop.hbase.shaded.protobuf.generated.RPCProtos.ResponseHeade
 import org.apache.hbase.thirdparty.com.google.protobuf.CodedInputStream;
 import org.apache.hbase.thirdparty.com.google.protobuf.CodedOutputStream;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
-import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufAllocator;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufOutputStream;
 import org.apache.hbase.thirdparty.io.netty.buffer.Unpooled;
 
@@ -84,7 +83,7 @@ final class ExceptionNames {
    * HBase's, as its frame decoder passes it on (4-byte length, then the delimited header and what
    * follows it), with a header {@link AnswerWeight#of} has read.
    */
-  static ByteBuf rewritten(ByteBuf frame, ByteBufAllocator alloc) {
+  static ByteBuf rewritten(ByteBuf frame) {
     int from = frame.readerIndex();
     CodedInputStream in =
         CodedInputStream.newInstance(frame.nioBuffer(from + 4, frame.writerIndex() - from - 4));

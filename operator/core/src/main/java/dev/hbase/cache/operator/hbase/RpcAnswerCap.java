@@ -309,7 +309,7 @@ public final class RpcAnswerCap {
           TableNameCache.bound();
           ByteBuf known;
           try {
-            known = ExceptionNames.rewritten(frame, ctx.alloc());
+            known = ExceptionNames.rewritten(frame);
           } catch (RuntimeException | Error e) {
             refused = true;
             frame.release();
