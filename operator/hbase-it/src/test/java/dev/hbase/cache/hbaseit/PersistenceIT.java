@@ -143,7 +143,10 @@ class PersistenceIT {
           after,
           Duration.between(stop, Instant.now()));
 
-      assertThat(before).as("%s ratio before the stop", mode).isGreaterThanOrEqualTo(0.99);
+      // the warm cache the restart is judged from (cold is below 0.10): two scans leave a block
+      // or two uncached now and then (the CI run on 1e9adec: 0.9876 of 800 reads), which the
+      // reads of "before" then cache; "after" is held to "before" itself
+      assertThat(before).as("%s ratio before the stop", mode).isGreaterThanOrEqualTo(0.97);
       if (broken) {
         assertThat(retained).as("HBase 2.5: PersistentFile keeps nothing").isLessThan(0.05);
         assertThat(after).as("HBase 2.5: PersistentFile starts cold").isLessThan(0.10);
