@@ -137,6 +137,28 @@ public final class BlockCacheOperator {
             "Reconciles turned away, to come back a second later, because 10 of their namespace's"
                 + " policies were reconciling already")
         .register(registry);
+    io.micrometer.core.instrument.Gauge.builder(
+            "hbase_cache_operator_hbase_buffers_bytes",
+            dev.hbase.cache.operator.hbase.RpcAnswerCap::bufferBytes)
+        .description(
+            "What the buffers of all the operator's HBase connections hold now (answers being"
+                + " read)")
+        .baseUnit("bytes")
+        .register(registry);
+    io.micrometer.core.instrument.Gauge.builder(
+            "hbase_cache_operator_hbase_buffers_limit_bytes",
+            dev.hbase.cache.operator.hbase.RpcAnswerCap::bufferLimit)
+        .description("The limit on what those buffers hold in all (an eighth of the heap)")
+        .baseUnit("bytes")
+        .register(registry);
+    io.micrometer.core.instrument.FunctionCounter.builder(
+            "hbase_cache_operator_hbase_connections_closed_for_buffers",
+            dev.hbase.cache.operator.hbase.RpcAnswerCap.class,
+            c -> dev.hbase.cache.operator.hbase.RpcAnswerCap.connectionsClosedForBuffers())
+        .description(
+            "HBase connections closed because their buffers had held an unfinished answer the"
+                + " longest when all of them together passed their limit")
+        .register(registry);
     this.reconciler = reconciler;
     this.operator =
         new Operator(

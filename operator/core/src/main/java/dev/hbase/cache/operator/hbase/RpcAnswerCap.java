@@ -32,9 +32,10 @@ import org.apache.hbase.thirdparty.io.netty.util.concurrent.DefaultThreadFactory
  * tenants' calls would fail while it is held, or the operator would run out of memory.
  *
  * <p>How: every connection of the client is made on {@link Channel}, whose buffer allocator refuses
- * any buffer, or any growth of one, beyond {@link #limit()}. A frame decoder accumulates a frame in
- * one buffer, so the frame being read is what hits the cap, wherever in the pipeline the decoder is
- * (the RPC frames, the SASL wrap frames, TLS records). The decoder's failure reaches HBase's {@code
+ * any buffer, or any growth of one, beyond {@link #limit()}, and counts each in a limit on what all
+ * connections hold at once ({@link ReadBudget}). A frame decoder accumulates a frame in one buffer,
+ * so the frame being read is what hits the cap, wherever in the pipeline the decoder is (the RPC
+ * frames, the SASL wrap frames, TLS records). The decoder's failure reaches HBase's {@code
  * NettyRpcDuplexHandler}, which fails the connection's calls with it and closes the connection: the
  * reconcile's call fails at once, with this class's message, instead of at its deadline after
  * reading what the server chose to send.
@@ -81,6 +82,21 @@ public final class RpcAnswerCap {
   /** The cap in bytes. */
   public static int limit() {
     return limit;
+  }
+
+  /** What the buffers of every HBase connection hold now ({@link ReadBudget}), in bytes. */
+  public static long bufferBytes() {
+    return ReadBudget.used();
+  }
+
+  /** The limit on {@link #bufferBytes()}. */
+  public static long bufferLimit() {
+    return ReadBudget.limit();
+  }
+
+  /** The connections closed to keep {@link #bufferBytes()} under its limit. */
+  public static long connectionsClosedForBuffers() {
+    return ReadBudget.closed();
   }
 
   /** Sets the cap (the operator's start, from {@code HBASE_ANSWER_CAP_MIB}); 1 to 1024 MiB. */
@@ -165,10 +181,12 @@ public final class RpcAnswerCap {
    */
   public static final class Channel extends NioSocketChannel {
     private final ChannelPipeline watched;
+    private final CappedAllocator allocator;
 
     public Channel() {
       super();
-      config().setAllocator(new CappedAllocator(config().getAllocator(), this));
+      allocator = new CappedAllocator(this);
+      config().setAllocator(allocator);
       ChannelPipeline real = super.pipeline();
       Map<Integer, Descriptor> calls = new ConcurrentHashMap<>();
       watched =
@@ -223,6 +241,13 @@ public final class RpcAnswerCap {
                 + " operator does not know); closed unread");
       }
       return super.doReadBytes(buf);
+    }
+
+    /** A closed connection is no longer one the {@link ReadBudget} would close. */
+    @Override
+    protected void doClose() throws Exception {
+      allocator.holding().closed();
+      super.doClose();
     }
 
     @Override

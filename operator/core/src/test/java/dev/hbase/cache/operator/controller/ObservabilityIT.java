@@ -79,7 +79,11 @@ class ObservabilityIT extends OperatorHarness {
         .contains("operator_sdk_controllers_execution_reconcile_seconds_bucket")
         .contains("operator_sdk_controllers_execution_reconcile_success_total")
         // the namespaces' share of the reconcile threads: none turned away here
-        .contains("hbase_cache_operator_reconciles_turned_away_total 0.0");
+        .contains("hbase_cache_operator_reconciles_turned_away_total 0.0")
+        // the HBase connections' buffers, their limit, and none closed for them here
+        .contains("hbase_cache_operator_hbase_buffers_bytes ")
+        .contains("hbase_cache_operator_hbase_buffers_limit_bytes ")
+        .contains("hbase_cache_operator_hbase_connections_closed_for_buffers_total 0.0");
     // the policy's status as gauges, once its figures are in the status
     String l = "namespace=\"" + ns + "\",policy=\"metrics\",statefulset=\"rs\"";
     await()

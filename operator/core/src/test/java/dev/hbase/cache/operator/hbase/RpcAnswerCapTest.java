@@ -3,25 +3,10 @@ package dev.hbase.cache.operator.hbase;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.hbase.ServerName;
-import org.apache.hadoop.hbase.ipc.RpcClient;
-import org.apache.hadoop.hbase.ipc.RpcClientFactory;
-import org.apache.hadoop.hbase.security.User;
-import org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningRequest;
 import org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningResponse;
-import org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.MasterService;
-import org.apache.hadoop.hbase.shaded.protobuf.generated.RPCProtos.RequestHeader;
 import org.apache.hadoop.hbase.shaded.protobuf.generated.RPCProtos.ResponseHeader;
 import org.apache.hbase.thirdparty.com.google.protobuf.ByteString;
 import org.apache.hbase.thirdparty.com.google.protobuf.UnknownFieldSet;
@@ -182,16 +167,7 @@ class RpcAnswerCapTest {
   }
 
   private IsMasterRunningResponse askIsMasterRunning() throws Exception {
-    Configuration conf =
-        AdminHBaseCluster.configuration(
-            Map.of("hbase.zookeeper.quorum", "localhost"), AdminHBaseCluster.Options.defaults());
-    try (RpcClient client = RpcClientFactory.createClient(conf, "fake-cluster")) {
-      var channel =
-          client.createBlockingRpcChannel(
-              ServerName.valueOf("127.0.0.1", master.port(), 1), User.getCurrent(), 60_000);
-      return MasterService.newBlockingStub(channel)
-          .isMasterRunning(null, IsMasterRunningRequest.getDefaultInstance());
-    }
+    return master.askIsMasterRunning(Duration.ofSeconds(60));
   }
 
   /** A frame header that claims {@code claimed} bytes, then zeros as fast as they are taken. */
@@ -240,67 +216,5 @@ class RpcAnswerCapTest {
       f.addLengthDelimited(ByteString.copyFrom(new byte[Math.min(left, 200 << 10)]));
     }
     return f.build();
-  }
-
-  private interface Answer {
-    void send(DataOutputStream out) throws IOException;
-  }
-
-  /**
-   * One connection: reads the client's preamble ("HBas", version, auth), its connection header and
-   * its first call, then sends the answer and waits for the client to close.
-   */
-  private static final class FakeMaster implements AutoCloseable {
-    private final ServerSocket server = new ServerSocket(0, 5, InetAddress.getLoopbackAddress());
-    private final Thread thread;
-    final AtomicLong sent = new AtomicLong();
-    private volatile boolean closedByClient;
-    volatile int callId;
-
-    FakeMaster(Answer answer) throws IOException {
-      thread =
-          new Thread(
-              () -> {
-                try (Socket s = server.accept()) {
-                  var in = new DataInputStream(s.getInputStream());
-                  in.readFully(new byte[6]);
-                  in.readFully(new byte[in.readInt()]); // the connection header
-                  byte[] call = new byte[in.readInt()];
-                  in.readFully(call);
-                  callId =
-                      RequestHeader.parseDelimitedFrom(new java.io.ByteArrayInputStream(call))
-                          .getCallId();
-                  OutputStream raw = s.getOutputStream();
-                  try {
-                    answer.send(new DataOutputStream(raw));
-                    while (in.read() >= 0) {
-                      // the client closes the connection when it is done
-                    }
-                  } catch (IOException closed) {
-                    // the client closed mid-answer
-                  }
-                  closedByClient = true;
-                } catch (IOException e) {
-                  // the server was closed
-                }
-              },
-              "fake-master");
-      thread.setDaemon(true);
-      thread.start();
-    }
-
-    int port() {
-      return server.getLocalPort();
-    }
-
-    void awaitClosed(Duration within) throws InterruptedException {
-      thread.join(within.toMillis());
-      assertThat(closedByClient).as("the client closed the connection").isTrue();
-    }
-
-    @Override
-    public void close() throws IOException {
-      server.close();
-    }
   }
 }

@@ -1,0 +1,237 @@
+package dev.hbase.cache.operator.hbase;
+
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufAllocator;
+import org.apache.hbase.thirdparty.io.netty.buffer.UnpooledDirectByteBuf;
+import org.apache.hbase.thirdparty.io.netty.buffer.UnpooledHeapByteBuf;
+import org.apache.hbase.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
+
+/**
+ * What the buffers of all the operator's HBase connections hold at once, with a limit: each
+ * connection's buffers are capped ({@link CappedAllocator}, {@code HBASE_ANSWER_CAP_MIB}), but a
+ * tenant's servers can each send the head of an answer just under that cap and then stall (or
+ * trickle it), and the frame decoder keeps what came until the frame is whole. Before this class
+ * those buffers were Netty's pooled direct memory, outside the heap and counted nowhere: ten such
+ * connections could hold 160 MiB beside the chart's 358 MiB heap in a 512 MiB pod, and a few more
+ * would have the pod killed, every tenant's reconciles with it (a review's reckoning, not a run).
+ *
+ * <p>So the client's buffers are this class's: unpooled, in the heap (what a frame decoder gathers;
+ * the one NIO read's copy is the JDK's, a few KiB per event loop thread) or direct (only what asks
+ * for direct), each allocation and each growth counted here before it is made. Past {@link
+ * #limit()} the connection that has held bytes the longest without a break is closed (its calls
+ * fail with a message that says why, the next reconcile asks again): an answer read at network
+ * speed is gone in milliseconds, a stalled one is the oldest. Its bytes come back when its event
+ * loop closes it, so meanwhile others may go a quarter past the limit; past that, the allocation
+ * itself fails and the connection that asked is closed. An answer is not slowed or refused while
+ * the total is under the limit.
+ *
+ * <p>The limit is an eighth of the heap, twice the cap at least (45 MiB of the chart's 358 MiB
+ * heap: the largest answer the operator asks for, a 24,000-region cluster's metrics, is some 3.4
+ * MB).
+ */
+final class ReadBudget {
+  private ReadBudget() {}
+
+  private static final AtomicLong USED = new AtomicLong();
+  private static final AtomicLong HIGH_WATER = new AtomicLong();
+  private static final AtomicLong CLOSED = new AtomicLong();
+  private static volatile long limit = -1; // -1: an eighth of the heap, twice the cap at least
+
+  /** The connections that hold bytes now, each with how many and since when. */
+  private static final Set<Holding> HOLDERS = ConcurrentHashMap.newKeySet();
+
+  /** The bytes limit. */
+  static long limit() {
+    long l = limit;
+    return l > 0 ? l : Math.max(Runtime.getRuntime().maxMemory() / 8, 2L * RpcAnswerCap.limit());
+  }
+
+  /** For tests: a limit other than the default (0 or less: the default). */
+  static void limit(long bytes) {
+    limit = bytes;
+  }
+
+  /** The bytes held now, by every connection's buffers. */
+  static long used() {
+    return USED.get();
+  }
+
+  /** The most ever held at once. */
+  static long highWater() {
+    return HIGH_WATER.get();
+  }
+
+  /** For tests: the high water from now on. */
+  static void resetHighWater() {
+    HIGH_WATER.set(USED.get());
+  }
+
+  /** How many connections were closed to keep under the limit. */
+  static long closed() {
+    return CLOSED.get();
+  }
+
+  /** One connection's share: what its buffers hold, and since when without a break. */
+  static final class Holding {
+    private final NioSocketChannel channel;
+    private final AtomicLong bytes = new AtomicLong();
+    private volatile long since;
+    private volatile boolean closing;
+
+    Holding(NioSocketChannel channel) {
+      this.channel = channel;
+    }
+
+    private synchronized void add(long n) {
+      long before = bytes.getAndAdd(n);
+      if (before <= 0 && before + n > 0) {
+        since = System.nanoTime();
+        if (!closing) {
+          HOLDERS.add(this);
+        }
+      } else if (before + n <= 0) {
+        HOLDERS.remove(this);
+      }
+    }
+
+    /** The channel is closed: it is no longer one to close. */
+    synchronized void closed() {
+      closing = true;
+      HOLDERS.remove(this);
+    }
+
+    private SocketAddress remote() {
+      return channel.remoteAddress();
+    }
+
+    private void close(long used) {
+      synchronized (this) {
+        closing = true;
+        HOLDERS.remove(this);
+      }
+      CLOSED.incrementAndGet();
+      IllegalStateException why =
+          new IllegalStateException(
+              "the connection to "
+                  + remote()
+                  + " held "
+                  + (bytes.get() >> 10)
+                  + " KiB of an answer not yet read whole, the longest of the operator's HBase"
+                  + " connections, while their buffers held "
+                  + (used >> 20)
+                  + " MiB in all (at most "
+                  + (limit() >> 20)
+                  + " MiB, an eighth of the heap); it is closed so that the others' answers can be"
+                  + " read, the next reconcile asks again");
+      channel
+          .eventLoop()
+          .execute(
+              () -> {
+                channel.pipeline().fireExceptionCaught(why); // HBase fails its calls with it
+                channel.close();
+              });
+    }
+  }
+
+  /** Counts {@code n} more bytes of {@code h} (null: {@code h} is being made, see its caller). */
+  private static void take(Holding h, long n, Holding asker) {
+    long now = USED.addAndGet(n);
+    long l = limit();
+    if (now > l) {
+      Holding oldest = null;
+      for (Holding c : HOLDERS) {
+        if (!c.closing && c.bytes.get() > 0 && (oldest == null || c.since < oldest.since)) {
+          oldest = c;
+        }
+      }
+      if (oldest != null) {
+        oldest.close(now);
+      }
+      if (now > l + l / 4) {
+        USED.addAndGet(-n);
+        throw new IllegalStateException(
+            "the operator's HBase connections' buffers hold "
+                + (now >> 20)
+                + " MiB, past their limit ("
+                + (l >> 20)
+                + " MiB, an eighth of the heap), while "
+                + (asker == null ? "a connection" : "the connection to " + asker.remote())
+                + " asked for "
+                + (n >> 10)
+                + " KiB more; the connection is closed, the next reconcile asks again");
+      }
+    }
+    HIGH_WATER.accumulateAndGet(now, Math::max);
+    if (h != null) {
+      h.add(n);
+    }
+  }
+
+  private static void give(Holding h, long n) {
+    USED.addAndGet(-n);
+    if (h != null) {
+      h.add(-n);
+    }
+  }
+
+  /** A heap buffer whose arrays are counted. */
+  static final class Heap extends UnpooledHeapByteBuf {
+    private Holding holding; // null only inside super's constructor
+
+    Heap(ByteBufAllocator alloc, int initial, int max, Holding holding) {
+      super(alloc, initial, max); // its first array is counted without a holding
+      this.holding = holding;
+      holding.add(capacity());
+    }
+
+    @Override
+    protected byte[] allocateArray(int n) {
+      take(holding, n, holding);
+      try {
+        return super.allocateArray(n);
+      } catch (RuntimeException | Error e) {
+        give(holding, n);
+        throw e;
+      }
+    }
+
+    @Override
+    protected void freeArray(byte[] array) {
+      super.freeArray(array);
+      give(holding, array.length);
+    }
+  }
+
+  /** A direct buffer whose memory is counted. */
+  static final class Direct extends UnpooledDirectByteBuf {
+    private Holding holding; // null only inside super's constructor
+
+    Direct(ByteBufAllocator alloc, int initial, int max, Holding holding) {
+      super(alloc, initial, max);
+      this.holding = holding;
+      holding.add(capacity());
+    }
+
+    @Override
+    protected ByteBuffer allocateDirect(int n) {
+      take(holding, n, holding);
+      try {
+        return super.allocateDirect(n);
+      } catch (RuntimeException | Error e) {
+        give(holding, n);
+        throw e;
+      }
+    }
+
+    @Override
+    protected void freeDirect(ByteBuffer buffer) {
+      int n = buffer.capacity();
+      super.freeDirect(buffer);
+      give(holding, n);
+    }
+  }
+}
