@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -193,11 +192,10 @@ class SnapshotBudgetTest {
             return super.contains(o);
           }
         };
-    long t0 = System.nanoTime();
     List<ServerId> takers = AdminHBaseCluster.takers(all, decommissioned);
     assertThat(takers).hasSize(n - 1).doesNotContain(AdminHBaseCluster.id(all.get(7)));
+    // the behaviour: the list is never searched (its time is a figure, not asserted here)
     assertThat(lookups).hasValue(0);
-    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(1));
 
     all.add(ServerName.valueOf("one-more", 1, 1));
     assertThatThrownBy(() -> AdminHBaseCluster.takers(all, List.of()))
