@@ -4,7 +4,6 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.net.SocketAddress;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntFunction;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hbase.ipc.NettyRpcClient;
@@ -188,7 +187,7 @@ public final class RpcAnswerCap {
       allocator = new CappedAllocator(this);
       config().setAllocator(allocator);
       ChannelPipeline real = super.pipeline();
-      Map<Integer, Descriptor> calls = new ConcurrentHashMap<>();
+      Map<Integer, Descriptor> calls = callsSent();
       watched =
           (ChannelPipeline)
               Proxy.newProxyInstance(
@@ -254,6 +253,26 @@ public final class RpcAnswerCap {
     public ChannelPipeline pipeline() {
       return watched != null ? watched : super.pipeline(); // null only inside Netty's constructor
     }
+  }
+
+  /** The most calls a connection keeps the response types of while it waits for their answers. */
+  static final int MAX_CALLS_AWAITED = 256;
+
+  /**
+   * The calls a connection sent and has no answer to yet, by id: an answer takes its call out. A
+   * call HBase's client gave up on (its RPC timeout; a tenant's server that never answers) would
+   * stay for the connection's life, one more each reconcile: past {@link #MAX_CALLS_AWAITED} the
+   * oldest is dropped, and an answer to it, were one to come, is refused as an answer to no call.
+   * The operator makes its calls one at a time per connection, so a handful are ever awaited.
+   */
+  static Map<Integer, Descriptor> callsSent() {
+    return java.util.Collections.synchronizedMap(
+        new java.util.LinkedHashMap<>() {
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<Integer, Descriptor> eldest) {
+            return size() > MAX_CALLS_AWAITED;
+          }
+        });
   }
 
   /** The response type of a preamble handler's call. */

@@ -280,6 +280,71 @@ class AnswerGuardsTest {
     }
   }
 
+  /**
+   * A connection keeps the response type of each call it sent until the answer comes; calls HBase
+   * gave up on (a server that never answers) are kept at most {@link
+   * RpcAnswerCap#MAX_CALLS_AWAITED}: the oldest dropped, an answer to it refused as an answer to no
+   * call, the newest still read.
+   */
+  @Test
+  void theCallsAwaitedAreBoundedOldestDropped() throws Exception {
+    Map<Integer, org.apache.hbase.thirdparty.com.google.protobuf.Descriptors.Descriptor> calls =
+        RpcAnswerCap.callsSent();
+    EmbeddedChannel ch =
+        new EmbeddedChannel(
+            new RpcAnswerCap.Weigher(calls::remove, false), new RpcAnswerCap.CallTap(calls));
+    int sent = RpcAnswerCap.MAX_CALLS_AWAITED + 100;
+    for (int id = 1; id <= sent; id++) {
+      ch.writeOutbound(call(id));
+    }
+    assertThat(calls)
+        .hasSize(RpcAnswerCap.MAX_CALLS_AWAITED)
+        .containsKey(sent)
+        .doesNotContainKey(1);
+    ch.writeInbound(running(sent));
+    ByteBuf read = ch.readInbound();
+    assertThat(read).as("the newest call's answer").isNotNull();
+    read.release();
+    assertThatThrownBy(() -> ch.writeInbound(running(1)))
+        .as("an answer to a call dropped long ago")
+        .hasMessageContaining("an answer to a call it did not make");
+    ch.finishAndReleaseAll();
+  }
+
+  /** An answer to call {@code id}: the master runs. */
+  private static ByteBuf running(int id) throws IOException {
+    var frame = new ByteArrayOutputStream();
+    ResponseHeader.newBuilder().setCallId(id).build().writeDelimitedTo(frame);
+    org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningResponse
+        .newBuilder()
+        .setIsMasterRunning(true)
+        .build()
+        .writeDelimitedTo(frame);
+    ByteBuf b = Unpooled.buffer();
+    b.writeInt(frame.size()).writeBytes(frame.toByteArray());
+    return b;
+  }
+
+  /** A call {@code id} as HBase's client makes one, that expects an IsMasterRunningResponse. */
+  private static Object call(int id) throws ReflectiveOperationException {
+    Class<?> c = Class.forName("org.apache.hadoop.hbase.ipc.Call");
+    Constructor<?> k = c.getDeclaredConstructors()[0];
+    k.setAccessible(true);
+    RpcCallback<Object> done = x -> {};
+    return k.newInstance(
+        id,
+        null,
+        null,
+        null,
+        org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningResponse
+            .getDefaultInstance(),
+        0,
+        0,
+        Map.of(),
+        done,
+        MetricsConnection.newCallStats());
+  }
+
   private static final org.apache.hbase.thirdparty.com.google.protobuf.Descriptors.Descriptor
       RUNNING =
           org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningResponse
