@@ -201,6 +201,13 @@ public final class BoundedZkRegistry implements ConnectionRegistry {
       throw new IllegalStateException(
           "a server name of " + p.getHostName().length() + " characters in ZooKeeper");
     }
+    // resolved here, on this registry's own ZooKeeper thread, before HBase's client connects to it
+    // on the Netty event loop every connection shares: a tenant's name that resolves slowly holds
+    // this connection alone, and one that does not resolve is not asked
+    if (!AdminHBaseCluster.resolves(p.getHostName())) {
+      throw new IllegalStateException(
+          "the server name " + p.getHostName() + " in ZooKeeper does not resolve: not asked");
+    }
     return ServerName.valueOf(p.getHostName(), p.getPort(), p.getStartCode());
   }
 }

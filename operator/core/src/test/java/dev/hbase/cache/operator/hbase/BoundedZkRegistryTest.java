@@ -96,25 +96,44 @@ class BoundedZkRegistryTest {
         "/hbase/master",
         znode(
             ZooKeeperProtos.Master.newBuilder()
-                .setMaster(server("master-0.hbase.ns.svc", 16000, 5))
+                .setMaster(server("localhost", 16000, 5))
                 .build()
                 .toByteArray()));
     put(
         "/hbase/meta-region-server",
         znode(
             ZooKeeperProtos.MetaRegionServer.newBuilder()
-                .setServer(server("rs-1.hbase.ns.svc", 16020, 7))
+                .setServer(server("127.0.0.1", 16020, 7))
                 .build()
                 .toByteArray()));
     // a replica the operator does not read: refused by its size, were it read
     put("/hbase/meta-region-server-1", new byte[BoundedZkRegistry.MAX_ZNODE + 1]);
     try (BoundedZkRegistry r = registry()) {
       assertThat(r.getActiveMaster().get(20, TimeUnit.SECONDS))
-          .isEqualTo(ServerName.valueOf("master-0.hbase.ns.svc", 16000, 5));
+          .isEqualTo(ServerName.valueOf("localhost", 16000, 5));
       RegionLocations meta = r.getMetaRegionLocations().get(20, TimeUnit.SECONDS);
       assertThat(meta.size()).isEqualTo(1);
       assertThat(meta.getDefaultRegionLocation().getServerName())
-          .isEqualTo(ServerName.valueOf("rs-1.hbase.ns.svc", 16020, 7));
+          .isEqualTo(ServerName.valueOf("127.0.0.1", 16020, 7));
+    }
+  }
+
+  /**
+   * A name HBase's client would resolve on the event loop every connection shares is resolved on
+   * the registry's own thread first; one that does not resolve is refused there, never asked.
+   */
+  @Test
+  void aServerNameThatDoesNotResolveIsRefusedBeforeTheClientConnects() throws Exception {
+    put(
+        "/hbase/meta-region-server",
+        znode(
+            ZooKeeperProtos.MetaRegionServer.newBuilder()
+                .setServer(server("rs-1.hbase.ns.invalid", 16020, 7))
+                .build()
+                .toByteArray()));
+    try (BoundedZkRegistry r = registry()) {
+      assertThatThrownBy(() -> r.getMetaRegionLocations().get(20, TimeUnit.SECONDS))
+          .hasMessageContaining("rs-1.hbase.ns.invalid in ZooKeeper does not resolve");
     }
   }
 
