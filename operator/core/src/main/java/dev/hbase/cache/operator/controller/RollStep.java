@@ -189,12 +189,13 @@ final class RollStep {
                 policy.getSpec(), hbase.masterVersion())
             : Optional.empty();
     if (wrongLine.isPresent()) {
-      // a plan the master's line cannot run: no pod restarts onto it, and HBase is given back
+      // a plan the master's line cannot run: no pod restarts onto it, and HBase is given back; a
+      // pod stopped with a short deadline still has its RegionServer stopped through HBase first
       events.warn(client, policy, Reason.HBaseVersionMismatch, wrongLine.get());
       return new Rolled(
           hold(c, o.base(), pods, previous, Reason.HBaseVersionMismatch, login),
           null,
-          null,
+          release(c, o, p, pods, hbase, login, now),
           wrongLine.get(),
           masterVersion);
     }
@@ -236,20 +237,36 @@ final class RollStep {
     seen(client, policy, o.target(), d, hbase, pods);
     d.state().setCacheVolumesWhenScaled(whenScaled(o.target()));
     d.events().forEach(e -> events.record(client, policy, e));
-    Duration release =
-        !hbase.masterReachable()
-            ? null
-            : deadlines.release(
-                client,
-                policy,
-                pods,
-                name -> c.cachedPod(new ResourceID(name, policy.getMetadata().getNamespace())),
-                o.container().getName(),
-                hbase,
-                () -> cluster(o, login),
-                Duration.ofSeconds(p.plan().terminationGracePeriodSeconds()),
-                now);
-    return new Rolled(Optional.of(d), null, release, null, masterVersion);
+    return new Rolled(
+        Optional.of(d), null, release(c, o, p, pods, hbase, login, now), null, masterVersion);
+  }
+
+  /**
+   * The RegionServers of pods stopped with a short deadline, stopped through HBase when theirs has
+   * come ({@link StopDeadlines}): when to look again, null if none is pending or the master is not
+   * reachable.
+   */
+  private Duration release(
+      PolicyContext c,
+      Observed o,
+      Planned p,
+      List<PodView> pods,
+      ClusterSnapshot hbase,
+      KerberosLogin login,
+      Instant now) {
+    BlockCachePolicy policy = o.policy();
+    return !hbase.masterReachable()
+        ? null
+        : deadlines.release(
+            c.client(),
+            policy,
+            pods,
+            name -> c.cachedPod(new ResourceID(name, policy.getMetadata().getNamespace())),
+            o.container().getName(),
+            hbase,
+            () -> cluster(o, login),
+            Duration.ofSeconds(p.plan().terminationGracePeriodSeconds()),
+            now);
   }
 
   private static String recordedVersion(BlockCachePolicy policy) {
