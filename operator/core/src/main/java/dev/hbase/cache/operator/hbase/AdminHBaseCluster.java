@@ -754,7 +754,7 @@ public final class AdminHBaseCluster implements HBaseCluster {
           "the cluster's state refused by HBase's ACLs: " + snap.error(), null);
     }
     if (!snap.masterReachable()) {
-      throw new HBaseClusterException("HBase master unreachable: " + snap.error());
+      throw new HBaseClusterException("HBase's state could not be read: " + snap.error());
     }
     return snap;
   }

@@ -144,7 +144,7 @@ final class ClusterGate {
           + h.error();
     }
     if (!h.masterReachable()) {
-      return "HBase master unreachable: " + h.error();
+      return "HBase's state could not be read: " + h.error();
     }
     if (h.regionsInTransition() > 0) {
       return h.regionsInTransition() + " regions in transition";

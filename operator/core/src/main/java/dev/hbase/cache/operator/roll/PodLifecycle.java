@@ -253,7 +253,7 @@ final class PodLifecycle {
           "HBase refused the operator's identity (it needs the READ and ADMIN permissions, 'RA'): "
               + t.hbase().error());
     } else {
-      t.waitFor(Reason.HBaseUnreachable, "HBase master unreachable: " + t.hbase().error());
+      t.waitFor(Reason.HBaseUnreachable, "HBase's state could not be read: " + t.hbase().error());
     }
   }
 

@@ -885,7 +885,7 @@ class RollerTest {
     c.hbase.masterReachable = false;
     Roller.Decision d = Roller.step(null, c.input(FakeCluster.settings(NEW)));
     assertThat(d.actions()).isEmpty();
-    assertThat(message(d)).contains("HBase master unreachable");
+    assertThat(message(d)).contains("HBase's state could not be read");
   }
 
   /**
