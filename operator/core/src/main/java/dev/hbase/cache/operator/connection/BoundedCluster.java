@@ -243,8 +243,11 @@ final class BoundedCluster implements HBaseCluster {
       f =
           thread.submit(
               () -> {
-                try (CallSlots.Slot s = slots.take(namespace, slotWait, what)) {
+                CallSlots.Slot slot = slots.take(namespace, slotWait, what);
+                try {
                   return call.on(c);
+                } finally {
+                  slot.close();
                 }
               });
     } catch (RejectedExecutionException closed) {

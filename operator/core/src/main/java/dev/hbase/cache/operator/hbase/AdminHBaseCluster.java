@@ -149,12 +149,14 @@ public final class AdminHBaseCluster implements HBaseCluster {
                 new WarmMoves.Master() {
                   @Override
                   public java.util.Collection<ServerId> takers() throws IOException {
-                    try (CallGate.Held slot = gate.enter();
-                        Admin a = moveConnection.getAdmin()) {
+                    CallGate.Held slot = gate.enter();
+                    try (Admin a = moveConnection.getAdmin()) {
                       // not getRegionServers(true): it filters with List.contains (quadratic)
                       return AdminHBaseCluster.takers(
                           a.getClusterMetrics(EnumSet.of(Option.SERVERS_NAME)).getServersName(),
                           a.listDecommissionedRegionServers());
+                    } finally {
+                      slot.close();
                     }
                   }
 

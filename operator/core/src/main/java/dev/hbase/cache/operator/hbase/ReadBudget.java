@@ -5,9 +5,12 @@ import java.nio.ByteBuffer;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBufAllocator;
 import org.apache.hbase.thirdparty.io.netty.buffer.UnpooledDirectByteBuf;
 import org.apache.hbase.thirdparty.io.netty.buffer.UnpooledHeapByteBuf;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelHandlerContext;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
 import org.apache.hbase.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
 
 /**
@@ -20,14 +23,15 @@ import org.apache.hbase.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
  * would have the pod killed, every tenant's reconciles with it (a review's reckoning, not a run).
  *
  * <p>So the client's buffers are this class's: unpooled, in the heap (what a frame decoder gathers;
- * the one NIO read's copy is the JDK's, a few KiB per event loop thread) or direct (only what asks
- * for direct), each allocation and each growth counted here before it is made. Past {@link
+ * the one NIO read's copy is the JDK's, up to 64 KiB per event loop thread) or direct (only what
+ * asks for direct), each allocation and each growth counted here before it is made. Past {@link
  * #limit()} the connection that has held bytes the longest without a break is closed (its calls
  * fail with a message that says why, the next reconcile asks again): an answer read at network
  * speed is gone in milliseconds, a stalled one is the oldest. Its bytes come back when its event
- * loop closes it, so meanwhile others may go a quarter past the limit; past that, the allocation
- * itself fails and the connection that asked is closed. An answer is not slowed or refused while
- * the total is under the limit.
+ * loop closes it, so meanwhile others may go a quarter past the limit (and no second connection is
+ * closed for bytes already on their way back); past that, the allocation itself fails and the
+ * connection that asked is closed. An answer is not slowed or refused while the total is under the
+ * limit.
  *
  * <p>The limit is an eighth of the heap, twice the cap at least (45 MiB of the chart's 358 MiB
  * heap: the largest answer the operator asks for, a 24,000-region cluster's metrics, is some 3.4
@@ -39,6 +43,12 @@ final class ReadBudget {
   private static final AtomicLong USED = new AtomicLong();
   private static final AtomicLong HIGH_WATER = new AtomicLong();
   private static final AtomicLong CLOSED = new AtomicLong();
+
+  /**
+   * What the connections closed to keep under the limit still hold, to come back at their close.
+   */
+  private static final AtomicLong PENDING = new AtomicLong();
+
   private static volatile long limit = -1; // -1: an eighth of the heap, twice the cap at least
 
   /** The connections that hold bytes now, each with how many and since when. */
@@ -81,12 +91,18 @@ final class ReadBudget {
     private final AtomicLong bytes = new AtomicLong();
     private volatile long since;
     private volatile boolean closing;
+    private long pendingLeft; // of PENDING, under this
 
     Holding(NioSocketChannel channel) {
       this.channel = channel;
     }
 
     private synchronized void add(long n) {
+      if (n < 0 && pendingLeft > 0) {
+        long back = Math.min(-n, pendingLeft);
+        pendingLeft -= back;
+        PENDING.addAndGet(-back);
+      }
       long before = bytes.getAndAdd(n);
       if (before <= 0 && before + n > 0) {
         since = System.nanoTime();
@@ -112,6 +128,8 @@ final class ReadBudget {
       synchronized (this) {
         closing = true;
         HOLDERS.remove(this);
+        pendingLeft = bytes.get();
+        PENDING.addAndGet(pendingLeft);
       }
       CLOSED.incrementAndGet();
       IllegalStateException why =
@@ -141,7 +159,8 @@ final class ReadBudget {
   private static void take(Holding h, long n, Holding asker) {
     long now = USED.addAndGet(n);
     long l = limit();
-    if (now > l) {
+    // one more connection is closed only while what is not already on its way back is over
+    if (now - PENDING.get() > l) {
       Holding oldest = null;
       for (Holding c : HOLDERS) {
         if (!c.closing && c.bytes.get() > 0 && (oldest == null || c.since < oldest.since)) {
@@ -151,19 +170,19 @@ final class ReadBudget {
       if (oldest != null) {
         oldest.close(now);
       }
-      if (now > l + l / 4) {
-        USED.addAndGet(-n);
-        throw new IllegalStateException(
-            "the operator's HBase connections' buffers hold "
-                + (now >> 20)
-                + " MiB, past their limit ("
-                + (l >> 20)
-                + " MiB, an eighth of the heap), while "
-                + (asker == null ? "a connection" : "the connection to " + asker.remote())
-                + " asked for "
-                + (n >> 10)
-                + " KiB more; the connection is closed, the next reconcile asks again");
-      }
+    }
+    if (now > l + l / 4) {
+      USED.addAndGet(-n);
+      throw new IllegalStateException(
+          "the operator's HBase connections' buffers hold "
+              + (now >> 20)
+              + " MiB, past their limit ("
+              + (l >> 20)
+              + " MiB, an eighth of the heap), while "
+              + (asker == null ? "a connection" : "the connection to " + asker.remote())
+              + " asked for "
+              + (n >> 10)
+              + " KiB more; the connection is closed, the next reconcile asks again");
     }
     HIGH_WATER.accumulateAndGet(now, Math::max);
     if (h != null) {
@@ -175,6 +194,66 @@ final class ReadBudget {
     USED.addAndGet(-n);
     if (h != null) {
       h.add(-n);
+    }
+  }
+
+  /**
+   * Before HBase's SASL unwrap (a connection with {@code hbase.rpc.protection} integrity or
+   * privacy): the unwrap copies each frame into a byte array and unwraps it into another, neither
+   * made by the connection's allocator, so twice the frame is counted while it runs.
+   */
+  static final class Reserve extends ChannelInboundHandlerAdapter {
+    private final Holding holding;
+
+    Reserve(Holding holding) {
+      this.holding = holding;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (!(msg instanceof ByteBuf frame)) {
+        ctx.fireChannelRead(msg);
+        return;
+      }
+      long n = 2L * frame.readableBytes();
+      try {
+        take(holding, n, holding);
+      } catch (IllegalStateException e) {
+        frame.release();
+        ctx.fireExceptionCaught(e);
+        return;
+      }
+      try {
+        ctx.fireChannelRead(frame);
+      } finally {
+        give(holding, n);
+      }
+    }
+  }
+
+  /**
+   * After HBase's SASL unwrap: what it passes on ({@code Unpooled.wrappedBuffer} of the unwrapped
+   * bytes) is copied into a buffer of the connection's allocator, so that the RPC frame decoder
+   * after it, which keeps the first buffer it is given as its own while a frame is incomplete,
+   * holds counted bytes.
+   */
+  static final class Recount extends ChannelInboundHandlerAdapter {
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (msg instanceof ByteBuf b && !(b.alloc() instanceof CappedAllocator)) {
+        ByteBuf copy;
+        try {
+          copy = ctx.alloc().heapBuffer(b.readableBytes());
+        } catch (RuntimeException e) {
+          b.release();
+          ctx.fireExceptionCaught(e);
+          return;
+        }
+        copy.writeBytes(b);
+        b.release();
+        msg = copy;
+      }
+      ctx.fireChannelRead(msg);
     }
   }
 

@@ -11,6 +11,7 @@ import org.apache.hadoop.hbase.ipc.NettyRpcClientConfigHelper;
 import org.apache.hbase.thirdparty.com.google.protobuf.Descriptors.Descriptor;
 import org.apache.hbase.thirdparty.com.google.protobuf.Message;
 import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelHandler;
 import org.apache.hbase.thirdparty.io.netty.channel.ChannelHandlerContext;
 import org.apache.hbase.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
 import org.apache.hbase.thirdparty.io.netty.channel.ChannelOutboundHandlerAdapter;
@@ -143,6 +144,9 @@ public final class RpcAnswerCap {
   /** HBase's handler of a preamble call's one answer ({@code PreambleCallHandler.setup}). */
   static final String PREAMBLE = "org.apache.hadoop.hbase.ipc.PreambleCallHandler";
 
+  /** HBase's SASL unwrap, on a connection with integrity or privacy. */
+  static final String SASL_UNWRAP = "org.apache.hadoop.hbase.security.SaslUnwrapHandler";
+
   /** HBase's decoder of SASL challenges and errors. */
   static final String SASL_DECODER = "org.apache.hadoop.hbase.security.SaslChallengeDecoder";
 
@@ -201,6 +205,24 @@ public final class RpcAnswerCap {
                                 && args[2] != null
                             ? args[2].getClass().getName()
                             : "";
+                    if (method.getName().equals("addAfter")
+                        && args != null
+                        && args.length == 3
+                        && args[2] != null
+                        && args[2].getClass().getName().equals(SASL_UNWRAP)) {
+                      // HBase 2.6.4 adds its SASL unwrap after the connection's handler: what it
+                      // makes is counted around it (ReadBudget.Reserve, ReadBudget.Recount)
+                      Object r;
+                      try {
+                        r = method.invoke(real, args);
+                      } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                      }
+                      String unwrap = real.context((ChannelHandler) args[2]).name();
+                      real.addBefore(unwrap, null, new ReadBudget.Reserve(allocator.holding()));
+                      real.addAfter(unwrap, null, new ReadBudget.Recount());
+                      return r == real ? proxy : r;
+                    }
                     if (added.equals(PARSER)) {
                       real.addBefore((String) args[0], null, new Weigher(calls::remove, false));
                     } else if (added.equals(PREAMBLE)) {

@@ -100,7 +100,7 @@ final class ServerExpiry {
       return new Probe(
           false, Outcome.UNPROVEN, "its endpoint accepts connections but did not answer: " + e);
     }
-    if (answered.getStartcode() == server.startCode()
+    if (answered.getStartCode() == server.startCode()
         && server.sameEndpoint(answered.getHostname(), answered.getPort())) {
       return new Probe(false, Outcome.ALIVE, "it answers at its endpoint as " + answered);
     }

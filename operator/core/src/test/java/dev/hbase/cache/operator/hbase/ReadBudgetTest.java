@@ -10,10 +10,16 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.hbase.security.SaslUnwrapHandler;
 import org.apache.hadoop.hbase.shaded.protobuf.generated.MasterProtos.IsMasterRunningResponse;
 import org.apache.hadoop.hbase.shaded.protobuf.generated.RPCProtos.ResponseHeader;
 import org.apache.hbase.thirdparty.com.google.protobuf.ByteString;
 import org.apache.hbase.thirdparty.com.google.protobuf.UnknownFieldSet;
+import org.apache.hbase.thirdparty.io.netty.buffer.ByteBuf;
+import org.apache.hbase.thirdparty.io.netty.buffer.Unpooled;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelHandlerContext;
+import org.apache.hbase.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
+import org.apache.hbase.thirdparty.io.netty.channel.embedded.EmbeddedChannel;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -96,6 +102,59 @@ class ReadBudgetTest {
     Awaitility.await("the budget back to nothing")
         .atMost(Duration.ofSeconds(30))
         .until(() -> ReadBudget.used() == 0);
+  }
+
+  /**
+   * A connection with SASL integrity or privacy: HBase 2.6.4 adds its unwrap after the connection's
+   * handler, and the unwrap makes its output with {@code Unpooled}, uncounted, which the RPC frame
+   * decoder would keep as its own while a frame is incomplete (a review: 16 MiB per connection held
+   * outside the budget). The connection counts around the unwrap and copies what it passes on.
+   */
+  @Test
+  void whatTheSaslUnwrapMakesIsCounted() throws Exception {
+    RpcAnswerCap.Channel channel = new RpcAnswerCap.Channel();
+    channel.pipeline().addLast("connection", new ChannelInboundHandlerAdapter());
+    SaslUnwrapHandler unwrap =
+        new SaslUnwrapHandler((b, off, len) -> java.util.Arrays.copyOfRange(b, off, off + len));
+    channel.pipeline().addAfter("connection", null, unwrap);
+    List<String> handlers = new ArrayList<>();
+    channel.pipeline().forEach(e -> handlers.add(e.getValue().getClass().getSimpleName()));
+    assertThat(handlers)
+        .as("the handlers around HBase's unwrap")
+        .containsSubsequence(
+            "ChannelInboundHandlerAdapter", "Reserve", "SaslUnwrapHandler", "Recount");
+
+    // the handlers at work, on the connection's allocator
+    List<ByteBuf> passed = new ArrayList<>();
+    List<Long> usedWhileUnwrapping = new ArrayList<>();
+    EmbeddedChannel ch =
+        new EmbeddedChannel(
+            new ReadBudget.Reserve(new ReadBudget.Holding(channel)),
+            new SaslUnwrapHandler(
+                (b, off, len) -> {
+                  usedWhileUnwrapping.add(ReadBudget.used());
+                  return java.util.Arrays.copyOfRange(b, off, off + len);
+                }),
+            new ReadBudget.Recount(),
+            new ChannelInboundHandlerAdapter() {
+              @Override
+              public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                passed.add((ByteBuf) msg); // kept, as a frame decoder keeps an incomplete frame
+              }
+            });
+    ch.config().setAllocator(new CappedAllocator(channel));
+    long before = ReadBudget.used();
+    ch.writeInbound(Unpooled.wrappedBuffer(new byte[1 << 20]));
+    assertThat(usedWhileUnwrapping).singleElement().isEqualTo(before + (2L << 20));
+    assertThat(passed)
+        .singleElement()
+        .satisfies(b -> assertThat(b.readableBytes()).isEqualTo(1 << 20));
+    assertThat(ReadBudget.used())
+        .as("what the next handler keeps")
+        .isGreaterThanOrEqualTo(before + (1 << 20));
+    passed.get(0).release();
+    assertThat(ReadBudget.used()).isEqualTo(before);
+    ch.finishAndReleaseAll();
   }
 
   /** The call to {@code m} on a thread of its own: what it failed with (null: it did not). */
