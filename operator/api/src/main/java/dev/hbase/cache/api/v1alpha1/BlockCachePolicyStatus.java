@@ -22,7 +22,7 @@ public class BlockCachePolicyStatus {
   @JsonPropertyDescription("The metadata.generation of the policy the operator last reconciled.")
   private Long observedGeneration;
 
-  /** Valid, Ready, Progressing, Degraded, CacheResetPending, Balanced. */
+  /** Valid, Ready, Progressing, Degraded, CacheResetPending, Balanced, GiveBackPending. */
   @JsonPropertyDescription(
       "One condition per type. Valid: the policy plans for the container's memory limit (False:"
           + " nothing is applied, the message says why). Ready: every RegionServer runs the"
@@ -30,7 +30,10 @@ public class BlockCachePolicyStatus {
           + " Degraded: something needs attention (a blocked roll, a failed reconcile, a cache"
           + " volume that cannot be given as planned). CacheResetPending: the next restarts drop"
           + " the persisted caches. Balanced: every Ready RegionServer serves the mean number of"
-          + " regions within one (not judged while a server is in flight).")
+          + " regions within one (not judged while a server is in flight). GiveBackPending, on a"
+          + " deleted policy only: kept by its finalizer until HBase is given back (the balancer"
+          + " as the roll found it, no server left decommissioned); the message says what is"
+          + " left.")
   private List<Condition> conditions = new ArrayList<>();
 
   @JsonPropertyDescription(
