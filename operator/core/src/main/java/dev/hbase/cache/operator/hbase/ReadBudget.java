@@ -25,13 +25,14 @@ import org.apache.hbase.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
  * <p>So the client's buffers are this class's: unpooled, in the heap (what a frame decoder gathers;
  * the one NIO read's copy is the JDK's, up to 64 KiB per event loop thread) or direct (only what
  * asks for direct), each allocation and each growth counted here before it is made. Past {@link
- * #limit()} the connection that has held bytes the longest without a break is closed (its calls
- * fail with a message that says why, the next reconcile asks again): an answer read at network
- * speed is gone in milliseconds, a stalled one is the oldest. Its bytes come back when its event
- * loop closes it, so meanwhile others may go a quarter past the limit (and no second connection is
- * closed for bytes already on their way back); past that, the allocation itself fails and the
- * connection that asked is closed. An answer is not slowed or refused while the total is under the
- * limit.
+ * #limit()} the connection that has held bytes the longest without a break is closed, of those that
+ * have held them a second at least, else the one that holds the most (its calls fail with a message
+ * that says why, the next reconcile asks again): an answer read at network speed is gone in
+ * milliseconds, a stalled one is the oldest, a burst of fresh ones the largest. Its bytes come back
+ * when its event loop closes it, so meanwhile others may go a quarter past the limit (and no second
+ * connection is closed for bytes already on their way back); past that, the allocation itself fails
+ * and the connection that asked is closed. An answer is not slowed or refused while the total is
+ * under the limit.
  *
  * <p>The limit is an eighth of the heap, twice the cap at least (45 MiB of the chart's 358 MiB
  * heap: the largest answer the operator asks for, a 24,000-region cluster's metrics, is some 3.4
@@ -161,14 +162,9 @@ final class ReadBudget {
     long l = limit();
     // one more connection is closed only while what is not already on its way back is over
     if (now - PENDING.get() > l) {
-      Holding oldest = null;
-      for (Holding c : HOLDERS) {
-        if (!c.closing && c.bytes.get() > 0 && (oldest == null || c.since < oldest.since)) {
-          oldest = c;
-        }
-      }
-      if (oldest != null) {
-        oldest.close(now);
+      Holding victim = victim(System.nanoTime());
+      if (victim != null) {
+        victim.close(now);
       }
     }
     if (now > l + l / 4) {
@@ -188,6 +184,33 @@ final class ReadBudget {
     if (h != null) {
       h.add(n);
     }
+  }
+
+  /** How long a connection holds bytes before it can be the one closed for being the oldest. */
+  static final long SETTLED_NANOS = 1_000_000_000L;
+
+  /**
+   * The connection to close: the one that has held bytes the longest, of those that have held them
+   * a second at least (an answer read at network speed holds its bytes for milliseconds); if none
+   * has, the one that holds the most (heads sent in a burst on fresh connections while an honest
+   * answer is read: the burst's connections are closed, not the answer's).
+   */
+  private static Holding victim(long nanoNow) {
+    Holding oldest = null;
+    Holding largest = null;
+    for (Holding c : HOLDERS) {
+      long b = c.bytes.get();
+      if (c.closing || b <= 0) {
+        continue;
+      }
+      if (nanoNow - c.since >= SETTLED_NANOS && (oldest == null || c.since < oldest.since)) {
+        oldest = c;
+      }
+      if (largest == null || b > largest.bytes.get()) {
+        largest = c;
+      }
+    }
+    return oldest != null ? oldest : largest;
   }
 
   private static void give(Holding h, long n) {
