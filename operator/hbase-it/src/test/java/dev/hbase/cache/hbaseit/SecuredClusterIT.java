@@ -112,7 +112,13 @@ class SecuredClusterIT {
             end ->
                 assertThat(Duration.between(loggedIn, end))
                     .isLessThanOrEqualTo(TICKET_LIFETIME.plusSeconds(5)));
+    long recounted = dev.hbase.cache.operator.hbase.RpcAnswerCap.saslRecountedBytes();
     drainAndReload(admin, 1);
+    // RPC with privacy: what HBase's SASL unwrap made was copied into the operator's counted
+    // buffers (its unwrap is added where the channel's watched pipeline does not see it)
+    assertThat(dev.hbase.cache.operator.hbase.RpcAnswerCap.saslRecountedBytes())
+        .as("bytes of unwrapped answers counted in the operator's HBase buffers")
+        .isGreaterThan(recounted);
     // the info server at its address, proving the name in its certificate and HTTP principal; a
     // RegionServer publishes its Server bean a little after it serves (seen missing once on a cold
     // CI machine with image builds beside it): only that answer is asked again

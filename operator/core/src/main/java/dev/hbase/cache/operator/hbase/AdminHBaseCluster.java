@@ -315,7 +315,12 @@ public final class AdminHBaseCluster implements HBaseCluster {
   public ClusterSnapshot snapshot() {
     Instant at = clock.instant();
     try {
-      String master = activeMaster();
+      String master;
+      try {
+        master = activeMaster();
+      } catch (BoundedZkRegistry.Unresolved e) {
+        return ClusterSnapshot.unreachable(at, "the active master: " + e.getMessage());
+      }
       if (master != null && !resolves(master)) {
         return ClusterSnapshot.unreachable(
             at, "the active master's name in ZooKeeper, " + master + ", does not resolve");
@@ -429,9 +434,13 @@ public final class AdminHBaseCluster implements HBaseCluster {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return null;
-    } catch (java.util.concurrent.ExecutionException
-        | java.util.concurrent.TimeoutException
-        | RuntimeException e) {
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause() instanceof BoundedZkRegistry.Unresolved u) {
+        throw u; // the snapshot says so
+      }
+      LOG.debug("the active master from ZooKeeper: {}", e.toString());
+      return null;
+    } catch (java.util.concurrent.TimeoutException | RuntimeException e) {
       LOG.debug("the active master from ZooKeeper: {}", e.toString());
       return null;
     }

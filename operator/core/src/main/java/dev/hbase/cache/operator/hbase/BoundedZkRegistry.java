@@ -196,6 +196,13 @@ public final class BoundedZkRegistry implements ConnectionRegistry {
     return Arrays.copyOfRange(d, 4, d.length);
   }
 
+  /** A server name in ZooKeeper that does not resolve: refused before the client connects. */
+  static final class Unresolved extends IllegalStateException {
+    Unresolved(String message) {
+      super(message);
+    }
+  }
+
   private static ServerName name(HBaseProtos.ServerName p) {
     if (p.getHostName().length() > MAX_HOST) {
       throw new IllegalStateException(
@@ -205,7 +212,7 @@ public final class BoundedZkRegistry implements ConnectionRegistry {
     // on the Netty event loop every connection shares: a tenant's name that resolves slowly holds
     // this connection alone, and one that does not resolve is not asked
     if (!AdminHBaseCluster.resolves(p.getHostName())) {
-      throw new IllegalStateException(
+      throw new Unresolved(
           "the server name " + p.getHostName() + " in ZooKeeper does not resolve: not asked");
     }
     return ServerName.valueOf(p.getHostName(), p.getPort(), p.getStartCode());

@@ -44,6 +44,7 @@ final class ReadBudget {
   private static final AtomicLong USED = new AtomicLong();
   private static final AtomicLong HIGH_WATER = new AtomicLong();
   private static final AtomicLong CLOSED = new AtomicLong();
+  private static final AtomicLong RECOUNTED = new AtomicLong();
 
   /**
    * What the connections closed to keep under the limit still hold, to come back at their close.
@@ -79,6 +80,11 @@ final class ReadBudget {
   /** For tests: the high water from now on. */
   static void resetHighWater() {
     HIGH_WATER.set(USED.get());
+  }
+
+  /** What {@link Recount} copied into counted buffers, in bytes. */
+  static long recounted() {
+    return RECOUNTED.get();
   }
 
   /** How many connections were closed to keep under the limit. */
@@ -127,6 +133,9 @@ final class ReadBudget {
 
     private void close(long used) {
       synchronized (this) {
+        if (closing) {
+          return; // another thread past the limit chose it too: closed once, counted once
+        }
         closing = true;
         HOLDERS.remove(this);
         pendingLeft = bytes.get();
@@ -272,6 +281,7 @@ final class ReadBudget {
           ctx.fireExceptionCaught(e);
           return;
         }
+        RECOUNTED.addAndGet(b.readableBytes());
         copy.writeBytes(b);
         b.release();
         msg = copy;

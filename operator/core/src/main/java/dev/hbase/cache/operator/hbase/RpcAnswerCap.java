@@ -185,6 +185,7 @@ public final class RpcAnswerCap {
   public static final class Channel extends NioSocketChannel {
     private final ChannelPipeline watched;
     private final CappedAllocator allocator;
+    private boolean setUp; // the connection's setup seen done, on its event loop
 
     public Channel() {
       super();
@@ -205,24 +206,6 @@ public final class RpcAnswerCap {
                                 && args[2] != null
                             ? args[2].getClass().getName()
                             : "";
-                    if (method.getName().equals("addAfter")
-                        && args != null
-                        && args.length == 3
-                        && args[2] != null
-                        && args[2].getClass().getName().equals(SASL_UNWRAP)) {
-                      // HBase 2.6.4 adds its SASL unwrap after the connection's handler: what it
-                      // makes is counted around it (ReadBudget.Reserve, ReadBudget.Recount)
-                      Object r;
-                      try {
-                        r = method.invoke(real, args);
-                      } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                      }
-                      String unwrap = real.context((ChannelHandler) args[2]).name();
-                      real.addBefore(unwrap, null, new ReadBudget.Reserve(allocator.holding()));
-                      real.addAfter(unwrap, null, new ReadBudget.Recount());
-                      return r == real ? proxy : r;
-                    }
                     if (added.equals(PARSER)) {
                       real.addBefore((String) args[0], null, new Weigher(calls::remove, false));
                     } else if (added.equals(PREAMBLE)) {
@@ -254,6 +237,10 @@ public final class RpcAnswerCap {
     @Override
     protected int doReadBytes(ByteBuf buf) throws Exception {
       ChannelPipeline p = super.pipeline();
+      if (!setUp && p.get(BUFFER_CALL) == null) {
+        setUp = true;
+        guardSaslUnwrap(p, allocator.holding());
+      }
       if (p.get(BUFFER_CALL) == null && p.get(Weigher.class) == null) {
         throw new java.io.IOException(
             "the connection to "
@@ -295,6 +282,31 @@ public final class RpcAnswerCap {
             return size() > MAX_CALLS_AWAITED;
           }
         });
+  }
+
+  /**
+   * Counts what HBase's SASL unwrap makes ({@link ReadBudget.Reserve} before it, {@link
+   * ReadBudget.Recount} after it), once per connection, at its first read after its setup: HBase
+   * 2.6.4 adds the unwrap (integrity or privacy) through the SASL handler's own context ({@code
+   * ctx.pipeline()}, the pipeline itself, not {@link Channel#pipeline()}), so it is looked for
+   * there, once the SASL handshake and the connection's setup are done. Idempotent.
+   */
+  static void guardSaslUnwrap(ChannelPipeline p, ReadBudget.Holding holding) {
+    if (p.get(ReadBudget.Recount.class) != null) {
+      return;
+    }
+    for (Map.Entry<String, ChannelHandler> e : p) {
+      if (e.getValue().getClass().getName().equals(SASL_UNWRAP)) {
+        p.addBefore(e.getKey(), null, new ReadBudget.Reserve(holding));
+        p.addAfter(e.getKey(), null, new ReadBudget.Recount());
+        return;
+      }
+    }
+  }
+
+  /** What HBase's SASL unwrap made that was copied into counted buffers, in bytes, so far. */
+  public static long saslRecountedBytes() {
+    return ReadBudget.recounted();
   }
 
   /** The response type of a preamble handler's call. */

@@ -400,7 +400,9 @@ public final class RollModel {
 
   /** Why a roll waits or is blocked: the reason of the Progressing and Degraded conditions. */
   public enum Reason {
-    /** The master did not answer. */
+    /**
+     * HBase's state could not be read (the master did not answer, or a bound of the operator's).
+     */
     HBaseUnreachable,
     /**
      * HBase refused the operator's identity a call the roll needs (no READ or ADMIN permission).

@@ -105,10 +105,12 @@ class ReadBudgetTest {
   }
 
   /**
-   * A connection with SASL integrity or privacy: HBase 2.6.4 adds its unwrap after the connection's
-   * handler, and the unwrap makes its output with {@code Unpooled}, uncounted, which the RPC frame
-   * decoder would keep as its own while a frame is incomplete (a review: 16 MiB per connection held
-   * outside the budget). The connection counts around the unwrap and copies what it passes on.
+   * A connection with SASL integrity or privacy: HBase 2.6.4 adds its unwrap through the SASL
+   * handler's own context (the pipeline itself, not the channel's watched one), and the unwrap
+   * makes its output with {@code Unpooled}, uncounted, which the RPC frame decoder would keep as
+   * its own while a frame is incomplete (a review: 16 MiB per connection held outside the budget).
+   * At the connection's first read after its setup the unwrap is found and counted around, once;
+   * SecuredClusterIT shows it on a real Kerberos cluster with privacy.
    */
   @Test
   void whatTheSaslUnwrapMakesIsCounted() throws Exception {
@@ -116,13 +118,20 @@ class ReadBudgetTest {
     channel.pipeline().addLast("connection", new ChannelInboundHandlerAdapter());
     SaslUnwrapHandler unwrap =
         new SaslUnwrapHandler((b, off, len) -> java.util.Arrays.copyOfRange(b, off, off + len));
-    channel.pipeline().addAfter("connection", null, unwrap);
+    // as HBase's SASL handler does it: ctx.pipeline().addAfter(...)
+    org.apache.hbase.thirdparty.io.netty.channel.ChannelPipeline real =
+        channel.pipeline().context("connection").pipeline();
+    real.addAfter("connection", null, unwrap);
+    ReadBudget.Holding holding = new ReadBudget.Holding(channel);
+    RpcAnswerCap.guardSaslUnwrap(real, holding);
+    RpcAnswerCap.guardSaslUnwrap(real, holding); // once
     List<String> handlers = new ArrayList<>();
-    channel.pipeline().forEach(e -> handlers.add(e.getValue().getClass().getSimpleName()));
+    real.forEach(e -> handlers.add(e.getValue().getClass().getSimpleName()));
     assertThat(handlers)
         .as("the handlers around HBase's unwrap")
         .containsSubsequence(
-            "ChannelInboundHandlerAdapter", "Reserve", "SaslUnwrapHandler", "Recount");
+            "ChannelInboundHandlerAdapter", "Reserve", "SaslUnwrapHandler", "Recount")
+        .containsOnlyOnce("Reserve", "Recount");
 
     // the handlers at work, on the connection's allocator
     List<ByteBuf> passed = new ArrayList<>();
