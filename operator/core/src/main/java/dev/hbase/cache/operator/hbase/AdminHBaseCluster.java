@@ -315,15 +315,9 @@ public final class AdminHBaseCluster implements HBaseCluster {
   public ClusterSnapshot snapshot() {
     Instant at = clock.instant();
     try {
-      String master;
-      try {
-        master = activeMaster();
-      } catch (BoundedZkRegistry.Unresolved e) {
-        return ClusterSnapshot.unreachable(at, "the active master: " + e.getMessage());
-      }
-      if (master != null && !resolves(master)) {
-        return ClusterSnapshot.unreachable(
-            at, "the active master's name in ZooKeeper, " + master + ", does not resolve");
+      String unresolved = unresolvedMaster();
+      if (unresolved != null) {
+        return ClusterSnapshot.unreachable(at, "the active master: " + unresolved);
       }
       ClusterMetrics metrics =
           admin.getClusterMetrics(
@@ -420,23 +414,25 @@ public final class AdminHBaseCluster implements HBaseCluster {
   }
 
   /**
-   * The active master's host name as ZooKeeper gives it (no RPC), so that it is resolved on this
-   * thread before the client connects to it ({@link #resolves}); null when ZooKeeper does not say
+   * Why the active master is not asked, null if it may be: the registry ({@link BoundedZkRegistry})
+   * resolves the master's name from ZooKeeper on its own thread, before the client connects to it
+   * on the shared event loop, and refuses a name that does not resolve; asked here first (no RPC)
+   * so that the snapshot says so instead of HBase's retries. Null too when ZooKeeper does not say
    * within the operation timeout (the master call then fails its own way).
    */
-  private String activeMaster() {
+  private String unresolvedMaster() {
     try {
-      return ((org.apache.hadoop.hbase.client.ClusterConnection) connection)
+      ((org.apache.hadoop.hbase.client.ClusterConnection) connection)
           .getConnectionRegistry()
           .getActiveMaster()
-          .get(options.operationTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
-          .getHostname();
+          .get(options.operationTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      return null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return null;
     } catch (java.util.concurrent.ExecutionException e) {
       if (e.getCause() instanceof BoundedZkRegistry.Unresolved u) {
-        throw u; // the snapshot says so
+        return u.getMessage();
       }
       LOG.debug("the active master from ZooKeeper: {}", e.toString());
       return null;

@@ -73,6 +73,23 @@ final class FakeMaster implements AutoCloseable {
     thread.start();
   }
 
+  /**
+   * One answer frame as HBase's server writes it: its length, then each message length-delimited
+   * (the response header, then the response if any); flushed. The frame's size, length excluded.
+   */
+  static int send(
+      DataOutputStream out, org.apache.hbase.thirdparty.com.google.protobuf.Message... parts)
+      throws IOException {
+    var frame = new java.io.ByteArrayOutputStream();
+    for (var m : parts) {
+      m.writeDelimitedTo(frame);
+    }
+    out.writeInt(frame.size());
+    frame.writeTo(out);
+    out.flush();
+    return frame.size();
+  }
+
   int port() {
     return server.getLocalPort();
   }

@@ -214,11 +214,6 @@ class ReadBudgetTest {
             .setIsMasterRunning(true)
             .setUnknownFields(UnknownFieldSet.newBuilder().addField(1000, pad.build()).build())
             .build();
-    var frame = new java.io.ByteArrayOutputStream();
-    header.writeDelimitedTo(frame);
-    response.writeDelimitedTo(frame);
-    out.writeInt(frame.size());
-    frame.writeTo(out);
-    out.flush();
+    FakeMaster.send(out, header, response);
   }
 }

@@ -90,15 +90,10 @@ class RpcAnswerCapTest {
                               .newBuilder()
                               .setLength(Integer.MAX_VALUE - 16))
                       .build();
-              var frame = new java.io.ByteArrayOutputStream();
-              header.writeDelimitedTo(frame);
-              IsMasterRunningResponse.newBuilder()
-                  .setIsMasterRunning(true)
-                  .build()
-                  .writeDelimitedTo(frame);
-              out.writeInt(frame.size());
-              frame.writeTo(out);
-              out.flush();
+              FakeMaster.send(
+                  out,
+                  header,
+                  IsMasterRunningResponse.newBuilder().setIsMasterRunning(true).build());
             });
     assertThatThrownBy(this::askIsMasterRunning)
         .hasMessageContaining("a cell block it did not ask for");
@@ -134,11 +129,7 @@ class RpcAnswerCapTest {
                     .setExceptionClassName(className)
                     .setStackTrace("at the fake master"))
             .build();
-    var frame = new java.io.ByteArrayOutputStream();
-    header.writeDelimitedTo(frame);
-    out.writeInt(frame.size());
-    frame.writeTo(out);
-    out.flush();
+    FakeMaster.send(out, header);
   }
 
   private static String stackTrace(Throwable t) {
@@ -200,13 +191,7 @@ class RpcAnswerCapTest {
                     .addField(16, values.build())
                     .build())
             .build();
-    var frame = new java.io.ByteArrayOutputStream();
-    header.writeDelimitedTo(frame);
-    response.writeDelimitedTo(frame);
-    out.writeInt(frame.size());
-    frame.writeTo(out);
-    out.flush();
-    master.sent.addAndGet(frame.size());
+    master.sent.addAndGet(FakeMaster.send(out, header, response));
   }
 
   /** {@code bytes} of zeros in values of 200 KiB each: under the cap on one value. */
