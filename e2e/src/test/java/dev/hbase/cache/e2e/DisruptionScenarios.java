@@ -161,30 +161,7 @@ class DisruptionScenarios extends FaultScenario {
             + " preStop hook) and the operator sends the regions its cache holds home",
         () -> {
           everyServerHoldsRegionsIfOneHoldsNone();
-          // a pod whose RegionServer container has not restarted in it yet: a second restart
-          // within the operator's crash-loop window (its run before under 10 min) is left to
-          // HBase by design, and step 10 SIGKILLs one pod's (which one follows the roll's order;
-          // in a CI run of 2026-11-29 it was hbase-regionserver-1, this step's pod until then)
-          Map<String, Integer> restarts = new java.util.TreeMap<>();
-          for (int i = 0; i < REPLICAS; i++) {
-            restarts.put(
-                Cluster.pod(i),
-                containerRestarts(
-                    client.pods().inNamespace(cluster.ns).withName(Cluster.pod(i)).get()));
-          }
-          String victim =
-              java.util.stream.Stream.of(1, 2, 0)
-                  .map(Cluster::pod)
-                  .filter(n -> restarts.get(n) == 0)
-                  .findFirst()
-                  .orElseThrow(
-                      () ->
-                          new AssertionError(
-                              "every RegionServer container restarted in its pod already: "
-                                  + restarts));
-          report.line(
-              "- container restarts in their pods before the step: %s; frozen: `%s`",
-              restarts, victim);
+          String victim = notRestartedInItsPod("frozen", 1, 2, 0);
           Pod before = client.pods().inNamespace(cluster.ns).withName(victim).get();
           String uid = before.getMetadata().getUid();
           int restartsBefore = containerRestarts(before);
@@ -233,31 +210,8 @@ class DisruptionScenarios extends FaultScenario {
           } finally {
             onNode(stillFrozen + " && kill -CONT " + pid); // a step that failed frozen: let it go
           }
-          // the homecoming's events name the pod (RestartedInPlace, RegionsHome: first; the end of
-          // one that could not finish: "the regions of <pod> ...")
-          java.util.regex.Pattern named =
-              java.util.regex.Pattern.compile(
-                  "\\b" + java.util.regex.Pattern.quote(victim) + "\\b");
-          Predicate<io.fabric8.kubernetes.api.model.Event> mine =
-              e -> e.getMessage() != null && named.matcher(e.getMessage()).find();
-          await(victim + "'s regions home (RegionsHome) or its homecoming ended")
-              .atMost(Duration.ofMinutes(6))
-              .pollInterval(Duration.ofSeconds(2))
-              .until(
-                  () ->
-                      cluster.policyEvents(Set.of("RegionsHome", "HomecomingEnded")).stream()
-                          .filter(mine)
-                          .anyMatch(since(frozen)));
+          List<io.fabric8.kubernetes.api.model.Event> events = awaitHomecoming(victim, frozen);
           Instant home = Instant.now();
-          List<io.fabric8.kubernetes.api.model.Event> events =
-              cluster
-                  .policyEvents(Set.of("RestartedInPlace", "RegionsHome", "HomecomingEnded"))
-                  .stream()
-                  .filter(mine)
-                  .filter(since(frozen))
-                  .toList();
-          events.forEach(
-              e -> report.line("  - %s %s: %s", e.getType(), e.getReason(), e.getMessage()));
           Pod after = client.pods().inNamespace(cluster.ns).withName(victim).get();
           // /jmx's regionCount is refreshed every second and cached as long; a RegionServer that
           // has just started may answer without its Server bean for a while (seen on kind: -1
@@ -334,6 +288,261 @@ class DisruptionScenarios extends FaultScenario {
                   homeward.stalledSeconds(),
                   homeward.worstSecondP99ms()));
         });
+  }
+
+  @Test
+  @Order(3)
+  void aPodNotRolledYetOomKilledWhileTheRollIsPausedComesBackOnItsOwnPlanWithItsCache() {
+    step(
+        "10c. a paused roll (memory.bucketCache 640Mi -> 768Mi) and a RegionServer it has not"
+            + " restarted yet OOM-killed: the kubelet restarts its container in the pod on the plan"
+            + " it was rolled onto (its L2 as large as before) with its cache, serving; HBase hears"
+            + " of the death at once (RegionServerCrashed)",
+        () -> {
+          everyServerHoldsRegionsIfOneHoldsNone();
+          String victim = notRestartedInItsPod("OOM-killed", 2, 0, 1);
+          Map<Integer, String> uids = cluster.podUids();
+          String oldRevision = cluster.revision();
+          io.fabric8.kubernetes.api.model.Quantity bucketCache =
+              cluster.policy().getSpec().getMemory().getBucketCache();
+          cluster.editPolicy(
+              x -> {
+                if (x.getSpec().getRollout() == null) {
+                  x.getSpec().setRollout(new dev.hbase.cache.api.v1alpha1.spec.RolloutSpec());
+                }
+                x.getSpec().getRollout().setPaused(true);
+                x.getSpec()
+                    .getMemory()
+                    .setBucketCache(new io.fabric8.kubernetes.api.model.Quantity("768Mi"));
+              });
+          var paused =
+              cluster.awaitRollout(
+                  "the roll to 768Mi paused with every pod still to restart",
+                  Duration.ofMinutes(2),
+                  p ->
+                      p.getStatus().getRollout().getPhase() == RolloutStatus.Phase.Paused
+                          && !oldRevision.equals(p.getStatus().getRollout().getRevision()));
+          report.line(
+              "- memory.bucketCache %s -> 768Mi with rollout.paused: phase %s, revision %s -> %s: %s",
+              bucketCache,
+              paused.getStatus().getRollout().getPhase(),
+              oldRevision,
+              paused.getStatus().getRollout().getRevision(),
+              paused.getStatus().getRollout().getMessage());
+          // the L2 as the old plan sized it, and full: what a restart on the new plan would drop
+          Jmx before =
+              Jmx.awaitUntil(
+                  client,
+                  cluster.ns,
+                  victim,
+                  victim + "'s /jmx with regions and a filled L2",
+                  Duration.ofMinutes(2),
+                  Duration.ofSeconds(2),
+                  j -> j.regionCount() > 0 && j.l2Used() > 0);
+          Pod pod = client.pods().inNamespace(cluster.ns).withName(victim).get();
+          int restartsBefore = containerRestarts(pod);
+          watch.reset();
+          // The kernel's OOM killer, as when the JVM's native memory outgrows the pod's limit:
+          // processes in the container take memory until its cgroup has none left, each holding
+          // 200 MB (a pipe that does not end: tail keeps its one endless line), fewer than the
+          // RegionServer holds, which is made the first choice too (oom_score_adj 1000, set from
+          // the node). One process taking it all was chosen over the JVM (seen on kind). The kill
+          // is the kernel's; the kubelet reports it.
+          Shell.Result first =
+              onNode(regionServerPid(victim) + " && echo 1000 > /proc/$pid/oom_score_adj");
+          assertThat(first.code())
+              .as("oom_score_adj of %s's RegionServer: %s", victim, first.output())
+              .isZero();
+          Instant killed = Instant.now();
+          Shell.Result hog =
+              cluster.kubectl(
+                  "exec",
+                  "-n",
+                  cluster.ns,
+                  victim,
+                  "-c",
+                  "regionserver",
+                  "--",
+                  "timeout",
+                  "50",
+                  "sh",
+                  "-c",
+                  "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do"
+                      + " (head -c 200m /dev/zero; sleep 60) | tail > /dev/null & done; wait");
+          await(victim + "'s container restarted in its pod")
+              .atMost(Duration.ofMinutes(3))
+              .pollInterval(Duration.ofSeconds(1))
+              .until(
+                  () ->
+                      containerRestarts(
+                              client.pods().inNamespace(cluster.ns).withName(victim).get())
+                          > restartsBefore);
+          Pod restarted = client.pods().inNamespace(cluster.ns).withName(victim).get();
+          var terminated =
+              restarted.getStatus().getContainerStatuses().stream()
+                  .filter(c -> "regionserver".equals(c.getName()))
+                  .map(c -> c.getLastState().getTerminated())
+                  .filter(java.util.Objects::nonNull)
+                  .findFirst()
+                  .orElse(null);
+          report.line(
+              "- `%s` (L2 %s of %s, %d regions) at %s: the memory hog ended with exit %d; the"
+                  + " kubelet reported its container %s (exit %s) at %s",
+              victim,
+              mib(before.l2Used()),
+              mib(before.l2Capacity()),
+              before.regionCount(),
+              killed,
+              hog.code(),
+              terminated == null ? "?" : terminated.getReason(),
+              terminated == null ? "?" : terminated.getExitCode(),
+              terminated == null ? "?" : terminated.getFinishedAt());
+          List<io.fabric8.kubernetes.api.model.Event> events = awaitHomecoming(victim, killed);
+          Instant home = Instant.now();
+          Jmx after =
+              Jmx.awaitUntil(
+                  client,
+                  cluster.ns,
+                  victim,
+                  victim + "'s new instance serving regions",
+                  Duration.ofMinutes(2),
+                  Duration.ofSeconds(2),
+                  j -> j.startTime() != before.startTime() && j.regionCount() > 0);
+          List<io.fabric8.kubernetes.api.model.Event> crashed =
+              cluster
+                  .policyEvents(
+                      Set.of("RegionServerCrashed"), l -> l.stream().anyMatch(since(killed)))
+                  .stream()
+                  .filter(since(killed))
+                  .toList();
+          crashed.forEach(
+              e -> report.line("  - %s %s: %s", e.getType(), e.getReason(), e.getMessage()));
+          var lastCrash = cluster.policy().getStatus().getLastCrash();
+          Workload.Stats crash = Workload.stats(workload.log(READER), killed, home);
+          report.line(
+              "- `%s`'s new instance: L2 %s of %s (before: %s of %s), %d regions; %s after the"
+                  + " kill; status.lastCrash: reason %s, told HBase %s at %s, regions unavailable"
+                  + " %s s",
+              victim,
+              mib(after.l2Used()),
+              mib(after.l2Capacity()),
+              mib(before.l2Used()),
+              mib(before.l2Capacity()),
+              after.regionCount(),
+              Duration.between(killed, home).toSeconds() + " s to its regions home",
+              lastCrash == null ? "-" : lastCrash.getReason(),
+              lastCrash == null ? "-" : lastCrash.getToldHBase(),
+              lastCrash == null ? "-" : lastCrash.getToldHBaseAt(),
+              lastCrash == null ? "-" : lastCrash.getRegionsUnavailableSeconds());
+          report.line("- reader from the kill to its regions home: %s", crash.summary());
+          assertThat(terminated).as("%s's container's last termination", victim).isNotNull();
+          assertThat(terminated.getReason())
+              .as("what the kubelet reported of %s's container", victim)
+              .isEqualTo("OOMKilled");
+          assertThat(restarted.getMetadata().getUid())
+              .as("%s restarted in its pod, not deleted", victim)
+              .isEqualTo(uids.get(Cluster.ordinalOf(victim)));
+          assertThat(after.l2Capacity())
+              .as(
+                  "%s's L2 after its restart: the plan it was rolled onto, not the paused one",
+                  victim)
+              .isEqualTo(before.l2Capacity());
+          assertThat(after.l2Used())
+              .as("%s's L2 after its restart: its persisted blocks, not a cold cache", victim)
+              .isGreaterThanOrEqualTo(before.l2Used() / 2);
+          assertThat(events)
+              .as("the operator's events for %s", victim)
+              .extracting(io.fabric8.kubernetes.api.model.Event::getReason)
+              .contains("RegionsHome")
+              .doesNotContain("HomecomingEnded");
+          assertThat(crashed).as("RegionServerCrashed for %s", victim).isNotEmpty();
+          assertThat(cluster.podUids()).as("no pod deleted by the paused roll").isEqualTo(uids);
+          assertThat(watch.maxDown())
+              .as("RegionServers down at once (%s)", watch.maxDownAt())
+              .isLessThanOrEqualTo(1);
+          // back to the plan every pod runs: the paused roll ends with nothing to restart
+          cluster.editPolicy(
+              x -> {
+                x.getSpec().getRollout().setPaused(false);
+                x.getSpec().getMemory().setBucketCache(bucketCache);
+              });
+          cluster.awaitRollout(
+              "Idle on the old revision again",
+              Duration.ofMinutes(2),
+              p ->
+                  p.getStatus().getRollout().getPhase() == RolloutStatus.Phase.Idle
+                      && oldRevision.equals(p.getStatus().getRollout().getRevision()));
+          assertThat(cluster.podUids()).as("no pod deleted once reverted").isEqualTo(uids);
+          summary.add(
+              String.format(
+                  "RegionServer OOM-killed in a paused roll to a larger L2: back in its pod on its"
+                      + " own plan (L2 %s, %s of it kept), regions home %d s after the kill; failed"
+                      + " reads %d, %d s without a successful read, worst second's p99 %.0f ms",
+                  mib(after.l2Capacity()),
+                  mib(after.l2Used()),
+                  Duration.between(killed, home).toSeconds(),
+                  crash.fail(),
+                  crash.stalledSeconds(),
+                  crash.worstSecondP99ms()));
+        });
+  }
+
+  /**
+   * A pod whose RegionServer container has not restarted in it yet, the first of {@code order}: a
+   * second restart within the operator's crash-loop window (its run before under 10 min) is left to
+   * HBase by design, and step 10 SIGKILLs one pod's (which one follows the roll's order).
+   */
+  private String notRestartedInItsPod(String what, Integer... order) {
+    Map<String, Integer> restarts = new java.util.TreeMap<>();
+    for (int i = 0; i < REPLICAS; i++) {
+      restarts.put(
+          Cluster.pod(i),
+          containerRestarts(client.pods().inNamespace(cluster.ns).withName(Cluster.pod(i)).get()));
+    }
+    String victim =
+        java.util.stream.Stream.of(order)
+            .map(Cluster::pod)
+            .filter(n -> restarts.get(n) == 0)
+            .findFirst()
+            .orElseThrow(
+                () ->
+                    new AssertionError(
+                        "every RegionServer container restarted in its pod already: " + restarts));
+    report.line(
+        "- container restarts in their pods before the step: %s; %s: `%s`", restarts, what, victim);
+    return victim;
+  }
+
+  /**
+   * Waits until the operator says the pod's regions are home (RegionsHome) or its homecoming ended,
+   * and reports its homecoming's events since {@code from}. The events name the pod
+   * (RestartedInPlace, RegionsHome: first; the end of one that could not finish: "the regions of
+   * <pod> ...").
+   */
+  private List<io.fabric8.kubernetes.api.model.Event> awaitHomecoming(String pod, Instant from) {
+    java.util.regex.Pattern named =
+        java.util.regex.Pattern.compile("\\b" + java.util.regex.Pattern.quote(pod) + "\\b");
+    Predicate<io.fabric8.kubernetes.api.model.Event> mine =
+        e -> e.getMessage() != null && named.matcher(e.getMessage()).find();
+    await(pod + "'s regions home (RegionsHome) or its homecoming ended")
+        .atMost(Duration.ofMinutes(6))
+        .pollInterval(Duration.ofSeconds(2))
+        .until(
+            () ->
+                cluster.policyEvents(Set.of("RegionsHome", "HomecomingEnded")).stream()
+                    .filter(mine)
+                    .anyMatch(since(from)));
+    List<io.fabric8.kubernetes.api.model.Event> events =
+        cluster.policyEvents(Set.of("RestartedInPlace", "RegionsHome", "HomecomingEnded")).stream()
+            .filter(mine)
+            .filter(since(from))
+            .toList();
+    events.forEach(e -> report.line("  - %s %s: %s", e.getType(), e.getReason(), e.getMessage()));
+    return events;
+  }
+
+  private static String mib(long bytes) {
+    return String.format("%.1f MiB", bytes / 1048576.0);
   }
 
   /**

@@ -25,12 +25,12 @@ import org.junit.platform.launcher.core.LauncherFactory;
 /**
  * The kind suite's run order and its tag selections, without a cluster: JUnit's own discovery of
  * the scenario classes (what surefire runs, ordered by {@link KindSuite.ClassOrder} and the steps'
- * {@code @Order}s) must list the suite's 22 steps in their order (step 10b since issue 28's
- * container restart; 22 until the operator-killed step joined step 9; the sizing advice, step 17
- * until then, runs last since issue 26's CI time); each class's own tag must select that class
- * alone (make e2e E2E_TAGS=stops), the group tag {@code fault} the fault classes, and the make
- * targets' selections exactly the steps they ran before. Nothing here starts {@link KindSuite}:
- * discovery does not run a class. Ordered first, before the scenario classes.
+ * {@code @Order}s) must list the suite's 23 steps in their order (step 10c since issue 50's paused
+ * roll; 10b since issue 28's container restart; 22 until the operator-killed step joined step 9;
+ * the sizing advice, step 17 until then, runs last since issue 26's CI time); each class's own tag
+ * must select that class alone (make e2e E2E_TAGS=stops), the group tag {@code fault} the fault
+ * classes, and the make targets' selections exactly the steps they ran before. Nothing here starts
+ * {@link KindSuite}: discovery does not run a class. Ordered first, before the scenario classes.
  */
 @Order(0)
 class ScenarioOrderTest {
@@ -49,13 +49,14 @@ class ScenarioOrderTest {
           "DrainScenarios.aDrainWithNowhereToGoTimesOutAndGivesTheClusterBack", // 9c
           "DisruptionScenarios.aRegionServerKilledWhileAnotherDrainsHoldsTheRollUntilItIsBack", // 10
           "DisruptionScenarios.aRegionServerRestartedInItsPodGetsItsCachedRegionsBack", // 10b
+          "DisruptionScenarios.aPodNotRolledYetOomKilledWhileTheRollIsPausedComesBackOnItsOwnPlanWithItsCache", // 10c
           "WarmStopScenarios.aNodeDrainEvictsASecondRegionServerOnlyOnceTheFirstIsBack", // 11
           "WarmStopScenarios.aScaleDownMovesTheRemovedServersRegionsAndAScaleUpBringsThemBack", // 11b
           "PolicyRefusalScenarios.aSecondPolicyOnTheSameStatefulSetIsRefusedAndTouchesNothing", // 12
           "PolicyRefusalScenarios.aPolicyThatCannotBePlannedChangesNothing", // 13
           "PolicyRefusalScenarios.aPodThatCannotStartBlocksTheRollUntilTheSpecIsReverted", // 14
           "PolicyLifecycleScenarios.anIdleClusterSurvivesACacheResetAndARestartWithAnEmptyCache", // 15
-          "PolicyLifecycleScenarios.deletingThePolicyLeavesRegionServersAndPvcsInPlace", // 16
+          "PolicyLifecycleScenarios.thePolicyDeletedMidDrainWithTheMasterAwayIsKeptUntilHBaseIsGivenBack", // 16
           "ObservabilityScenarios.prometheusAnswersEveryDashboardQueryFromTheRun", // 17
           "NamespaceInstallScenario.aNamespaceAdminInstallsTheOperatorForTheirNamespaceOnly", // 18
           // 19: after the namespace install, which then takes over the PersistentFile pods step 16
@@ -103,7 +104,7 @@ class ScenarioOrderTest {
   }
 
   @Test
-  void makeE2eRunsTheTwentyTwoStepsInTheirOrder() {
+  void makeE2eRunsTheTwentyThreeStepsInTheirOrder() {
     List<String> steps = plan(null);
     System.out.println("[e2e] run order:");
     for (int i = 0; i < steps.size(); i++) {
@@ -116,12 +117,12 @@ class ScenarioOrderTest {
   void makeE2eNamespaceRunsTheSetupStepsThenTheNamespaceInstall() {
     assertThat(plan("setup|namespace"))
         .containsExactlyElementsOf(
-            Stream.concat(RUN_ORDER.subList(0, 4).stream(), Stream.of(RUN_ORDER.get(20))).toList());
+            Stream.concat(RUN_ORDER.subList(0, 4).stream(), Stream.of(RUN_ORDER.get(21))).toList());
   }
 
   @Test
   void makeE2eFaultsRunsTheSetupStepsThenTheFaultScenarios() {
-    assertThat(plan("setup|fault")).containsExactlyElementsOf(RUN_ORDER.subList(0, 19));
+    assertThat(plan("setup|fault")).containsExactlyElementsOf(RUN_ORDER.subList(0, 20));
   }
 
   @Test
@@ -131,7 +132,7 @@ class ScenarioOrderTest {
 
   @Test
   void theFaultTagSelectsTheSixFaultClassesWithoutTheSetup() {
-    assertThat(plan("fault")).containsExactlyElementsOf(RUN_ORDER.subList(4, 19));
+    assertThat(plan("fault")).containsExactlyElementsOf(RUN_ORDER.subList(4, 20));
   }
 
   @Test
