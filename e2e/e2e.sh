@@ -120,6 +120,13 @@ reset_cluster() {
   helm --kube-context "$CTX" uninstall "$OPERATOR_RELEASE" -n "$OP_NS" --wait --timeout 3m >&2 2>/dev/null || true
   helm --kube-context "$CTX" uninstall "$HBASE_RELEASE" -n "$NS" --wait --timeout 5m >&2 2>/dev/null || true
   "${k[@]}" delete namespace "$NS" --timeout=300s >&2 2>/dev/null || true
+  # the suite's root-owned cache volumes (e2e RootOwnedVolumes) are made when their StorageClass is
+  # missing: released by the namespace's claims, they would bind no new one (seen: every cache PVC
+  # Pending on a reused cluster)
+  local pvs
+  pvs=$("${k[@]}" get pv -o jsonpath='{range .items[?(@.spec.storageClassName=="e2e-root-owned")]}{.metadata.name}{" "}{end}' 2>/dev/null || true)
+  [ -z "$pvs" ] || "${k[@]}" delete pv $pvs --timeout=60s >&2 || true
+  "${k[@]}" delete storageclass e2e-root-owned --ignore-not-found >&2 || true
 }
 
 cluster() {

@@ -354,7 +354,8 @@ final class Needs {
 
   /**
    * The namespace step's start: the suite's policy as {@link #suitePolicy} says, or deleted by this
-   * run (step 16) with its roll done, the pods still on its configuration and no other policy on
+   * run (step 16, mid-roll) with every pod Ready on its configuration (but for tuning.writerThreads
+   * on a pod its roll had restarted: the takeover roll restarts every pod) and no other policy on
    * them: the namespace-scoped operator takes over those pods with it.
    */
   static final Need SUITE_POLICY_OR_ITS_PODS =

@@ -110,7 +110,11 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
    */
   dev.hbase.cache.api.v1alpha1.BlockCachePolicy deletedSuitePolicy;
 
-  /** The deleted policy had finished its roll (Idle, Ready) when it was deleted. */
+  /**
+   * The deleted policy's pods were all Ready on its configuration once it was gone: its roll done
+   * when deleted idle, or (step 16, deleted mid-roll) every pod Ready, those its roll had
+   * restarted differing only in tuning.writerThreads.
+   */
   boolean deletedSuitePolicyIdle;
 
   /**
