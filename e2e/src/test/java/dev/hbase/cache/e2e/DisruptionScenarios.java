@@ -473,17 +473,30 @@ class DisruptionScenarios extends FaultScenario {
                   p.getStatus().getRollout().getPhase() == RolloutStatus.Phase.Idle
                       && oldRevision.equals(p.getStatus().getRollout().getRevision()));
           assertThat(cluster.podUids()).as("no pod deleted once reverted").isEqualTo(uids);
+          // issue 51's figure (a goal, not asserted): the cluster's data reads from cache in the
+          // minute after the kill, every RegionServer's /jmx (this suite's samples, every 2 s)
+          Instant minute = killed.plusSeconds(60);
+          await("a minute after the kill")
+              .atMost(Duration.ofSeconds(75))
+              .pollInterval(Duration.ofSeconds(1))
+              .until(() -> Instant.now().isAfter(minute.plusSeconds(3)));
+          Double cached = sampler.servedFromCache(killed, minute);
+          report.line(
+              "- the cluster's data reads served from cache in the minute after the kill: %s",
+              cached == null ? "none read" : String.format("%.4f", cached));
           summary.add(
               String.format(
                   "RegionServer OOM-killed in a paused roll to a larger L2: back in its pod on its"
                       + " own plan (L2 %s, %s of it kept), regions home %d s after the kill; failed"
-                      + " reads %d, %d s without a successful read, worst second's p99 %.0f ms",
+                      + " reads %d, %d s without a successful read, worst second's p99 %.0f ms; the"
+                      + " minute after it %s from cache",
                   mib(after.l2Capacity()),
                   mib(after.l2Used()),
                   Duration.between(killed, home).toSeconds(),
                   crash.fail(),
                   crash.stalledSeconds(),
-                  crash.worstSecondP99ms()));
+                  crash.worstSecondP99ms(),
+                  cached == null ? "none read" : String.format("%.4f", cached)));
         });
   }
 

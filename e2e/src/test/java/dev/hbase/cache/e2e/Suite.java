@@ -112,8 +112,8 @@ final class Suite implements ExtensionContext.Store.CloseableResource {
 
   /**
    * The deleted policy's pods were all Ready on its configuration once it was gone: its roll done
-   * when deleted idle, or (step 16, deleted mid-roll) every pod Ready, those its roll had
-   * restarted differing only in tuning.writerThreads.
+   * when deleted idle, or (step 16, deleted mid-roll) every pod Ready, those its roll had restarted
+   * differing only in tuning.writerThreads.
    */
   boolean deletedSuitePolicyIdle;
 
