@@ -1,5 +1,7 @@
 package dev.hbase.cache.operator.plan;
 
+import dev.hbase.cache.api.v1alpha1.spec.JvmSpec;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -26,6 +28,9 @@ import java.util.regex.Pattern;
  * The operator's install chooses how far it trusts policy authors ({@link Trust}). Options the
  * planner sizes ({@link #sized}) are refused at every trust level: they are not a security matter
  * but would make the plan a lie.
+ *
+ * <p>The options the planner sets itself are here too, beside that list: {@link #line} writes a
+ * plan's JVM options, the planner's first, then the author's.
  */
 public final class JvmOptions {
   private JvmOptions() {}
@@ -72,6 +77,33 @@ public final class JvmOptions {
           "-XX:-ExitOnOutOfMemoryError",
           "-Dsun.nio.MaxDirectMemorySize",
           "-Dsun.net.inetaddr.");
+
+  /** JVM flags every RegionServer gets: a short DNS cache (restarted pods get new IPs). */
+  static final String DNS_TTL = "-Dsun.net.inetaddr.ttl=1 -Dsun.net.inetaddr.negative.ttl=0";
+
+  /**
+   * The JVM options of a plan ({@code HBASE_REGIONSERVER_OPTS}): the collector, the OOM exit and
+   * the DNS cache, then the policy's jvm.extraOptions, each of which {@link #refusal} has let
+   * through.
+   *
+   * @param jvm the policy's jvm section, or null
+   */
+  static String line(JvmSpec jvm) {
+    if (jvm == null) {
+      jvm = new JvmSpec();
+    }
+    List<String> opts = new ArrayList<>();
+    opts.add(
+        jvm.getGc() == JvmSpec.Gc.ZGC
+            ? "-XX:+UseZGC"
+            : "-XX:+UseG1GC -XX:MaxGCPauseMillis=100 -XX:+ParallelRefProcEnabled");
+    opts.add("-XX:+ExitOnOutOfMemoryError");
+    opts.add(DNS_TTL);
+    if (jvm.getExtraOptions() != null) {
+      opts.addAll(jvm.getExtraOptions());
+    }
+    return String.join(" ", opts);
+  }
 
   /**
    * Every option, at every trust level: one token of these characters (no shell metacharacters, no

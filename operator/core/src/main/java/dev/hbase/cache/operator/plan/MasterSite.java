@@ -30,6 +30,27 @@ public final class MasterSite {
   static final String RSGROUP_BALANCER = "org.apache.hadoop.hbase.rsgroup.RSGroupBasedLoadBalancer";
   static final String REGION_COUNT_COST = "hbase.master.balancer.stochastic.regionCountCost";
 
+  static final String CACHE_AWARE_BALANCER =
+      "org.apache.hadoop.hbase.master.balancer.CacheAwareLoadBalancer";
+
+  /**
+   * The CacheAwareLoadBalancer's weight of region-count skew (hbase 2.6.4 default 20, the same as
+   * its cache cost's; the StochasticLoadBalancer's default is 500). At 20 against 20 the balancer
+   * trades an even spread for cache: a drain leaves a fully cached copy of each region it moved on
+   * the server it went to, HBase 2.6.4 counts that server the region's "old server" with ratio 1.0,
+   * and its candidate generators propose moving the region back there; one such move is worth more
+   * than the skew it adds (the likely cause of a restarted server left with 0 of 8 regions, 0/4/4,
+   * after a roll on kind). HBASE-30300 ("disproportionally favouring cache ratio over skewness")
+   * changes this upstream, after 2.6.4. At 500 a move that takes a server off the mean costs more
+   * than any cache gain; the price is that even counts with regions away from their caches no
+   * longer start a balancer run for that alone (docs/concepts/roll.md). The value of {@link
+   * #REGION_COUNT_COST}.
+   */
+  static final int REGION_COUNT_WEIGHT = 500;
+
+  /** The master's batching waits for region moves (HBase default 150 ms each). */
+  static final int MOVE_BATCH_WAIT_MS = 10;
+
   /** What the master keys of 2.6 are, for the messages. */
   static final String TWO_SIX_KEYS =
       "the master keys only HBase 2.6 has (the CacheAwareLoadBalancer, its regionCountCost and the"
@@ -144,10 +165,8 @@ public final class MasterSite {
     // it (measured on 2.6.4: ~450 ms of a ~500 ms move); a drain and its reload move every
     // region of a restarted server twice. Batches still form under load (a queue that fills
     // is sent at once). Both keys exist in 2.5 and 2.6.
-    m.put("hbase.assignment.dispatch.wait.msec", Integer.toString(Planner.MOVE_BATCH_WAIT_MS));
-    m.put(
-        "hbase.procedure.remote.dispatcher.delay.msec",
-        Integer.toString(Planner.MOVE_BATCH_WAIT_MS));
+    m.put("hbase.assignment.dispatch.wait.msec", Integer.toString(MOVE_BATCH_WAIT_MS));
+    m.put("hbase.procedure.remote.dispatcher.delay.msec", Integer.toString(MOVE_BATCH_WAIT_MS));
     if (master.withheld() != null) {
       warnings.add(master.withheld());
       return new Keys(m, warnings);
@@ -166,20 +185,20 @@ public final class MasterSite {
     boolean groups = RSGROUP_BALANCER.equals(balancer);
     String where = groups ? GROUP_BALANCER : BALANCER;
     String theirs = groups ? base.get(GROUP_BALANCER) : balancer;
-    if (theirs == null || theirs.equals(Planner.CACHE_AWARE_BALANCER)) {
+    if (theirs == null || theirs.equals(CACHE_AWARE_BALANCER)) {
       // The balancer's cache cost function is active only when the master sees persistence.
-      m.put(where, Planner.CACHE_AWARE_BALANCER);
+      m.put(where, CACHE_AWARE_BALANCER);
       m.put("hbase.bucketcache.persistent.path", persistentPath);
       if (cost == null) {
-        m.put(REGION_COUNT_COST, Integer.toString(Planner.REGION_COUNT_COST));
-      } else if (!cost.equals(Integer.toString(Planner.REGION_COUNT_COST))) {
+        m.put(REGION_COUNT_COST, Integer.toString(REGION_COUNT_WEIGHT));
+      } else if (!cost.equals(Integer.toString(REGION_COUNT_WEIGHT))) {
         warnings.add(
             "the base hbase-site sets "
                 + REGION_COUNT_COST
                 + "="
                 + cost
                 + ": kept (the planner's "
-                + Planner.REGION_COUNT_COST
+                + REGION_COUNT_WEIGHT
                 + " keeps a restarted server from being left with few regions after a roll)");
       }
     } else {

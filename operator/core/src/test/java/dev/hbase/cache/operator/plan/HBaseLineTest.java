@@ -73,7 +73,7 @@ class HBaseLineTest {
     // the same policy for 2.6 (the default) is planned, with 2.6's keys once the master shows 2.6
     Plan six = planned(PERSISTENT, Map.of());
     assertThat(six.masterSite())
-        .containsEntry("hbase.master.loadbalancer.class", Planner.CACHE_AWARE_BALANCER);
+        .containsEntry("hbase.master.loadbalancer.class", MasterSite.CACHE_AWARE_BALANCER);
     assertThat(six.regionServerSite()).containsKey("hbase.bucketcache.persist.intervalinmillis");
     // an unknown line: refused offline as the CRD's CEL refuses it
     PlanResult old = plan(PERSISTENT + "  hbase:\n    version: 2.4.18\n", Map.of());
@@ -125,7 +125,7 @@ class HBaseLineTest {
   void theUsersRegionCountCostIsKept() {
     Plan p = planned(PERSISTENT, Map.of("hbase.master.balancer.stochastic.regionCountCost", "80"));
     assertThat(p.masterSite())
-        .containsEntry("hbase.master.loadbalancer.class", Planner.CACHE_AWARE_BALANCER)
+        .containsEntry("hbase.master.loadbalancer.class", MasterSite.CACHE_AWARE_BALANCER)
         .doesNotContainKey("hbase.master.balancer.stochastic.regionCountCost");
     assertThat(p.warnings()).anySatisfy(w -> assertThat(w).contains("regionCountCost=80: kept"));
   }
@@ -141,7 +141,7 @@ class HBaseLineTest {
     Plan p = planned(PERSISTENT, base);
     assertThat(p.masterSite())
         .doesNotContainKey("hbase.master.loadbalancer.class")
-        .containsEntry("hbase.rsgroup.grouploadbalancer.class", Planner.CACHE_AWARE_BALANCER)
+        .containsEntry("hbase.rsgroup.grouploadbalancer.class", MasterSite.CACHE_AWARE_BALANCER)
         .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath());
     // a group balancer of their own stays too
     Map<String, String> own = new java.util.HashMap<>(base);

@@ -44,7 +44,7 @@ class MasterSiteTest {
 
     Plan six = planned(PERSISTENT, Map.of(), "2.6.4-hadoop3");
     assertThat(six.masterSite())
-        .containsEntry(MasterSite.BALANCER, Planner.CACHE_AWARE_BALANCER)
+        .containsEntry(MasterSite.BALANCER, MasterSite.CACHE_AWARE_BALANCER)
         .containsEntry(MasterSite.REGION_COUNT_COST, "500")
         .containsEntry("hbase.bucketcache.persistent.path", six.persistentPath())
         .containsKeys(NEUTRAL.toArray(String[]::new));
@@ -80,7 +80,7 @@ class MasterSiteTest {
     for (String v : new String[] {null, "2.6.4", "2.6.0.7.3.1.0-197"}) {
       assertThat(planned(NAMED_26, Map.of(), v).masterSite())
           .as("spec.hbase.version 2.6, the master reporting %s", v)
-          .containsEntry(MasterSite.BALANCER, Planner.CACHE_AWARE_BALANCER);
+          .containsEntry(MasterSite.BALANCER, MasterSite.CACHE_AWARE_BALANCER);
     }
     Plan five = planned(NAMED_26, Map.of(), "2.5.11");
     assertThat(five.masterSite()).containsOnlyKeys(NEUTRAL);
@@ -96,7 +96,7 @@ class MasterSiteTest {
     Map<String, String> base = Map.of(MasterSite.BALANCER, MasterSite.RSGROUP_BALANCER);
     assertThat(planned(PERSISTENT, base, null).masterSite()).containsOnlyKeys(NEUTRAL);
     assertThat(planned(PERSISTENT, base, "2.6.4").masterSite())
-        .containsEntry(MasterSite.GROUP_BALANCER, Planner.CACHE_AWARE_BALANCER);
+        .containsEntry(MasterSite.GROUP_BALANCER, MasterSite.CACHE_AWARE_BALANCER);
   }
 
   /** What the roll step asks the master for, and when the master is pointed at its site. */

@@ -64,11 +64,11 @@ class PlannerTest {
     assertThat(p.heap() + p.directMemory() + p.overhead() + p.pageCacheHeadroom() + tmpfs)
         .isLessThanOrEqualTo(lim);
     // ... and does not leave more than 1Mi of rounding unused, unless the heap hit the 31Gi cap.
-    if (p.heap() < Planner.COMPRESSED_OOPS_HEAP) {
+    if (p.heap() < MemoryBudget.COMPRESSED_OOPS_HEAP) {
       assertThat(lim - (p.heap() + p.directMemory() + p.overhead() + p.pageCacheHeadroom() + tmpfs))
           .isLessThan(2 * MiB);
     }
-    assertThat(p.heap()).isBetween(Planner.MIN_HEAP, Planner.COMPRESSED_OOPS_HEAP);
+    assertThat(p.heap()).isBetween(MemoryBudget.MIN_HEAP, MemoryBudget.COMPRESSED_OOPS_HEAP);
     assertThat(p.heap() % MiB).isZero();
     // HBase's heap rule.
     double l1 = Double.parseDouble(p.regionServerSite().get("hfile.block.cache.size"));
@@ -105,8 +105,8 @@ class PlannerTest {
       case File, PersistentFile -> {
         assertThat(p.ioEngine()).isEqualTo("file:/var/lib/hbase/bucketcache/bucketcache.data");
         // The file L2 needs no direct memory of its own.
-        assertThat(p.directMemory()).isLessThanOrEqualTo(Planner.MAX_DIRECT);
-        assertThat(p.pageCacheHeadroom()).isGreaterThanOrEqualTo(Planner.MIN_PAGE_CACHE);
+        assertThat(p.directMemory()).isLessThanOrEqualTo(MemoryBudget.MAX_DIRECT);
+        assertThat(p.pageCacheHeadroom()).isGreaterThanOrEqualTo(MemoryBudget.MIN_PAGE_CACHE);
         assertThat(p.pvcSize()).isGreaterThanOrEqualTo(p.bucketCache() + GiB);
       }
     }
@@ -125,7 +125,7 @@ class PlannerTest {
       // once the HMaster has reported 2.6: 2.6's keys too
       PlanResult seen = PlanCommand.plan(HEAD + body, lim, null, "2.6.4");
       assertThat(((Plan) seen).masterSite())
-          .containsEntry("hbase.master.loadbalancer.class", Planner.CACHE_AWARE_BALANCER)
+          .containsEntry("hbase.master.loadbalancer.class", MasterSite.CACHE_AWARE_BALANCER)
           .containsEntry("hbase.master.balancer.stochastic.regionCountCost", "500")
           .containsEntry("hbase.bucketcache.persistent.path", p.persistentPath())
           .containsEntry("hbase.assignment.dispatch.wait.msec", "10")
@@ -196,7 +196,7 @@ class PlannerTest {
   void bucketCacheAtTheAllocatorMinimum() {
     // default sizes: 14, the largest 513Ki; 4 x 513Ki x 14 = 28728Ki = 28.05Mi -> 29Mi holds.
     long min = 4L * (512 * 1024 + 1024) * 14;
-    assertThat(Planner.DEFAULT_BUCKET_SIZES).hasSize(14);
+    assertThat(MemoryBudget.DEFAULT_BUCKET_SIZES).hasSize(14);
     long okMi = Sizes.ceilDiv(min, MiB);
     planned("  mode: Offheap\n  memory:\n    bucketCache: " + okMi + "Mi\n", "4Gi");
     refused("  mode: Offheap\n  memory:\n    bucketCache: " + (okMi - 1) + "Mi\n", "4Gi");
