@@ -173,6 +173,12 @@ final class RollStep {
             || !BalancerRecord.recordedMarks(o.target(), policy).isEmpty()
             // a server last seen decommissioned: the figure the alerts read stays fresh
             || Owed.looking(previous);
+    log.debug(
+        "policy {}/{}: HBase asked {} (rolling {})",
+        policy.getMetadata().getNamespace(),
+        policy.getMetadata().getName(),
+        ask,
+        rolling);
     ClusterSnapshot hbase =
         ask
             ? snapshot(o, now, login)
@@ -219,6 +225,19 @@ final class RollStep {
                 // a mark the status lost mid-drain: given back as the roll goes on
                 BalancerRecord.recordedMarks(o.target(), policy)));
     List<RollModel.Action> actions = d.actions();
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "policy {}/{}: step on HBase {} (live {}); terminations {}; actions {}",
+          policy.getMetadata().getNamespace(),
+          policy.getMetadata().getName(),
+          hbase.masterReachable() ? "read" : "unread: " + hbase.error(),
+          hbase.live().stream().map(s -> s.id().toString()).toList(),
+          o.pods().stream()
+              .filter(v -> v.lastTermination() != null)
+              .map(v -> v.name() + " " + v.lastTermination())
+              .toList(),
+          actions);
+    }
     BalancerRecord.sync(events, client, policy, o.target(), d.state(), true);
     BalancerRecord.syncMarks(client, policy, o.target(), d.state(), hbase, true);
     java.util.concurrent.atomic.AtomicReference<String> refused =

@@ -98,6 +98,29 @@ class CrashesTest {
             "its regions served again");
   }
 
+  @Test
+  void aContainerTerminatedWhileTheRollIsPausedIsExpiredAsWell() {
+    // a roll to a newer plan, paused before its first pod (seen on kind, step 10c: an OOM-killed
+    // pod's instance waited for its restarted container's registration)
+    FakeCluster c = idleCluster();
+    ServerId dead = c.hbase.servers.get("rs-2").id;
+    c.tick(Duration.ofMillis(700));
+    c.kill("rs-2", "OOMKilled");
+    c.tick(Duration.ofMillis(400));
+    RollModel.Settings paused =
+        RollerTest.with(
+            FakeCluster.settings("newer"),
+            dev.hbase.cache.api.v1alpha1.spec.RolloutSpec.Strategy.DrainAndReload,
+            1,
+            true);
+    Roller.Decision d =
+        Roller.step(
+            new RolloutStatus().setPhase(RolloutStatus.Phase.Paused).setRevision("newer"),
+            c.input(paused));
+    assertThat(expiries(d)).containsExactly(new ExpireServer(dead, "rs-2"));
+    assertThat(d.state().getPhase()).isEqualTo(RolloutStatus.Phase.Paused);
+  }
+
   private static org.assertj.core.data.Offset<Double> within(double d) {
     return org.assertj.core.data.Offset.offset(d);
   }
